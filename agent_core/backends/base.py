@@ -1,0 +1,65 @@
+"""The seam between the session and whatever produces model text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass
+class Prompt:
+    """One turn's input, in the shape its dialect needs.
+
+    Chat dialects fill `messages` (+ `tools` for native tool calls), rendered by the model's own
+    chat template (hf) or sent as-is (openai). The text dialect may instead give a raw completion
+    prompt in `text`. `stop_after` strings end generation and stay in the output (e.g.
+    `</tool_call>`); `stop_before` strings end it and are cut (e.g. a model starting to write its
+    own `Observation:`).
+    """
+
+    messages: list[dict[str, Any]] | None = None
+    tools: list[dict[str, Any]] | None = None
+    text: str | None = None
+    stop_after: list[str] = field(default_factory=list)
+    stop_before: list[str] = field(default_factory=list)
+    max_new_tokens: int = 1024
+
+
+@dataclass
+class Usage:
+    """What one generated turn cost."""
+
+    prompt_tokens: int = 0
+    new_tokens: int = 0
+    cached_tokens: int = 0
+    time_to_first_token: float = 0.0
+    tokens_per_second: float = 0.0
+
+
+class BackendError(Exception):
+    """A failure the user must act on; the message says how (which URL, which command, ...)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Streams one model turn at a time. Nothing else in navtui knows which backend runs."""
+
+    name: str
+    last_usage: Usage | None
+
+    def stream(self, prompt: Prompt) -> Iterator[str]:
+        """Yield text chunks as they are generated; stops at EOS, a stop string or `cancel()`."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop the generation in progress promptly (callable from another thread)."""
+        ...
+
+    def count_tokens(self, prompt: Prompt) -> int:
+        """Tokens the prompt takes once rendered (an estimate where no tokenizer is at hand)."""
+        ...
+
+    def close(self) -> None:
+        """Free the model / connections."""
+        ...

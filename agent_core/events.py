@@ -1,0 +1,122 @@
+"""Typed events a Session emits. Front ends (TUI, headless, --json) and the trajectory log subscribe.
+
+Events are plain dataclasses; `event_to_dict` gives the JSON form used by `--json` and the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_core.backends.base import Usage
+from agent_core.steps import ProposedStep, StepRecord
+
+
+@dataclass
+class SessionStarted:
+    session_id: str
+    issue: str
+    config: dict[str, Any]
+
+
+@dataclass
+class TurnStarted:
+    """The model starts generating the proposal for step `index`."""
+
+    index: int
+
+
+@dataclass
+class TokenStreamed:
+    """A chunk of model text as it arrives (thinking and tool-call text alike)."""
+
+    index: int
+    text: str
+
+
+@dataclass
+class FormatError:
+    """The turn could not be parsed; `message` is what the model reads next turn."""
+
+    index: int
+    raw: str
+    message: str
+    consecutive: int
+
+
+@dataclass
+class StepProposed:
+    """A parsed proposal waiting for a decision.
+
+    `command_shown` is exactly what will run (after path-alias rewrites); `preview_diff` is the
+    diff an edit would make, computed before approval (None for actions that change no file
+    predictably, e.g. bash).
+    """
+
+    index: int
+    step: ProposedStep
+    command_shown: str
+    preview_diff: str | None = None
+
+
+@dataclass
+class StepExecuted:
+    record: StepRecord
+
+
+@dataclass
+class StepRejected:
+    record: StepRecord
+
+
+@dataclass
+class StepUndone:
+    """The tree and conversation went back to checkpoint `to_index`."""
+
+    to_index: int
+    changed_paths: list[str] = field(default_factory=list)
+
+
+@dataclass
+class UsageReported:
+    index: int
+    usage: Usage
+    context_tokens: int
+    context_limit: int
+
+
+@dataclass
+class Notice:
+    """Something the user should know that is not an error (e.g. restored after a crash)."""
+
+    message: str
+
+
+@dataclass
+class SessionFinished:
+    """`reason`: submitted | limit | script_exhausted | quit | error."""
+
+    reason: str
+    message: str
+    patch: str = ""
+
+
+@dataclass
+class SessionError:
+    message: str
+
+
+Event = (
+    SessionStarted
+    | TurnStarted
+    | TokenStreamed
+    | FormatError
+    | StepProposed
+    | StepExecuted
+    | StepRejected
+    | StepUndone
+    | UsageReported
+    | Notice
+    | SessionFinished
+    | SessionError
+)

@@ -1,0 +1,82 @@
+"""Data that crosses layers: a proposed step, an observation, a decision, a step record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent_core.actions import Action
+
+
+@dataclass
+class ProposedStep:
+    """What the model proposed in one turn, parsed into the shared action vocabulary."""
+
+    thought: str
+    action: Action
+    raw: str
+    dialect: str
+    # Set when the turn held more than one action: only the first is proposed, and the model is
+    # told the rest were dropped (see `agent_core.formats`).
+    notice: str | None = None
+
+
+@dataclass
+class Observation:
+    """The result of executing an action, as the model will read it."""
+
+    output: str
+    exit_code: int | None = None
+    truncated: bool = False
+    error: str | None = None
+
+
+@dataclass
+class Approve:
+    """Run the proposed action as it is."""
+
+
+@dataclass
+class Reject:
+    """Do not run it; `feedback` (may be empty) is shown to the model next turn."""
+
+    feedback: str = ""
+
+
+@dataclass
+class EditAction:
+    """Run `action` instead of the proposed one (the user's edit, already parsed)."""
+
+    action: Action
+
+
+@dataclass
+class Quit:
+    """Stop the session now; everything executed so far stays checkpointed and resumable."""
+
+
+Decision = Approve | Reject | EditAction | Quit
+
+
+@dataclass
+class Checkpoint:
+    """A snapshot of the working tree after step `index` (0 = the user's state before step 1)."""
+
+    index: int
+    ref: str
+    commit: str
+    head: str | None
+    branch: str | None
+
+
+@dataclass
+class StepRecord:
+    """One executed (or rejected) step, as the session and its log hold it."""
+
+    index: int
+    proposed: ProposedStep
+    decision: Decision
+    action: Action | None = None
+    observation: Observation | None = None
+    checkpoint: Checkpoint | None = None
+    diff: str = ""
+    extra: dict = field(default_factory=dict)
