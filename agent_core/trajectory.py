@@ -1,0 +1,456 @@
+"""The durable session log: one JSON object per line, appended and flushed as events happen.
+
+A `TrajectoryWriter` is a Session listener. Each line is `{"type": <event class>, "t": <unix
+time>, ...fields}`; `read_trajectory` turns a file back into typed events. What is stored:
+
+* every event except `TokenStreamed`: tokens are not stored one per line, because the complete
+  raw model output of each turn is kept with its `StepProposed` / `FormatError` (so a log holds
+  every byte the model wrote without one line per token);
+* a `writer` line each time a process opens the log (its pid, whether it resumed), so
+  `list_sessions` can tell a live session from one that crashed;
+* a `meta` line for facts outside the event stream (e.g. a batch's `instance_id`).
+
+Lines are flushed as written and fsync'ed at step boundaries (started, executed, rejected, undone,
+notices, finished), so a `kill -9` loses at most a proposal that was not decided yet. A torn last
+line (killed mid-write) is ignored by the reader.
+
+Secrets never reach the file: string values under keys that name a credential (`api_key`,
+`token`, `authorization`, `*_token`, ...) are replaced by "[redacted]" wherever they appear, and any literal secret the caller passes
+(e.g. the `--api-key` value) is replaced in every line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+from agent_core.actions import Action, action_from_dict, action_to_dict
+from agent_core.backends.base import Usage
+from agent_core.events import (
+    Event,
+    FormatError,
+    Notice,
+    SessionError,
+    SessionFinished,
+    SessionStarted,
+    StepExecuted,
+    StepProposed,
+    StepRejected,
+    StepUndone,
+    TokenStreamed,
+    TurnStarted,
+    UsageReported,
+)
+from agent_core.steps import (
+    Approve,
+    Checkpoint,
+    Decision,
+    EditAction,
+    Observation,
+    ProposedStep,
+    Quit,
+    Reject,
+    StepRecord,
+)
+
+REDACTED = "[redacted]"
+_SECRET_KEYS = frozenset({"apikey", "token", "secret", "password", "authorization", "cookie"})
+_SECRET_SUFFIXES = ("api_key", "_token", "_secret", "_password")
+_SYNC_TYPES = (SessionStarted, StepExecuted, StepRejected, StepUndone, Notice, SessionFinished)
+
+
+class TrajectoryError(Exception):
+    """The log cannot be used; the message says which file and what to do."""
+
+
+# --- encoding -------------------------------------------------------------------------------
+
+
+def decision_to_dict(decision: Decision) -> dict[str, Any]:
+    if isinstance(decision, Approve):
+        return {"kind": "approve"}
+    if isinstance(decision, Reject):
+        return {"kind": "reject", "feedback": decision.feedback}
+    if isinstance(decision, EditAction):
+        return {"kind": "edit", "action": action_to_dict(decision.action)}
+    if isinstance(decision, Quit):
+        return {"kind": "quit"}
+    raise TypeError(f"not a decision: {decision!r}")
+
+
+def decision_from_dict(data: dict[str, Any]) -> Decision:
+    kind = data["kind"]
+    if kind == "approve":
+        return Approve()
+    if kind == "reject":
+        return Reject(data.get("feedback", ""))
+    if kind == "edit":
+        return EditAction(action_from_dict(data["action"]))
+    if kind == "quit":
+        return Quit()
+    raise ValueError(f"unknown decision kind {kind!r}")
+
+
+def _step_to_dict(step: ProposedStep) -> dict[str, Any]:
+    return {
+        "thought": step.thought,
+        "action": action_to_dict(step.action),
+        "raw": step.raw,
+        "dialect": step.dialect,
+        "notice": step.notice,
+    }
+
+
+def _step_from_dict(data: dict[str, Any]) -> ProposedStep:
+    return ProposedStep(
+        thought=data["thought"],
+        action=action_from_dict(data["action"]),
+        raw=data["raw"],
+        dialect=data["dialect"],
+        notice=data.get("notice"),
+    )
+
+
+def _optional_action(data: dict[str, Any] | None) -> Action | None:
+    return None if data is None else action_from_dict(data)
+
+
+def record_to_dict(record: StepRecord) -> dict[str, Any]:
+    return {
+        "index": record.index,
+        "proposed": _step_to_dict(record.proposed),
+        "decision": decision_to_dict(record.decision),
+        "action": None if record.action is None else action_to_dict(record.action),
+        "observation": None if record.observation is None else asdict(record.observation),
+        "checkpoint": None if record.checkpoint is None else asdict(record.checkpoint),
+        "diff": record.diff,
+        "extra": record.extra,
+    }
+
+
+def record_from_dict(data: dict[str, Any]) -> StepRecord:
+    observation = data.get("observation")
+    checkpoint = data.get("checkpoint")
+    return StepRecord(
+        index=data["index"],
+        proposed=_step_from_dict(data["proposed"]),
+        decision=decision_from_dict(data["decision"]),
+        action=_optional_action(data.get("action")),
+        observation=None if observation is None else Observation(**observation),
+        checkpoint=None if checkpoint is None else Checkpoint(**checkpoint),
+        diff=data.get("diff", ""),
+        extra=data.get("extra") or {},
+    )
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The JSON form of an event: `{"type": <class name>, **fields}` (nested types encoded)."""
+    name = type(event).__name__
+    if isinstance(event, StepProposed):
+        fields_ = {
+            "index": event.index,
+            "step": _step_to_dict(event.step),
+            "command_shown": event.command_shown,
+            "preview_diff": event.preview_diff,
+        }
+    elif isinstance(event, (StepExecuted, StepRejected)):
+        fields_ = {"record": record_to_dict(event.record)}
+    else:
+        fields_ = asdict(event)
+    return {"type": name, **fields_}
+
+
+_PLAIN_EVENTS: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        SessionStarted,
+        TurnStarted,
+        TokenStreamed,
+        FormatError,
+        StepUndone,
+        Notice,
+        SessionFinished,
+        SessionError,
+    )
+}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Inverse of `event_to_dict`; raises ValueError for an unknown type."""
+    name = data.get("type")
+    body = {k: v for k, v in data.items() if k not in ("type", "t")}
+    if name == "StepProposed":
+        return StepProposed(
+            index=body["index"],
+            step=_step_from_dict(body["step"]),
+            command_shown=body["command_shown"],
+            preview_diff=body.get("preview_diff"),
+        )
+    if name == "StepExecuted":
+        return StepExecuted(record_from_dict(body["record"]))
+    if name == "StepRejected":
+        return StepRejected(record_from_dict(body["record"]))
+    if name == "UsageReported":
+        return UsageReported(
+            index=body["index"],
+            usage=Usage(**body["usage"]),
+            context_tokens=body["context_tokens"],
+            context_limit=body["context_limit"],
+        )
+    cls = _PLAIN_EVENTS.get(name)  # type: ignore[arg-type]
+    if cls is None:
+        raise ValueError(f"unknown event type {name!r}")
+    return cls(**body)
+
+
+def scrub(value: Any) -> Any:
+    """`value` with every credential-named key's value replaced by REDACTED (recursively)."""
+    if isinstance(value, dict):
+        return {
+            k: REDACTED if _is_secret_key(k) and isinstance(v, str) and v else scrub(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    return value
+
+
+def _is_secret_key(key: object) -> bool:
+    name = str(key).lower().replace("-", "_")
+    return name in _SECRET_KEYS or name.endswith(_SECRET_SUFFIXES)
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+def repo_state_dir(repo: Path | str) -> Path:
+    """`<git common dir>/navtui` of `repo` (shared by its worktrees); raises TrajectoryError."""
+    result = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise TrajectoryError(
+            f"{repo} is not a git repository ({result.stderr.strip()}); "
+            "pass the repository navtui ran on"
+        )
+    return Path(result.stdout.strip()) / "navtui"
+
+
+def sessions_dir(state_dir: Path) -> Path:
+    """Where session logs live, given a repo's navtui state dir (`.git/navtui`)."""
+    return state_dir / "sessions"
+
+
+def default_path(state_dir: Path, session_id: str) -> Path:
+    """`.git/navtui/sessions/<id>.jsonl`: inside .git, so the repository never looks dirty."""
+    return sessions_dir(state_dir) / f"{session_id}.jsonl"
+
+
+class TrajectoryWriter:
+    """Appends every event to `path` (a Session listener: `session.subscribe(writer)`).
+
+    Thread-safe. `secrets` are literal strings (e.g. an API key) replaced in every line.
+    `resumed=True` marks that this process continues an existing log.
+    """
+
+    def __init__(self, path: Path | str, *, secrets: Iterable[str] = (), resumed: bool = False):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._secrets = [s for s in secrets if s]
+        self._lock = threading.Lock()
+        self._file: TextIO | None = self.path.open("a", encoding="utf-8")
+        self._write({"type": "writer", "pid": os.getpid(), "resumed": resumed}, sync=True)
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, TokenStreamed):
+            return
+        self._write(event_to_dict(event), sync=isinstance(event, _SYNC_TYPES))
+
+    def meta(self, **facts: Any) -> None:
+        """Record facts that are not session events (e.g. `instance_id=` for a batch run)."""
+        self._write({"type": "meta", **facts}, sync=True)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def _write(self, data: dict[str, Any], *, sync: bool) -> None:
+        line = json.dumps(scrub({**data, "t": time.time()}), ensure_ascii=False)
+        for secret in self._secrets:
+            line = line.replace(secret, REDACTED)
+        with self._lock:
+            if self._file is None:
+                return
+            self._file.write(line + "\n")
+            self._file.flush()
+            if sync:
+                os.fsync(self._file.fileno())
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+@dataclass
+class Trajectory:
+    """A log read back: its events in order plus the non-event lines' facts."""
+
+    path: Path
+    events: list[Event]
+    times: list[float]
+    meta: dict[str, Any] = field(default_factory=dict)
+    writer_pids: list[int] = field(default_factory=list)
+    # Number of events read before the last `writer` line (where the latest process took over).
+    last_writer_at: int = 0
+
+    @property
+    def started(self) -> SessionStarted | None:
+        return next((e for e in self.events if isinstance(e, SessionStarted)), None)
+
+    @property
+    def session_id(self) -> str:
+        started = self.started
+        return started.session_id if started else self.path.stem
+
+    @property
+    def issue(self) -> str:
+        started = self.started
+        return started.issue if started else ""
+
+    @property
+    def config(self) -> dict[str, Any]:
+        started = self.started
+        return dict(started.config) if started else {}
+
+    @property
+    def finished(self) -> SessionFinished | None:
+        """The last SessionFinished, unless the session was resumed after it."""
+        for i in range(len(self.events) - 1, -1, -1):
+            event = self.events[i]
+            if isinstance(event, SessionFinished):
+                return event if i >= self.last_writer_at else None
+        return None
+
+
+def read_trajectory(path: Path | str) -> Trajectory:
+    """Read a log written by `TrajectoryWriter`; a torn final line is skipped."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as exc:
+        raise TrajectoryError(
+            f"no session log at {path}; `navtui sessions REPO` lists the sessions there"
+        ) from exc
+    trajectory = Trajectory(path=path, events=[], times=[])
+    for number, line in enumerate(lines, 1):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines):
+                break
+            raise TrajectoryError(f"{path}:{number}: not a JSON line ({exc})") from exc
+        kind = data.get("type")
+        if kind == "writer":
+            trajectory.writer_pids.append(int(data.get("pid", 0)))
+            trajectory.last_writer_at = len(trajectory.events)
+        elif kind == "meta":
+            trajectory.meta.update({k: v for k, v in data.items() if k not in ("type", "t")})
+        else:
+            trajectory.events.append(event_from_dict(data))
+            trajectory.times.append(float(data.get("t", 0.0)))
+    return trajectory
+
+
+@dataclass
+class SessionSummary:
+    """One line of `navtui sessions REPO`."""
+
+    id: str
+    started: datetime | None
+    issue: str
+    steps: int
+    status: str
+    path: Path
+
+
+def summarize(trajectory: Trajectory) -> SessionSummary:
+    """Status: the finish reason, `running` (its writer is alive) or `interrupted` (resumable)."""
+    executed: dict[int, int] = {}
+    for event in trajectory.events:
+        if isinstance(event, StepExecuted):
+            executed[event.record.index] = 1
+        elif isinstance(event, StepUndone):
+            executed = {i: v for i, v in executed.items() if i <= event.to_index}
+    finished = trajectory.finished
+    if finished is not None:
+        status = finished.reason
+    elif trajectory.writer_pids and _alive(trajectory.writer_pids[-1]):
+        status = "running"
+    else:
+        status = "interrupted"
+    started_at = trajectory.times[0] if trajectory.times else None
+    return SessionSummary(
+        id=trajectory.session_id,
+        started=None
+        if started_at is None
+        else datetime.fromtimestamp(started_at, tz=timezone.utc).astimezone(),
+        issue=(trajectory.issue.strip().splitlines() or [""])[0],
+        steps=len(executed),
+        status=status,
+        path=trajectory.path,
+    )
+
+
+def find_trajectory(repo: Path | str, session_id: str) -> Path:
+    """The log of `session_id` (a unique prefix is enough, or a path to a .jsonl file)."""
+    direct = Path(session_id)
+    if direct.suffix == ".jsonl" and direct.is_file():
+        return direct
+    folder = sessions_dir(repo_state_dir(repo))
+    exact = folder / f"{session_id}.jsonl"
+    if exact.is_file():
+        return exact
+    matches = sorted(folder.glob(f"{session_id}*.jsonl")) if session_id else []
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        names = ", ".join(m.stem for m in matches)
+        raise TrajectoryError(f"session id {session_id!r} is ambiguous ({names}); give more of it")
+    raise TrajectoryError(
+        f"no session {session_id!r} in {repo}; `navtui sessions {repo}` lists its sessions"
+    )
+
+
+def list_sessions(repo: Path | str) -> list[SessionSummary]:
+    """Every session logged for `repo` (under its `.git/navtui`), oldest first."""
+    summaries = []
+    for path in sorted(sessions_dir(repo_state_dir(repo)).glob("*.jsonl")):
+        try:
+            summaries.append(summarize(read_trajectory(path)))
+        except (TrajectoryError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(summaries, key=lambda s: (s.started is None, s.started or 0))
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0 or pid == os.getpid():
+        return pid == os.getpid()
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
