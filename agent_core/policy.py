@@ -1,0 +1,121 @@
+"""Who decides on a proposal: the front end (ask), nobody (auto), or rules with a fallback.
+
+Command-prefix rules are matched on parsed shell syntax, never on raw text: a command is split at
+`;`, `&&`, `||`, `|`, `&` and newlines into simple commands, and *every* one of them must start
+with an allowed prefix (whole words). Anything whose effect cannot be read off its words —
+command substitution, redirections, subshells, unbalanced quotes — never matches. So
+`git status && rm -rf x` does not match `git status`, and neither does `git status > x`.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Protocol
+
+from agent_core.actions import Bash, StrReplaceEditor
+from agent_core.events import StepProposed
+from agent_core.steps import Approve, Decision
+
+SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;"})
+# Text that makes a command's effect depend on more than its words.
+UNSAFE_TEXT = ("`", "$(", "<(", ">(")
+
+
+class Policy(Protocol):
+    """Decides on one proposal; the session enforces limits, not the policy."""
+
+    def decide(self, proposal: StepProposed) -> Decision: ...
+
+
+class AutoPolicy:
+    """Approve everything (the session's step/time limits still apply)."""
+
+    def decide(self, proposal: StepProposed) -> Decision:
+        return Approve()
+
+
+class AskPolicy:
+    """Hand every proposal to a front end (TUI, stdin prompt) and return its answer."""
+
+    def __init__(self, ask: Callable[[StepProposed], Decision]) -> None:
+        self.ask = ask
+
+    def decide(self, proposal: StepProposed) -> Decision:
+        return self.ask(proposal)
+
+
+def split_simple_commands(command: str) -> list[list[str]] | None:
+    """Words of each simple command in `command`, or None when it uses syntax we refuse to judge."""
+    if any(text in command for text in UNSAFE_TEXT):
+        return None
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token in SEPARATORS:
+            commands.append([])
+        elif token and set(token) <= set("();<>|&"):
+            return None
+        else:
+            commands[-1].append(token)
+    return [words for words in commands if words]
+
+
+def command_matches_prefix(command: str, prefix: str) -> bool:
+    """True when every simple command in `command` starts with the words of `prefix`."""
+    return command_matches_any(command, [prefix])
+
+
+def command_matches_any(command: str, prefixes: list[str]) -> bool:
+    """True when every simple command in `command` starts with one of `prefixes` (whole words)."""
+    commands = split_simple_commands(command)
+    wanted = [shlex.split(prefix) for prefix in prefixes if prefix.strip()]
+    if not commands or not wanted:
+        return False
+    return all(any(words[: len(p)] == p for p in wanted) for words in commands)
+
+
+class RulesPolicy:
+    """Approve by action kind or by command prefix; ask `fallback` about everything else.
+
+    Kinds are action kinds (`read`, `search`, `bash`, `edit`, `str_replace_editor`, `submit`) plus
+    `view` for the editor's read-only view command.
+    """
+
+    def __init__(
+        self,
+        allow_kinds: set[str],
+        allow_prefixes: list[str],
+        fallback: Policy,
+    ) -> None:
+        self.allow_kinds = set(allow_kinds)
+        self.allow_prefixes = list(allow_prefixes)
+        self.fallback = fallback
+
+    def allow_kind(self, kind: str) -> None:
+        self.allow_kinds.add(kind)
+
+    def allow_prefix(self, prefix: str) -> None:
+        if prefix.strip() and prefix not in self.allow_prefixes:
+            self.allow_prefixes.append(prefix)
+
+    def allows(self, proposal: StepProposed) -> bool:
+        action = proposal.step.action
+        if action.kind in self.allow_kinds:
+            return True
+        if isinstance(action, StrReplaceEditor) and action.command == "view":
+            return "view" in self.allow_kinds
+        if isinstance(action, Bash):
+            return command_matches_any(action.command, self.allow_prefixes)
+        return False
+
+    def decide(self, proposal: StepProposed) -> Decision:
+        if self.allows(proposal):
+            return Approve()
+        return self.fallback.decide(proposal)
