@@ -1,0 +1,93 @@
+"""The proposed action as a card: its kind, the exact command that will run, the diff it will make."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.highlight import highlight
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
+from widgets._css import css_beside
+from widgets.diff_view import highlight_diff
+
+
+def action_summary(action: Action, width: int = 60) -> str:
+    """One line naming what the action does, for timelines and titles."""
+    if isinstance(action, Bash):
+        text = action.command.strip().splitlines()[0] if action.command.strip() else "(empty)"
+    elif isinstance(action, Read):
+        text = action.path
+    elif isinstance(action, Search):
+        text = f"{action.pattern!r} in {action.path or '.'}"
+    elif isinstance(action, Edit):
+        text = f"{action.path}:{action.start}-{action.end}"
+    elif isinstance(action, StrReplaceEditor):
+        text = f"{action.command} {action.path}"
+    elif isinstance(action, Submit):
+        text = "submit the fix"
+    else:
+        text = repr(action)
+    text = f"{action.kind} {text}" if not isinstance(action, Submit) else text
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class ActionCard(VerticalScroll):
+    """Shows one proposal (or what the session is doing while there is none).
+
+    `state` is `idle`, `thinking`, `pending` (waiting for the user), `running` or `done`; the
+    border colour follows it.
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    state: reactive[str] = reactive("idle")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.border_title = "Action"
+        self.command_shown = ""
+        self.preview_diff: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="card-command", markup=False)
+        yield Static("", id="card-diff")
+
+    def watch_state(self, old: str, new: str) -> None:
+        self.remove_class(f"-{old}")
+        self.add_class(f"-{new}")
+
+    def show_status(self, state: str, message: str) -> None:
+        """No proposal on the card: just say what is happening."""
+        self.state = state
+        self.command_shown = ""
+        self.preview_diff = None
+        self.border_title = "Action"
+        self.border_subtitle = ""
+        self.query_one("#card-command", Static).update(message)
+        self.query_one("#card-diff", Static).update("")
+        self.query_one("#card-diff").display = False
+
+    def show_action(
+        self, title: str, action: Action, command_shown: str, preview_diff: str | None,
+        state: str = "pending",
+    ) -> None:
+        """Show `action` with the exact text that runs and, for edits, the diff it will make."""
+        self.state = state
+        self.command_shown = command_shown
+        self.preview_diff = preview_diff
+        self.border_title = title
+        self.border_subtitle = action.kind
+        language = "bash" if isinstance(action, Bash) else None
+        command = highlight(command_shown, language=language) if language else Content(command_shown)
+        self.query_one("#card-command", Static).update(command)
+        diff_widget = self.query_one("#card-diff", Static)
+        if preview_diff:
+            diff_widget.update(highlight_diff(preview_diff))
+            diff_widget.display = True
+        else:
+            diff_widget.update("")
+            diff_widget.display = False
+        self.scroll_home(animate=False)

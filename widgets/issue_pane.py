@@ -1,0 +1,31 @@
+"""The issue being worked on, as collapsible Markdown."""
+
+from __future__ import annotations
+
+from textual.widgets import Collapsible, Markdown
+
+from widgets._css import css_beside
+
+
+def issue_title(issue: str, width: int = 60) -> str:
+    """A one-line title for the issue: its first non-empty line, without Markdown heading marks."""
+    for line in issue.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= width else line[: width - 1] + "…"
+    return "(empty issue)"
+
+
+class IssuePane(Collapsible):
+    """Shows the issue text; collapsed it takes one line."""
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    def __init__(self, issue: str, *, collapsed: bool = True, id: str | None = None) -> None:
+        super().__init__(
+            Markdown(issue, classes="issue-text"),
+            title=f"Issue: {issue_title(issue)}",
+            collapsed=collapsed,
+            id=id,
+        )
+        self.issue = issue

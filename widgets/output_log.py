@@ -1,0 +1,45 @@
+"""The output of the last command (or the selected step), trimmed to a bounded number of lines."""
+
+from __future__ import annotations
+
+from textual.widgets import Log
+
+from agent_core.steps import Observation
+from widgets._css import css_beside
+
+
+def observation_lines(observation: Observation) -> list[str]:
+    """The lines to show for an observation: a status line, then its output."""
+    status = []
+    if observation.exit_code is not None:
+        status.append(f"exit {observation.exit_code}")
+    if observation.truncated:
+        status.append("output truncated")
+    if observation.error:
+        status.append(f"error: {observation.error}")
+    header = [f"[{' · '.join(status)}]"] if status else []
+    return header + observation.output.splitlines()
+
+
+class OutputLog(Log):
+    """A `Log` holding at most `max_lines` lines (older ones are dropped)."""
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    def __init__(self, *, max_lines: int = 2_000, id: str | None = None) -> None:
+        super().__init__(max_lines=max_lines, highlight=False, auto_scroll=False, id=id)
+
+    def show_observation(self, title: str, observation: Observation | None) -> None:
+        """Replace the log's content with `title` and the observation's output."""
+        self.clear()
+        self.write_line(title)
+        if observation is None:
+            self.write_line("(not run)")
+        else:
+            self.write_lines(observation_lines(observation))
+        self.scroll_home(animate=False)
+
+    def show_text(self, text: str) -> None:
+        """Replace the log's content with plain text."""
+        self.clear()
+        self.write_lines(text.splitlines())

@@ -1,0 +1,100 @@
+"""Every step of the session with its status; choosing one asks to show it in full."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from widgets._css import css_beside
+
+# Status -> (icon, style) for each timeline entry.
+STATUS_LOOK: dict[str, tuple[str, str]] = {
+    "pending": ("?", "$text-accent"),
+    "running": ("…", "$text-warning"),
+    "executed": ("✓", "$text-success"),
+    "rejected": ("✗", "$text-error"),
+    "undone": ("↶", "$text-muted"),
+    "user": ("$", "$text-secondary"),
+    "submitted": ("★", "$text-success"),
+}
+
+
+@dataclass
+class TimelineEntry:
+    index: int
+    status: str
+    summary: str
+
+
+class StepTimeline(OptionList):
+    """Entries keyed by step index; `set_step` adds or updates one."""
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    class StepChosen(Message):
+        """The user chose step `index` (Enter or click)."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.entries: dict[int, TimelineEntry] = {}
+        self.border_title = "Steps"
+
+    def set_step(self, index: int, status: str, summary: str | None = None) -> None:
+        """Add step `index` or change its status (and summary when given)."""
+        entry = self.entries.get(index)
+        if entry is None:
+            entry = self.entries[index] = TimelineEntry(index, status, summary or "")
+        entry.status = status
+        if summary is not None:
+            entry.summary = summary
+        self._rebuild()
+
+    def mark_undone_after(self, to_index: int) -> None:
+        """Steps after checkpoint `to_index` were undone."""
+        for entry in self.entries.values():
+            if entry.index > to_index and entry.status in ("executed", "user", "running"):
+                entry.status = "undone"
+        self._rebuild()
+
+    def drop(self, index: int) -> None:
+        """Forget a step that never happened (e.g. a proposal dropped by an undo)."""
+        if self.entries.pop(index, None) is not None:
+            self._rebuild()
+
+    @property
+    def highlighted_step(self) -> int | None:
+        """Index of the highlighted step, if any."""
+        if self.highlighted is None or self.highlighted >= self.option_count:
+            return None
+        option_id = self.get_option_at_index(self.highlighted).id
+        return int(option_id.removeprefix("step-")) if option_id else None
+
+    def _rebuild(self) -> None:
+        keep = self.highlighted_step
+        self.clear_options()
+        for entry in sorted(self.entries.values(), key=lambda e: e.index):
+            icon, style = STATUS_LOOK.get(entry.status, ("·", "$text-muted"))
+            prompt = Content.from_markup(
+                f"[{style}]$icon[/] [b]$n[/] $summary", icon=icon, n=entry.index,
+                summary=entry.summary,
+            )
+            if entry.status == "undone":
+                prompt = prompt.stylize("strike dim")
+            self.add_option(Option(prompt, id=f"step-{entry.index}"))
+        if keep is not None and keep in self.entries:
+            self.highlighted = self.get_option_index(f"step-{keep}")
+        elif self.option_count:
+            self.highlighted = self.option_count - 1
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option_id:
+            self.post_message(self.StepChosen(int(event.option_id.removeprefix("step-"))))
