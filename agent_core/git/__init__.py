@@ -1,0 +1,1 @@
+"""Git plumbing behind `agent_core.workspace`: running git, reading/moving HEAD, rewriting the tree."""

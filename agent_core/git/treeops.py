@@ -1,0 +1,103 @@
+"""Rewrite the working tree from one snapshot tree to another, path by path.
+
+Only paths that differ between the two trees are touched. Files that the target's ignore rules
+ignore are never deleted (they were the user's, just not snapshotted), and submodules (gitlinks)
+are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_core.git.runner import GitRunner
+
+GITLINK_MODE = "160000"
+IGNORE_FILE = ".gitignore"
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One entry of `git diff-tree --raw`: status A/D/M/T with the path and both modes."""
+
+    status: str
+    path: str
+    old_mode: str
+    new_mode: str
+
+
+def diff_raw(git: GitRunner, old: str, new: str) -> list[TreeChange]:
+    """Per-path changes from tree `old` to tree `new` (no rename pairing)."""
+    out = git.run("diff-tree", "-r", "-z", "--no-renames", old, new)
+    fields = out.split(b"\0")
+    changes = []
+    for meta, path in zip(fields[0::2], fields[1::2]):
+        if not meta:
+            break
+        old_mode, new_mode, _, _, status = meta.decode("ascii").lstrip(":").split(" ")
+        changes.append(TreeChange(status[0], os.fsdecode(path), old_mode, new_mode))
+    return changes
+
+
+def _remove(root: Path, rel: str) -> None:
+    """Delete a file or symlink, then any parent directories this left empty."""
+    path = root / rel
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:
+        return
+    for parent in path.parents:
+        if parent == root:
+            break
+        try:
+            parent.rmdir()
+        except OSError:
+            break
+
+
+def _nul_join(paths: list[str]) -> bytes:
+    return b"".join(os.fsencode(p) + b"\0" for p in paths)
+
+
+def _checkout(git: GitRunner, index: Path, paths: list[str]) -> None:
+    if paths:
+        git.run("checkout-index", "-f", "-u", "-z", "--stdin", index=index, stdin=_nul_join(paths))
+
+
+def _ignored(git: GitRunner, index: Path, paths: list[str]) -> set[str]:
+    """The subset of `paths` (not in `index`) that the working tree's ignore rules ignore."""
+    if not paths:
+        return set()
+    out = git.run(
+        "check-ignore", "-z", "--stdin", index=index, stdin=_nul_join(paths), ok_codes=(0, 1)
+    )
+    return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
+
+def apply_tree(git: GitRunner, index: Path, current: str, target: str) -> list[str]:
+    """Turn a working tree that matches tree `current` into tree `target`; returns changed paths.
+
+    `index` is the private index and must match `current`; afterwards it matches `target`, with
+    stat data kept for unchanged entries so the next `git add -A` stays cheap.
+    """
+    changes = [
+        c for c in diff_raw(git, current, target) if GITLINK_MODE not in (c.old_mode, c.new_mode)
+    ]
+    git.run("read-tree", "-m", current, target, index=index)
+    root = git.root
+    is_ignore_file = [Path(c.path).name == IGNORE_FILE for c in changes]
+    # Ignore files first: whether a leftover file is the user's ignored file depends on them.
+    for change, ignore_file in zip(changes, is_ignore_file):
+        if ignore_file and change.status == "D":
+            _remove(root, change.path)
+    _checkout(git, index, [c.path for c, i in zip(changes, is_ignore_file) if i and c.status != "D"])
+    rest = [c for c, i in zip(changes, is_ignore_file) if not i]
+    kept = _ignored(git, index, [c.path for c in rest if c.status == "D"])
+    for change in rest:
+        if change.status in "DT" and change.path not in kept:
+            _remove(root, change.path)
+    _checkout(git, index, [c.path for c in rest if c.status != "D"])
+    return sorted(c.path for c in changes if c.path not in kept)

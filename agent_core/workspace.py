@@ -1,0 +1,413 @@
+"""The git side of a session: snapshot the user's repo, checkpoint every step, diff, undo.
+
+Every snapshot is a commit under `refs/navtui/<session>/<n>` built through a private index
+(`GIT_INDEX_FILE`, `git add -A`, `write-tree`, `commit-tree`), so the user's branch, index, stash
+and working tree are never touched by checkpointing. The private index is kept between
+checkpoints, so `git add -A` only re-hashes files that changed.
+
+Checkpoint commits have HEAD as first parent (so commits the model made and then reset away stay
+reachable) and the previous checkpoint as second; checkpoint 0 instead has a commit of the
+user's staged state as second parent, so undo can put the user's index back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import git as gitpython
+
+from agent_core.git.errors import WorkspaceError
+from agent_core.git.head import HeadState, move_head, read_head
+from agent_core.git.runner import GitRunner
+from agent_core.git.treeops import apply_tree
+from agent_core.steps import Checkpoint
+
+__all__ = ["RestoreReport", "Workspace", "WorkspaceError"]
+
+REF_ROOT = "refs/navtui"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_MISSING = "-"
+
+# Files and directories git leaves behind while an operation waits for the user.
+_IN_PROGRESS = {
+    "MERGE_HEAD": "a merge is in progress: finish it with `git commit` or undo it with `git merge --abort`",
+    "rebase-merge": "a rebase is in progress: finish it with `git rebase --continue` or `git rebase --abort`",
+    "rebase-apply": "a rebase or `git am` is in progress: finish it or run `git rebase --abort` / `git am --abort`",
+    "CHERRY_PICK_HEAD": "a cherry-pick is in progress: finish it or run `git cherry-pick --abort`",
+    "REVERT_HEAD": "a revert is in progress: finish it or run `git revert --abort`",
+}
+_OPERATION_LEFTOVERS = (*_IN_PROGRESS, "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "sequencer")
+
+
+@dataclass
+class RestoreReport:
+    """What an undo changed: working-tree paths rewritten or removed, and whether HEAD moved."""
+
+    changed_paths: list[str]
+    head_moved: bool
+
+
+def _find_repo(path: Path) -> tuple[Path, Path]:
+    """Validate `path` and return (working tree root, git dir), or raise an actionable error."""
+    if not path.exists():
+        raise WorkspaceError(f"{path} does not exist: pass the path of your repository")
+    if not path.is_dir():
+        raise WorkspaceError(f"{path} is not a directory: pass the repository's top directory")
+    try:
+        repo = gitpython.Repo(path, search_parent_directories=True)
+    except gitpython.InvalidGitRepositoryError:
+        raise WorkspaceError(
+            f"{path} is not a git repository: navtui checkpoints every step with git. "
+            f"Run `git init && git add -A && git commit -m initial` in {path} first."
+        ) from None
+    try:
+        if repo.bare or repo.working_tree_dir is None:
+            raise WorkspaceError(
+                f"{path} is a bare repository (no working tree): clone it first, "
+                f"e.g. `git clone {path} {path.name}-work`, and open the clone."
+            )
+        root = Path(repo.working_tree_dir).resolve()
+        git_dir = Path(repo.git_dir).resolve()
+    finally:
+        repo.close()
+    for name, advice in _IN_PROGRESS.items():
+        if (git_dir / name).exists():
+            raise WorkspaceError(f"{root}: {advice}, then start navtui again.")
+    return root, git_dir
+
+
+def _message(head: HeadState, staged: str | None) -> str:
+    return (
+        "navtui checkpoint\n\n"
+        f"head: {head.commit or _MISSING}\n"
+        f"branch: {head.branch or _MISSING}\n"
+        f"staged: {staged or _MISSING}\n"
+    )
+
+
+def _parse_message(message: str) -> dict[str, str | None]:
+    fields: dict[str, str | None] = {}
+    for line in message.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep:
+            fields[key] = None if value == _MISSING else value
+    return fields
+
+
+class Workspace:
+    """One user repository, seen through navtui's checkpoints. Create with `Workspace.open`."""
+
+    def __init__(self, root: Path, git_dir: Path) -> None:
+        self.root = root
+        self.git_dir = git_dir
+        self.state_dir = git_dir / "navtui"
+        self.session_id: str | None = None
+        self._git = GitRunner(root)
+        self._checkpoints: list[Checkpoint] = []
+        self._trees: dict[str, str] = {}
+        self._staged: str | None = None
+        self._index_stamp: tuple[int, int, int] | None = None
+        self._index_tree: str | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Workspace:
+        """Open the repository containing `path`; refuses what navtui cannot safely work in."""
+        root, git_dir = _find_repo(Path(path).expanduser().absolute())
+        return cls(root, git_dir)
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    @property
+    def checkpoints(self) -> list[Checkpoint]:
+        return list(self._checkpoints)
+
+    def sessions(self) -> list[str]:
+        """Ids of the sessions with checkpoints in this repository, oldest first."""
+        out = self._git.run(
+            "for-each-ref", "--sort=committerdate", "--format=%(refname)", f"{REF_ROOT}/"
+        ).decode()
+        ids: list[str] = []
+        for ref in out.split():
+            parts = ref.split("/")
+            if len(parts) == 4 and parts[3] == "0" and parts[2] not in ids:
+                ids.append(parts[2])
+        return ids
+
+    def begin(self, session_id: str) -> Checkpoint:
+        """Start a session: checkpoint 0 is the user's state, uncommitted and untracked included."""
+        self._use_session(session_id)
+        if self._session_refs(session_id):
+            raise WorkspaceError(
+                f"session {session_id!r} already has checkpoints in {self.root}: resume it, "
+                "or delete it first"
+            )
+        index = self._index_path()
+        index.parent.mkdir(parents=True, exist_ok=True)
+        user_index = self._user_index()
+        if user_index.exists():
+            shutil.copyfile(user_index, index)
+        else:
+            index.unlink(missing_ok=True)
+        head = read_head(self._git, self.git_dir)
+        self._staged = self._staged_commit(index, head)
+        return self._record(0, self._snapshot(), head)
+
+    def checkpoint(self, index: int) -> Checkpoint:
+        """Snapshot the working tree after step `index` (greater than the last checkpoint's)."""
+        last = self._last()
+        if index <= last.index:
+            raise WorkspaceError(
+                f"checkpoint {index} would not follow checkpoint {last.index}: steps only move forward"
+            )
+        return self._record(index, self._snapshot(), read_head(self._git, self.git_dir))
+
+    def attach(self, session_id: str) -> list[Checkpoint]:
+        """Reload an existing session's checkpoints from its refs (for resume)."""
+        self._use_session(session_id)
+        records = self._session_refs(session_id)
+        if not records:
+            raise WorkspaceError(
+                f"no session {session_id!r} in {self.root}; known: {', '.join(self.sessions()) or 'none'}"
+            )
+        self._checkpoints = []
+        for ref, commit, tree, message in sorted(records, key=lambda r: int(r[0].rsplit("/", 1)[1])):
+            fields = _parse_message(message)
+            index = int(ref.rsplit("/", 1)[1])
+            if index == 0:
+                self._staged = fields.get("staged")
+            self._trees[commit] = tree
+            self._checkpoints.append(
+                Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
+            )
+        if not self._index_path().exists() and self._user_index().exists():
+            shutil.copyfile(self._user_index(), self._index_path())
+        self._index_stamp = None
+        return self.checkpoints
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove a session's refs and private index (its commits become garbage for `git gc`)."""
+        self._check_session_id(session_id)
+        refs = [r[0] for r in self._session_refs(session_id)]
+        if refs:
+            self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
+        (self.state_dir / "checkpoints" / f"{session_id}.index").unlink(missing_ok=True)
+        if session_id == self.session_id:
+            self.session_id = None
+            self._checkpoints = []
+
+    # -- diffs ------------------------------------------------------------------------------
+
+    def diff(self, a: int, b: int | None = None) -> str:
+        """Unified diff from checkpoint `a` to checkpoint `b` (None: the working tree now)."""
+        return self._diff(self._tree(a), self._tree_or_now(b))
+
+    def step_diff(self, index: int) -> str:
+        """What step `index` changed: the checkpoint before it -> checkpoint `index`."""
+        position = self._position(index)
+        if position == 0:
+            return ""
+        previous = self._checkpoints[position - 1]
+        return self._diff(self._trees[previous.commit], self._tree(index))
+
+    def session_diff(self) -> str:
+        """Everything the session changed: checkpoint 0 -> the working tree now."""
+        return self.diff(self._first().index)
+
+    def changed_files(self, a: int, b: int | None = None) -> list[str]:
+        """Paths that differ between checkpoint `a` and `b` (None: now); renames list both ends."""
+        old, new = self._tree(a), self._tree_or_now(b)
+        if old == new:
+            return []
+        out = self._git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new)
+        return [os.fsdecode(p) for p in out.split(b"\0") if p]
+
+    def patch(self) -> str:
+        """The session's changes as a patch for `git apply` on a checkout of checkpoint 0.
+
+        Binary files are included (`--binary`); bytes that are not UTF-8 are kept as surrogate
+        escapes, so write it with `errors="surrogateescape"` to get the exact patch back.
+        """
+        old, new = self._trees[self._first().commit], self._snapshot()
+        if old == new:
+            return ""
+        out = self._git.run("diff-tree", "-p", "-M", "--binary", "--no-color", old, new)
+        return out.decode("utf-8", "surrogateescape")
+
+    # -- undo -------------------------------------------------------------------------------
+
+    def restore(self, index: int) -> RestoreReport:
+        """Make the working tree (and HEAD/branch) exactly checkpoint `index`; later ones are dropped."""
+        position = self._position(index)
+        target = self._checkpoints[position]
+        now, wanted = self._snapshot(), self._trees[target.commit]
+        changed: list[str] = []
+        if now != wanted:
+            changed = apply_tree(self._git, self._index_path(), now, wanted)
+            self._index_tree, self._index_stamp = wanted, self._stamp()
+        head = HeadState(target.head, target.branch)
+        head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
+        self._clear_operation_state()
+        self._restore_user_index(head, head_moved)
+        dropped = self._checkpoints[position + 1:]
+        if dropped:
+            lines = "".join(f"delete {c.ref}\n" for c in dropped)
+            self._git.run("update-ref", "--stdin", stdin=lines.encode())
+        self._checkpoints = self._checkpoints[: position + 1]
+        return RestoreReport(changed, head_moved)
+
+    def dirty_since(self, index: int) -> bool:
+        """True if the working tree or HEAD/branch no longer match checkpoint `index`."""
+        target = self._checkpoints[self._position(index)]
+        if self._snapshot() != self._trees[target.commit]:
+            return True
+        return read_head(self._git, self.git_dir) != HeadState(target.head, target.branch)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _check_session_id(self, session_id: str) -> None:
+        if (
+            not _SESSION_ID.fullmatch(session_id)
+            or ".." in session_id
+            or session_id.endswith(".lock")
+        ):
+            raise WorkspaceError(
+                f"session id {session_id!r} cannot name a git ref: use letters, digits, '.', '_', '-'"
+            )
+
+    def _use_session(self, session_id: str) -> None:
+        self._check_session_id(session_id)
+        self.session_id = session_id
+        self._checkpoints = []
+        self._staged = None
+        self._index_stamp = None
+
+    def _session_refs(self, session_id: str) -> list[tuple[str, str, str, str]]:
+        """(ref, commit, tree, message) for each checkpoint ref of the session."""
+        out = self._git.run(
+            "for-each-ref", "--format=%(refname)%00%(objectname)%00%(tree)%00%(contents)%00",
+            f"{REF_ROOT}/{session_id}/",
+        ).decode("utf-8", "replace")
+        fields = out.split("\0")
+        records = []
+        for i in range(0, len(fields) - 3, 4):
+            ref, commit, tree, message = (f.strip() for f in fields[i:i + 4])
+            records.append((ref, commit, tree, message))
+        return records
+
+    def _index_path(self) -> Path:
+        return self.state_dir / "checkpoints" / f"{self.session_id}.index"
+
+    def _user_index(self) -> Path:
+        return self.git_dir / "index"
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = self._index_path().stat()
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
+    def _snapshot(self) -> str:
+        """Tree id of the working tree now (tracked + untracked, minus ignored files)."""
+        if self.session_id is None:
+            raise WorkspaceError("no session: call begin() or attach() first")
+        index = self._index_path()
+        self._git.run("add", "-A", index=index)
+        stamp = self._stamp()
+        # `git add` leaves the index file alone when nothing changed: the tree is the same too.
+        if stamp is not None and stamp == self._index_stamp and self._index_tree:
+            return self._index_tree
+        tree = self._git.line("write-tree", index=index)
+        self._index_tree, self._index_stamp = tree, self._stamp()
+        return tree
+
+    def _staged_commit(self, index: Path, head: HeadState) -> str | None:
+        """A commit of the user's staged state (their index), or None if it has conflicts."""
+        try:
+            tree = self._git.line("write-tree", index=index)
+        except WorkspaceError:
+            return None
+        parents = ["-p", head.commit] if head.commit else []
+        return self._git.line(
+            "commit-tree", "--no-gpg-sign", *parents, "-m", "navtui: staged state", tree
+        )
+
+    def _record(self, index: int, tree: str, head: HeadState) -> Checkpoint:
+        previous = self._checkpoints[-1] if self._checkpoints else None
+        if (
+            previous is not None
+            and self._trees[previous.commit] == tree
+            and HeadState(previous.head, previous.branch) == head
+        ):
+            commit = previous.commit
+        else:
+            parents = [head.commit, previous.commit if previous else self._staged]
+            args: list[str] = []
+            for parent in dict.fromkeys(p for p in parents if p):
+                args += ["-p", parent]
+            staged = self._staged if index == 0 else None
+            commit = self._git.line(
+                "commit-tree", "--no-gpg-sign", *args, "-m", _message(head, staged), tree
+            )
+        ref = f"{REF_ROOT}/{self.session_id}/{index}"
+        self._git.run("update-ref", ref, commit)
+        self._trees[commit] = tree
+        checkpoint = Checkpoint(index, ref, commit, head.commit, head.branch)
+        self._checkpoints.append(checkpoint)
+        return checkpoint
+
+    def _first(self) -> Checkpoint:
+        if not self._checkpoints:
+            raise WorkspaceError("no checkpoints yet: call begin() or attach() first")
+        return self._checkpoints[0]
+
+    def _last(self) -> Checkpoint:
+        self._first()
+        return self._checkpoints[-1]
+
+    def _position(self, index: int) -> int:
+        for position, checkpoint in enumerate(self._checkpoints):
+            if checkpoint.index == index:
+                return position
+        known = ", ".join(str(c.index) for c in self._checkpoints) or "none"
+        raise WorkspaceError(f"no checkpoint {index} in this session (have: {known})")
+
+    def _tree(self, index: int) -> str:
+        return self._trees[self._checkpoints[self._position(index)].commit]
+
+    def _tree_or_now(self, index: int | None) -> str:
+        return self._snapshot() if index is None else self._tree(index)
+
+    def _diff(self, old: str, new: str) -> str:
+        if old == new:
+            return ""
+        out = self._git.run("diff-tree", "-p", "-M", "--no-color", old, new)
+        return out.decode("utf-8", "replace")
+
+    def _clear_operation_state(self) -> None:
+        """Forget merges/rebases/cherry-picks the model left half-done (none existed at open)."""
+        if not any((self.git_dir / name).exists() for name in _IN_PROGRESS):
+            return
+        for name in _OPERATION_LEFTOVERS:
+            path = self.git_dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+
+    def _restore_user_index(self, head: HeadState, head_moved: bool) -> None:
+        """Put back the user's staged state if HEAD is where it started, else match the new HEAD."""
+        first = self._checkpoints[0]
+        if head == HeadState(first.head, first.branch) and self._staged:
+            tree = self._staged + "^{tree}"
+        elif head_moved:
+            tree = (head.commit + "^{tree}") if head.commit else EMPTY_TREE
+        else:
+            return
+        self._git.run("read-tree", "--reset", tree)
+        self._git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
