@@ -1,0 +1,205 @@
+"""The `toolcall` dialect: Qwen3's native tool calls (the code-navigator model).
+
+A turn is an optional `<think>...</think>` block and free text, then one call::
+
+    <think>The traceback points at utils.py.</think>
+    Let me open it.
+    <tool_call>
+    {"name": "str_replace_editor", "arguments": {"command": "view", "path": "src/utils.py"}}
+    </tool_call>
+
+Tools: `bash` (`command`), `str_replace_editor` (SWE-agent's commands and argument names) and
+`submit` (`finish` is read as submit too). The thought is the think block followed by the text
+before the call. What real Qwen outputs do is accepted: a missing `</tool_call>` at the end of the
+text, `arguments` serialised as a JSON string, raw newlines inside JSON strings, and a
+Qwen3-Coder style body (`<function=NAME><parameter=K>V</parameter></function>`) inside
+`<tool_call>`. When a turn holds more than one call, the first is proposed and
+`ProposedStep.notice` tells the model the others were not run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from agent_core.actions import Action, Bash, StrReplaceEditor, Submit
+from agent_core.formats import xml
+from agent_core.formats.common import editor_args, editor_from_args, extra_actions_notice
+from agent_core.formats.errors import ParseError
+from agent_core.steps import ProposedStep
+
+NAME = "toolcall"
+STOP_AFTER: list[str] = ["</tool_call>"]
+STOP_BEFORE: list[str] = []
+KINDS = frozenset({"bash", "str_replace_editor", "submit"})
+
+OPEN = "<tool_call>"
+CLOSE = "</tool_call>"
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+EXAMPLE = (
+    "I will look for the function definition first.\n"
+    '<tool_call>\n{"name": "bash", "arguments": {"command": "grep -rn \\"def parse\\" ."}}\n'
+    "</tool_call>"
+)
+
+TOOL_KINDS = {
+    "bash": "bash",
+    "str_replace_editor": "str_replace_editor",
+    "submit": "submit",
+    "finish": "submit",
+}
+
+
+def split_think(text: str) -> tuple[str, str]:
+    """(think text, the rest). A lone `</think>` means the template opened the block."""
+    close = text.find(THINK_CLOSE)
+    if close < 0:
+        return "", text
+    open_ = text.find(THINK_OPEN, 0, close)
+    if open_ < 0:
+        return text[:close].strip(), text[close + len(THINK_CLOSE):]
+    think = text[open_ + len(THINK_OPEN): close]
+    return think.strip(), text[:open_] + text[close + len(THINK_CLOSE):]
+
+
+def decode_json_call(body: str) -> dict[str, Any]:
+    """The `{"name": ..., "arguments": ...}` object at the start of `body`."""
+    try:
+        obj, _ = json.JSONDecoder(strict=False).raw_decode(body)
+    except ValueError as exc:
+        raise ParseError(
+            f"The tool call is not valid JSON ({exc.msg} at character {exc.pos}). Write "
+            'exactly one object {"name": ..., "arguments": {...}} between <tool_call> and '
+            "</tool_call>, with quotes and newlines inside strings escaped.",
+            NAME,
+            EXAMPLE,
+        ) from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        raise ParseError(
+            'The tool call must be a JSON object with a "name" string and an "arguments" object.',
+            NAME,
+            EXAMPLE,
+        )
+    return obj
+
+
+def call_arguments(obj: dict[str, Any]) -> dict[str, Any]:
+    """`arguments` as a dict, also when the model serialised it as a JSON string."""
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args, strict=False) if args.strip() else {}
+        except ValueError:
+            raise ParseError(
+                '"arguments" is a string that is not a JSON object; give it as an object.',
+                NAME,
+                EXAMPLE,
+            ) from None
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise ParseError('"arguments" must be a JSON object.', NAME, EXAMPLE)
+    return args
+
+
+def tool_action(name: str, args: dict[str, Any]) -> Action:
+    """Map a tool name and its arguments to an action."""
+    kind = TOOL_KINDS.get(name)
+    if kind is None:
+        raise ParseError(
+            f"There is no tool named {name!r}. Available tools: bash, str_replace_editor, submit.",
+            NAME,
+            EXAMPLE,
+        )
+    if kind == "str_replace_editor":
+        return editor_from_args(args, NAME, EXAMPLE)
+    if kind == "bash":
+        xml.check_params(name, args, {"command"}, NAME, EXAMPLE)
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise ParseError('bash needs a non-empty "command" string.', NAME, EXAMPLE)
+        return Bash(command=command)
+    xml.check_params(name, args, {"result"}, NAME, EXAMPLE)
+    result = args.get("result")
+    return Submit(result=None if result is None else str(result))
+
+
+def read_call(body: str) -> Action:
+    """The action in one `<tool_call>` body: JSON, or a Qwen3-Coder `<function=...>` block."""
+    stripped = body.strip()
+    if stripped.startswith("{"):
+        obj = decode_json_call(stripped)
+        return tool_action(obj["name"], call_arguments(obj))
+    match = xml.FUNCTION_OPEN.match(stripped)
+    if match is not None:
+        call = xml.read_function(stripped, match, NAME, EXAMPLE)
+        return tool_action(call.name, dict(call.params))
+    raise ParseError(
+        'Between <tool_call> and </tool_call> put one JSON object {"name": ..., "arguments": '
+        "{...}}.",
+        NAME,
+        EXAMPLE,
+    )
+
+
+def span(text: str) -> tuple[int, int] | None:
+    """Where the first call lies in `text` (for dialect detection), or None."""
+    start = text.find(OPEN)
+    if start < 0:
+        return None
+    close = text.find(CLOSE, start)
+    return start, len(text) if close < 0 else close + len(CLOSE)
+
+
+def parse(text: str) -> ProposedStep:
+    """Parse one model turn; raises ParseError with a message for the model."""
+    think, rest = split_think(text)
+    start = rest.find(OPEN)
+    if start < 0:
+        raise ParseError(
+            "No tool call found. Every reply must end with exactly one tool call between "
+            "<tool_call> and </tool_call>; call submit when the work is done.",
+            NAME,
+            EXAMPLE,
+        )
+    body_start = start + len(OPEN)
+    close = rest.find(CLOSE, body_start)
+    body = rest[body_start:] if close < 0 else rest[body_start:close]
+    action = read_call(body)
+    after = "" if close < 0 else rest[close + len(CLOSE):]
+    thought = "\n\n".join(part for part in (think, rest[:start].strip()) if part)
+    return ProposedStep(
+        thought=thought,
+        action=action,
+        raw=text,
+        dialect=NAME,
+        notice=extra_actions_notice(1 + after.count(OPEN), action.kind),
+    )
+
+
+def tool_call(action: Action) -> dict[str, Any]:
+    """`{"name": ..., "arguments": ...}` for `action`; ValueError for kinds without a tool."""
+    if isinstance(action, Bash):
+        return {"name": "bash", "arguments": {"command": action.command}}
+    if isinstance(action, StrReplaceEditor):
+        return {"name": "str_replace_editor", "arguments": editor_args(action)}
+    if isinstance(action, Submit):
+        args = {} if action.result is None else {"result": action.result}
+        return {"name": "submit", "arguments": args}
+    raise ValueError(
+        f"the toolcall dialect has no tool for a {action.kind!r} action; "
+        "use agent_core.formats.translate(action, 'toolcall') to get an equivalent one"
+    )
+
+
+def render(action: Action, thought: str = "") -> str:
+    """The text Qwen3 would write to propose `action` (the chat template's tool-call shape)."""
+    for marker in (OPEN, THINK_OPEN, THINK_CLOSE):
+        if marker in thought:
+            raise ValueError(f"the thought contains {marker!r}, which would change its meaning")
+    call = f"{OPEN}\n{json.dumps(tool_call(action), ensure_ascii=False)}\n{CLOSE}"
+    thought = thought.strip()
+    return f"{thought}\n{call}" if thought else call
