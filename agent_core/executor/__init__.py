@@ -1,0 +1,116 @@
+"""Runs actions on the user's repository: bash in one persistent shell, file tools, search.
+
+`prepare` shows what an action will do (the command that really runs, the diff an edit will
+make) without doing it; `execute` does it and returns an Observation. Model mistakes (bad
+paths, escapes, bad ranges, timeouts) come back as observations with `error` set, never raised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
+from agent_core.executor.files import FileTools
+from agent_core.executor.paths import Confinement, PathError, rewrite_alias
+from agent_core.executor.search import search
+from agent_core.executor.shell import Shell
+from agent_core.steps import Observation
+
+__all__ = ["Executor", "Prepared", "Shell"]
+
+
+@dataclass
+class Prepared:
+    """An action ready for approval: as it will run, as shown, and the diff it will make."""
+
+    action: Action
+    command_shown: str
+    preview_diff: str | None = None
+
+
+class Executor:
+    """One session's executor over the repository at `root`."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        command_timeout: float = 120.0,
+        path_alias: str = "/testbed",
+        output_limit: int = 16_000,
+    ) -> None:
+        self.paths = Confinement(root, path_alias)
+        self.root = self.paths.root
+        self.command_timeout = command_timeout
+        self.output_limit = output_limit
+        self.files = FileTools(self.paths, char_limit=output_limit)
+        self._shell: Shell | None = None
+
+    @property
+    def shell(self) -> Shell:
+        """The session's bash, started on first use."""
+        if self._shell is None:
+            self._shell = Shell(self.root, timeout=self.command_timeout, output_limit=self.output_limit)
+        return self._shell
+
+    def prepare(self, action: Action) -> Prepared:
+        """Rewrite the path alias in bash commands and describe/preview the action."""
+        if isinstance(action, Bash):
+            command = rewrite_alias(action.command, self.root, self.paths.alias)
+            return Prepared(replace(action, command=command), command)
+        if isinstance(action, Edit):
+            shown = f"edit {self._name(action.path)} lines {action.start}-{action.end}"
+            return Prepared(action, shown, self.files.preview(action))
+        if isinstance(action, StrReplaceEditor):
+            shown = f"str_replace_editor {action.command} {self._name(action.path)}"
+            if action.command == "view":
+                if action.view_range:
+                    shown += f" {action.view_range}"
+                return Prepared(action, shown)
+            return Prepared(action, shown, self.files.preview(action))
+        if isinstance(action, Read):
+            return Prepared(action, f"read {self._name(action.path)}")
+        if isinstance(action, Search):
+            where = self._name(action.path) if action.path else "."
+            return Prepared(action, f"grep -rn {action.pattern!r} {where}")
+        return Prepared(action, "submit")
+
+    def execute(self, action: Action) -> Observation:
+        """Run `action`; never raises for the model's mistakes."""
+        action = self.prepare(action).action if isinstance(action, Bash) else action
+        if isinstance(action, Bash):
+            return self.shell.run(action.command)
+        if isinstance(action, Read):
+            return self.files.read(action.path)
+        if isinstance(action, Search):
+            return search(self.paths, action.pattern, action.path, timeout=self.command_timeout)
+        if isinstance(action, (Edit, StrReplaceEditor)):
+            return self.files.execute(action)
+        if isinstance(action, Submit):
+            return Observation(output="Session submitted: the working tree's changes are the result.",
+                               exit_code=0)
+        return Observation(output="", error=f"unknown action {action!r}")
+
+    def run_user_command(self, command: str) -> Observation:
+        """A command the user typed, run as is in the same shell as the model's."""
+        return self.shell.run(command)
+
+    def close(self) -> None:
+        """Kill the shell and every process it started."""
+        if self._shell is not None:
+            self._shell.close()
+            self._shell = None
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _name(self, raw: str) -> str:
+        """The repository-relative path the model's `raw` path names (as written if refused)."""
+        try:
+            return self.paths.display(self.paths.resolve(raw))
+        except PathError:
+            return raw

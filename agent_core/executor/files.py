@@ -1,0 +1,332 @@
+"""File tools: read, line-range edit, and SWE-agent's str_replace_editor (view/create/
+str_replace/insert/undo_edit), with previews computed without touching the file.
+
+Every mutating action is first *planned* into a `Change` (path, text before, text after,
+reply); executing writes it and remembers the old text for `undo_edit`, previewing diffs it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_core.actions import Edit, StrReplaceEditor
+from agent_core.executor.paths import Confinement, PathError
+from agent_core.steps import Observation
+
+READ_WINDOW = 400
+LINE_CHAR_LIMIT = 2_000
+SNIPPET_CONTEXT = 4
+DIR_ENTRY_LIMIT = 400
+_EDITED_TAIL = "Review the changes and make sure they are as expected. Edit the file again if necessary."
+
+
+class ToolError(Exception):
+    """A model mistake; the message is what the model reads to fix it."""
+
+
+@dataclass
+class Change:
+    """A planned edit: `after` None deletes the file, `before` None means it does not exist."""
+
+    path: Path
+    before: str | None
+    after: str | None
+    reply: str
+
+
+def numbered(lines: list[str], first: int = 1) -> str:
+    """`cat -n` style: right-aligned line numbers, a tab, the line (very long lines cut)."""
+    out = []
+    for number, line in enumerate(lines, start=first):
+        line = line.rstrip("\r\n")
+        if len(line) > LINE_CHAR_LIMIT:
+            line = line[:LINE_CHAR_LIMIT] + f" [... {len(line) - LINE_CHAR_LIMIT} characters cut]"
+        out.append(f"{number:6}\t{line}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _as_lines(text: str) -> list[str]:
+    """Lines with their endings; a last line without newline gets one (so joins stay sane)."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += "\n"
+    return lines
+
+
+class FileTools:
+    """File actions on one repository; `history` holds, per file, texts for `undo_edit`."""
+
+    def __init__(self, paths: Confinement, *, window: int = READ_WINDOW, char_limit: int = 16_000):
+        self.paths = paths
+        self.window = window
+        self.char_limit = char_limit
+        self.history: dict[Path, list[str | None]] = {}
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def read(self, raw: str) -> Observation:
+        return self._observe(lambda: self._show(raw, None, header=False))
+
+    def view(self, raw: str, view_range: list[int] | None) -> Observation:
+        return self._observe(lambda: self._show(raw, view_range, header=True))
+
+    def _show(self, raw: str, view_range: list[int] | None, *, header: bool) -> str:
+        path = self.paths.resolve(raw)
+        name = self.paths.display(path)
+        if path.is_dir():
+            if view_range is not None:
+                raise ToolError("`view_range` is not allowed when the path is a directory.")
+            return self._list_dir(path, name)
+        lines = _as_lines(self._text(path, raw))
+        start, end = self._range(view_range, len(lines))
+        shown, hint = self._window(lines, start, end, name)
+        intro = f"Here's the result of running `cat -n` on {name}:\n" if header else ""
+        return intro + numbered(shown, start) + hint
+
+    def _range(self, view_range: list[int] | None, count: int) -> tuple[int, int]:
+        if view_range is None:
+            return 1, count
+        if len(view_range) != 2 or not all(isinstance(v, int) for v in view_range):
+            raise ToolError("`view_range` must be a list of two integers, e.g. [10, 40] or [10, -1].")
+        start, end = view_range
+        if not 1 <= start <= max(count, 1):
+            raise ToolError(f"Invalid `view_range` {view_range}: its first element {start} should be "
+                            f"within [1, {count}], the file's lines.")
+        if end == -1:
+            return start, count
+        if end < start or end > count:
+            raise ToolError(f"Invalid `view_range` {view_range}: its second element {end} should be "
+                            f"-1 (to the end) or within [{start}, {count}].")
+        return start, end
+
+    def _window(self, lines: list[str], start: int, end: int, name: str) -> tuple[list[str], str]:
+        """At most `window` lines and about `char_limit` characters, with a hint for the rest."""
+        shown: list[str] = []
+        size = 0
+        for line in lines[start - 1 : end]:
+            if shown and (len(shown) >= self.window or size + len(line) > self.char_limit):
+                break
+            shown.append(line)
+            size += min(len(line), LINE_CHAR_LIMIT)
+        last = start + len(shown) - 1
+        if last >= end:
+            return shown, ""
+        upto = min(end, last + len(shown))
+        return shown, (
+            f"[showing lines {start}-{last} of {len(lines)}; see more with the view command and "
+            f"view_range [{last + 1}, {upto}], or: sed -n '{last + 1},{upto}p' {name}]\n"
+        )
+
+    def _list_dir(self, path: Path, name: str) -> str:
+        entries: list[str] = []
+        for child in sorted(path.iterdir()):
+            if child.name.startswith("."):
+                continue
+            entries.append(self.paths.display(child) + ("/" if child.is_dir() else ""))
+            if child.is_dir() and not child.is_symlink():
+                entries.extend(
+                    self.paths.display(sub) + ("/" if sub.is_dir() else "")
+                    for sub in sorted(child.iterdir())
+                    if not sub.name.startswith(".")
+                )
+        cut = ""
+        if len(entries) > DIR_ENTRY_LIMIT:
+            cut = f"[... {len(entries) - DIR_ENTRY_LIMIT} more entries; list subdirectories one by one]\n"
+            entries = entries[:DIR_ENTRY_LIMIT]
+        return (
+            f"Here's the files and directories up to 2 levels deep in {name}, excluding hidden items:\n"
+            + "".join(f"{entry}\n" for entry in entries)
+            + cut
+        )
+
+    def _text(self, path: Path, raw: str) -> str:
+        if not path.exists():
+            raise ToolError(f"The path {raw} does not exist. Check it with: ls {Path(raw).parent}")
+        if not path.is_file():
+            raise ToolError(f"The path {raw} is not a regular file.")
+        data = path.read_bytes()
+        if b"\0" in data[:8192]:
+            raise ToolError(f"{raw} is a binary file ({len(data)} bytes); inspect it with bash "
+                            "(e.g. `file`, `xxd | head`).")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ToolError(f"{raw} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                            "use bash tools (sed, python) to change it.") from None
+
+    # -- planning changes --------------------------------------------------------------------
+
+    def plan(self, action: Edit | StrReplaceEditor) -> Change:
+        """What `action` would do, without doing it. Raises ToolError/PathError on mistakes."""
+        if isinstance(action, Edit):
+            return self._plan_edit(action)
+        planners = {
+            "create": self._plan_create,
+            "str_replace": self._plan_str_replace,
+            "insert": self._plan_insert,
+            "undo_edit": self._plan_undo,
+        }
+        planner = planners.get(action.command)
+        if planner is None:
+            raise ToolError(f"Unknown command {action.command!r}; use one of: view, "
+                            + ", ".join(planners) + ".")
+        return planner(action)
+
+    def _writable(self, raw: str) -> tuple[Path, str]:
+        path = self.paths.resolve(raw)
+        git_dir = self.paths.root / ".git"
+        if path == git_dir or path.is_relative_to(git_dir):
+            raise ToolError(f"refused {raw!r}: .git belongs to git; change the repository "
+                            "with git commands instead.")
+        return path, self.paths.display(path)
+
+    def _plan_edit(self, action: Edit) -> Change:
+        path, name = self._writable(action.path)
+        before = self._text(path, action.path)
+        lines = _as_lines(before)
+        count = len(lines)
+        start, end = action.start, action.end
+        if not (1 <= start <= count + 1 and start - 1 <= end <= count):
+            raise ToolError(
+                f"Invalid line range {start}-{end} for {name}, which has {count} lines: need "
+                f"1 <= start <= {count + 1} and start-1 <= end <= {count} "
+                "(end = start-1 inserts before line start; empty content deletes the lines)."
+            )
+        new = _as_lines(action.content)
+        after_lines = lines[: start - 1] + new + lines[end:]
+        what = (f"replaced lines {start}-{end} with {len(new)} line(s)" if end >= start
+                else f"inserted {len(new)} line(s) before line {start}")
+        reply = f"Edited {name}: {what}. Snippet of the result:\n" + self._snippet(
+            after_lines, start, start + len(new) - 1
+        ) + _EDITED_TAIL
+        return Change(path, before, "".join(after_lines), reply)
+
+    def _plan_create(self, action: StrReplaceEditor) -> Change:
+        path, name = self._writable(action.path)
+        if action.file_text is None:
+            raise ToolError("Parameter `file_text` is required for command: create.")
+        if path.exists():
+            raise ToolError(f"File already exists at: {name}. Cannot overwrite files using command "
+                            "`create`; use `str_replace` or `insert` to change it.")
+        return Change(path, None, action.file_text, f"File created successfully at: {name}")
+
+    def _plan_str_replace(self, action: StrReplaceEditor) -> Change:
+        path, name = self._writable(action.path)
+        if not action.old_str:
+            raise ToolError("Parameter `old_str` is required (and non-empty) for command: str_replace.")
+        before = self._text(path, action.path)
+        old, new = action.old_str, action.new_str or ""
+        starts = _occurrences(before, old)
+        if not starts:
+            raise ToolError(f"No replacement was performed, old_str `{old}` did not appear "
+                            f"verbatim in {name}.")
+        if len(starts) > 1:
+            lines = [before.count("\n", 0, index) + 1 for index in starts]
+            raise ToolError(f"No replacement was performed. Multiple occurrences of old_str `{old}` "
+                            f"in lines {lines}. Please ensure it is unique.")
+        after = before.replace(old, new, 1)
+        first = before.count("\n", 0, starts[0]) + 1
+        snippet = self._snippet(_as_lines(after), first, first + new.count("\n"))
+        reply = (f"The file {name} has been edited. Here's the result of running `cat -n` on a "
+                 f"snippet of {name}:\n{snippet}{_EDITED_TAIL}")
+        return Change(path, before, after, reply)
+
+    def _plan_insert(self, action: StrReplaceEditor) -> Change:
+        path, name = self._writable(action.path)
+        if action.insert_line is None or action.new_str is None:
+            raise ToolError("Parameters `insert_line` and `new_str` are required for command: insert.")
+        before = self._text(path, action.path)
+        lines = _as_lines(before)
+        line = action.insert_line
+        if not 0 <= line <= len(lines):
+            raise ToolError(f"Invalid `insert_line` parameter: {line}. It should be within the range "
+                            f"of lines of the file: [0, {len(lines)}].")
+        new = _as_lines(action.new_str)
+        after_lines = lines[:line] + new + lines[line:]
+        snippet = self._snippet(after_lines, line + 1, line + len(new))
+        reply = (f"The file {name} has been edited. Here's the result of running `cat -n` on a "
+                 f"snippet of the edited file:\n{snippet}{_EDITED_TAIL}")
+        return Change(path, before, "".join(after_lines), reply)
+
+    def _plan_undo(self, action: StrReplaceEditor) -> Change:
+        path, name = self._writable(action.path)
+        stack = self.history.get(path)
+        if not stack:
+            raise ToolError(f"No edit history found for {name}.")
+        before = path.read_text(encoding="utf-8") if path.is_file() else None
+        target = stack[-1]
+        if target is None:
+            return Change(path, before, None, f"Last edit to {name} undone: the file was removed "
+                          "(it did not exist before).")
+        shown, hint = self._window(_as_lines(target), 1, len(_as_lines(target)), name)
+        return Change(path, before, target, f"Last edit to {name} undone successfully. "
+                      f"Here's the result of running `cat -n` on {name}:\n" + numbered(shown) + hint)
+
+    def _snippet(self, lines: list[str], first: int, last: int) -> str:
+        start = max(1, first - SNIPPET_CONTEXT)
+        stop = min(len(lines), max(last, first) + SNIPPET_CONTEXT)
+        return numbered(lines[start - 1 : stop], start)
+
+    # -- applying and previewing -------------------------------------------------------------
+
+    def apply(self, change: Change, *, undoing: bool = False) -> None:
+        """Write the change; remember the old text unless this is an undo."""
+        stack = self.history.setdefault(change.path, [])
+        if undoing:
+            stack.pop()
+        else:
+            stack.append(change.before)
+        if change.after is None:
+            change.path.unlink(missing_ok=True)
+            return
+        change.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(change.path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(change.after)
+
+    def execute(self, action: Edit | StrReplaceEditor) -> Observation:
+        """Run an edit-like action; mistakes come back as observations with `error` set."""
+        if isinstance(action, StrReplaceEditor) and action.command == "view":
+            return self.view(action.path, action.view_range)
+
+        def run() -> str:
+            change = self.plan(action)
+            undoing = isinstance(action, StrReplaceEditor) and action.command == "undo_edit"
+            self.apply(change, undoing=undoing)
+            return change.reply
+
+        return self._observe(run)
+
+    def preview(self, action: Edit | StrReplaceEditor) -> str:
+        """The unified diff the action would make, or the error it would hit, as text."""
+        try:
+            change = self.plan(action)
+        except (ToolError, PathError) as exc:
+            return f"error: {exc}"
+        name = self.paths.display(change.path)
+        diff = difflib.unified_diff(
+            _as_lines(change.before or ""),
+            _as_lines(change.after or ""),
+            fromfile=f"a/{name}" if change.before is not None else "/dev/null",
+            tofile=f"b/{name}" if change.after is not None else "/dev/null",
+        )
+        return "".join(diff)
+
+    @staticmethod
+    def _observe(work: Callable[[], str]) -> Observation:
+        try:
+            return Observation(output=work(), exit_code=0)
+        except (ToolError, PathError) as exc:
+            return Observation(output="", error=str(exc))
+        except OSError as exc:
+            return Observation(output="", error=f"{exc.strerror or exc}: {exc.filename or ''}".strip())
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    found, index = [], text.find(needle)
+    while index >= 0:
+        found.append(index)
+        index = text.find(needle, index + 1)
+    return found

@@ -1,0 +1,268 @@
+"""One persistent, non-interactive bash per session, driven through a pty with pexpect.
+
+Each command is written to a private script file and `source`d with stdin from /dev/null, so
+`cd`/`export` persist, unbalanced quotes are a syntax error instead of a hang, and a command
+waiting for input sees EOF. A sentinel printed after the command carries its exit code and the
+new working directory. bash runs without a controlling terminal (programs that open /dev/tty for
+a password or a keypress fail at once) in one process group, which a timeout kills entirely.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import tempfile
+import termios
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pexpect
+
+from agent_core.executor.output import BoundedOutput
+from agent_core.steps import Observation
+
+# Set for every command: no pagers, no prompts, no colours, unbuffered Python.
+NONINTERACTIVE_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_EDITOR": "true",
+    "SSH_ASKPASS_REQUIRE": "never",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "PIP_NO_INPUT": "1",
+    "PYTHONUNBUFFERED": "1",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+    "HISTFILE": "/dev/null",
+    "PS1": "",
+    "PS2": "",
+    "PS4": "+ ",
+}
+# Startup files the shell must not read: they could print, prompt or change the environment.
+DROPPED_ENV = ("BASH_ENV", "ENV", "PROMPT_COMMAND", "CDPATH")
+STARTUP_TIMEOUT = 15.0
+_READ_SIZE = 1 << 16
+_TRAILER_LIMIT = 1 << 16
+
+
+class _Timeout(Exception):
+    def __init__(self, output: BoundedOutput) -> None:
+        self.output = output
+
+
+class _Died(Exception):
+    def __init__(self, output: BoundedOutput) -> None:
+        self.output = output
+
+
+def _detach_terminal() -> None:
+    """Runs in the forked child before exec: give up the controlling terminal, raw output."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    fcntl.ioctl(0, termios.TIOCNOTTY)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    attrs = termios.tcgetattr(0)
+    attrs[1] &= ~termios.ONLCR
+    attrs[3] &= ~(termios.ECHO | termios.ECHONL)
+    termios.tcsetattr(0, termios.TCSANOW, attrs)
+
+
+def shell_environment() -> dict[str, str]:
+    """The environment the session's bash starts with."""
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+    env.update(NONINTERACTIVE_ENV)
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    return env
+
+
+def _session_members(sid: int) -> list[int]:
+    """Pids whose session id is `sid` (background jobs that left the process group)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 3 and int(fields[3]) == sid:
+            members.append(int(entry))
+    return members
+
+
+def _signal(send: Callable[[int, int], None], target: int) -> None:
+    try:
+        send(target, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Shell:
+    """A persistent bash. `run` never raises for what the command does; see the module doc."""
+
+    def __init__(self, cwd: Path, *, timeout: float = 120.0, output_limit: int = 16_000) -> None:
+        self.home = Path(cwd).resolve()
+        self.cwd = self.home
+        self.timeout = timeout
+        self.output_limit = output_limit
+        self._dir = Path(tempfile.mkdtemp(prefix="navtui-shell-"))
+        self._script = self._dir / "command.sh"
+        token = secrets.token_hex(8)
+        self._marker = f"NAVTUI_{token}:".encode()
+        # The marker is assembled by printf, so the line we send never contains it verbatim.
+        self._line = (
+            f". {shlex.quote(str(self._script))} < /dev/null; "
+            f"printf '%s_%s:%s:%s\\n' NAVTUI {token} \"$?\" \"$PWD\"\n"
+        ).encode()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._child: pexpect.spawn | None = None
+        self._start()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        bash = shutil.which("bash") or "/bin/bash"
+        # bash must not be a session leader, or it would take the pty as controlling terminal.
+        wrapper = f"{shlex.quote(bash)} --norc --noprofile --noediting +m; exit $?"
+        child = pexpect.spawn(
+            "/bin/sh",
+            ["-c", wrapper],
+            cwd=str(self.home),
+            env=shell_environment(),
+            echo=False,
+            preexec_fn=_detach_terminal,
+            dimensions=(50, 200),
+        )
+        child.delaybeforesend = None
+        child.ptyproc.delayafterclose = 0.0
+        child.ptyproc.delayafterterminate = 0.01
+        self._child = child
+        self._script.write_text(f"cd -- {shlex.quote(str(self.cwd))} 2>/dev/null || cd -- "
+                                f"{shlex.quote(str(self.home))}\n")
+        try:
+            _, _, cwd = self._exchange(STARTUP_TIMEOUT)
+        except (_Timeout, _Died) as exc:
+            self._kill()
+            raise RuntimeError(
+                f"could not start bash ({bash}); check that it runs: {bash} --version"
+            ) from exc
+        self.cwd = cwd
+
+    def _kill(self) -> int | None:
+        """Kill the whole process group and session; the shell's exit status if it had exited."""
+        child = self._child
+        if child is None:
+            return None
+        self._child = None
+        pid = child.pid
+        _signal(os.killpg, pid)
+        for member in _session_members(pid):
+            _signal(os.kill, member)
+        child.close(force=True)
+        return child.exitstatus
+
+    def restart(self) -> None:
+        """Kill the shell and everything it started; start a fresh one in the same directory."""
+        with self._lock:
+            self._kill()
+            self._start()
+
+    def close(self) -> None:
+        """Kill the shell and all its processes, background ones included. Idempotent."""
+        self._closed = True
+        with self._lock:
+            self._kill()
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> Shell:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        """Process group id of the running shell (None when closed)."""
+        return self._child.pid if self._child else None
+
+    # -- running commands --------------------------------------------------------------------
+
+    def run(self, command: str, timeout: float | None = None) -> Observation:
+        """Run `command`; output capped, exit code reported, timeout kills and restarts."""
+        limit = self.timeout if timeout is None else timeout
+        with self._lock:
+            if self._closed or self._child is None:
+                return Observation(output="", error="the shell is closed; start a new session")
+            self._script.write_text(command if command.endswith("\n") else command + "\n")
+            try:
+                output, code, cwd = self._exchange(limit)
+            except _Timeout as exc:
+                self._kill()
+                what = f"command timed out after {limit:g} s and was killed, with every process it started"
+                return self._recover(exc.output, what)
+            except _Died as exc:
+                return self._recover(exc.output, f"the shell exited (status {self._kill()})")
+            self.cwd = cwd
+            text, truncated = output.text()
+            return Observation(output=self._tidy(text), exit_code=code, truncated=truncated)
+
+    def _recover(self, output: BoundedOutput, what: str) -> Observation:
+        text, truncated = output.text()
+        if self._closed:
+            return Observation(output=self._tidy(text), truncated=truncated, error=what)
+        self._start()
+        message = (
+            f"{what}; a new shell was started in {self.cwd} (variables, functions and exports "
+            "from earlier commands are gone). Run long jobs in the background with output "
+            "redirected to a file, or pick a quicker command."
+        )
+        return Observation(output=self._tidy(text), truncated=truncated, error=message)
+
+    def _tidy(self, text: str) -> str:
+        """Error messages name the private script file; show them as bash would for a command."""
+        return text.replace(f"{self._script}: ", "")
+
+    def _exchange(self, timeout: float) -> tuple[BoundedOutput, int, Path]:
+        """Send the command line, stream output into a bounded buffer until the sentinel."""
+        child = self._child
+        assert child is not None
+        deadline = time.monotonic() + timeout
+        output = BoundedOutput(self.output_limit)
+        marker = self._marker
+        keep = len(marker) - 1
+        pending = b""
+        child.send(self._line)
+        while True:
+            data = pending + self._read(child, deadline, output)
+            found = data.find(marker)
+            if found >= 0:
+                output.feed(data[:found])
+                trailer = data[found + len(marker) :]
+                break
+            output.feed(data[:-keep])
+            pending = data[-keep:]
+        while b"\n" not in trailer and len(trailer) < _TRAILER_LIMIT:
+            trailer += self._read(child, deadline, output)
+        code, _, cwd = trailer.split(b"\n", 1)[0].partition(b":")
+        return output, int(code), Path(os.fsdecode(cwd))
+
+    @staticmethod
+    def _read(child: pexpect.spawn, deadline: float, output: BoundedOutput) -> bytes:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Timeout(output)
+        try:
+            return child.read_nonblocking(_READ_SIZE, timeout=remaining)
+        except pexpect.TIMEOUT:
+            raise _Timeout(output) from None
+        except pexpect.EOF:
+            raise _Died(output) from None
