@@ -1,0 +1,100 @@
+"""Undo after destructive commands run in a real bash: everything the user had comes back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_core.workspace import Workspace
+from tests.test_workspace_support import bash, files, project_with_user_changes, user_state
+
+DESTRUCTIVE = [
+    "rm -rf src",
+    "git checkout -- .",
+    "git reset --hard HEAD~1",
+    "git commit -am x",
+    "git add -A && git commit -qm everything && git clean -fd",
+    "git stash -u",
+    "git checkout -q -b model-branch && echo more >> README.md && git commit -qam on-branch",
+    "git checkout -q -f --detach HEAD~1",
+]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return project_with_user_changes(tmp_path / "repo")
+
+
+@pytest.mark.parametrize("command", DESTRUCTIVE)
+def test_undo_restores_files_head_and_user_changes(repo: Path, command: str):
+    before_files, before_state = files(repo), user_state(repo)
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    bash(repo, command)
+    ws.checkpoint(1)
+    assert files(repo) != before_files or user_state(repo) != before_state
+
+    report = ws.restore(0)
+
+    assert files(repo) == before_files
+    after = user_state(repo)
+    assert {k: after[k] for k in ("head", "branch", "staged", "status")} == {
+        k: before_state[k] for k in ("head", "branch", "staged", "status")
+    }
+    assert report.changed_paths or report.head_moved
+    assert [c.index for c in ws.checkpoints] == [0]
+
+
+def test_undo_reports_head_moved_only_when_it_did(repo: Path):
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    bash(repo, "rm -rf src")
+    ws.checkpoint(1)
+    assert ws.restore(0).head_moved is False
+    bash(repo, "git commit -qam x")
+    ws.checkpoint(1)
+    report = ws.restore(0)
+    assert report.head_moved is True
+    assert "notes.txt" not in report.changed_paths
+
+
+def test_rewind_to_a_middle_step_keeps_earlier_steps(repo: Path):
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    bash(repo, "echo one > one.txt")
+    ws.checkpoint(1)
+    after_one = files(repo)
+    bash(repo, "rm -rf src docs && git commit -qam 'model commit'")
+    ws.checkpoint(2)
+    bash(repo, "echo three > three.txt && git reset -q --hard HEAD~2")
+    ws.checkpoint(3)
+
+    report = ws.restore(1)
+
+    assert files(repo) == after_one
+    assert (repo / "one.txt").read_text() == "one\n"
+    assert report.changed_paths == sorted(report.changed_paths)
+    assert "three.txt" not in files(repo)
+    assert [c.index for c in ws.checkpoints] == [0, 1]
+    ws.checkpoint(2)
+    assert ws.step_diff(2) == ""
+
+
+def test_undo_after_model_left_a_conflicted_merge(repo: Path):
+    before_files, before_state = files(repo), user_state(repo)
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    bash(
+        repo,
+        "git stash -q -u && git checkout -q -b other && echo theirs > README.md && git commit -qam t"
+        " && git checkout -q - && echo ours > README.md && git commit -qam o"
+        " && (git merge other >/dev/null 2>&1 || true)",
+    )
+    assert (repo / ".git/MERGE_HEAD").exists()
+    ws.checkpoint(1)
+    ws.restore(0)
+    assert not (repo / ".git/MERGE_HEAD").exists()
+    assert files(repo) == before_files
+    assert user_state(repo)["staged"] == before_state["staged"]
+    Workspace.open(repo)
