@@ -1,0 +1,135 @@
+"""`navtui demo`: a small buggy repository and a recorded session, so the whole flow takes a minute.
+
+No GPU and no download: the model's turns come from `demo_session.jsonl` (replay backend, with a
+delay per chunk so it reads like a model typing). The repository is made in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_core.session import Session
+
+SCRIPT = Path(__file__).with_name("demo_session.jsonl")
+
+ISSUE = """\
+# `mean()` is wrong for every input
+
+`stats.mean([2, 4, 6])` returns `3.0`, but the mean of those numbers is `4.0`.
+The test suite shows it too: `python3 -m unittest -q` fails in `test_mean`.
+`median()` looks fine.
+"""
+
+FILES = {
+    "stats/__init__.py": "from stats.core import mean, median\n\n__all__ = [\"mean\", \"median\"]\n",
+    "stats/core.py": (
+        '"""Small statistics helpers."""\n'
+        "\n"
+        "\n"
+        "def mean(values):\n"
+        '    """Arithmetic mean of a non-empty sequence."""\n'
+        "    return sum(values) / (len(values) + 1)\n"
+        "\n"
+        "\n"
+        "def median(values):\n"
+        '    """Middle value of a non-empty sequence (mean of the two middle ones if even)."""\n'
+        "    ordered = sorted(values)\n"
+        "    middle = len(ordered) // 2\n"
+        "    if len(ordered) % 2:\n"
+        "        return ordered[middle]\n"
+        "    return (ordered[middle - 1] + ordered[middle]) / 2\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_core.py": (
+        "import unittest\n"
+        "\n"
+        "from stats import mean, median\n"
+        "\n"
+        "\n"
+        "class CoreTest(unittest.TestCase):\n"
+        "    def test_mean(self):\n"
+        "        self.assertEqual(mean([2, 4, 6]), 4)\n"
+        "\n"
+        "    def test_median(self):\n"
+        "        self.assertEqual(median([3, 1, 2]), 2)\n"
+        "        self.assertEqual(median([4, 1, 3, 2]), 2.5)\n"
+        "\n"
+        "\n"
+        'if __name__ == "__main__":\n'
+        "    unittest.main()\n"
+    ),
+    "README.md": "# stats\n\nTiny statistics helpers (with a planted bug for the navtui demo).\n",
+    ".gitignore": "__pycache__/\n*.pyc\n",
+}
+
+GIT_IDENTITY = ["-c", "user.name=navtui demo", "-c", "user.email=demo@navtui.invalid",
+                "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]
+
+
+def make_demo_repo(root: Path) -> Path:
+    """Write the demo project to `root` and commit it (branch main)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, content in FILES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "stats: mean and median"]):
+        subprocess.run(["git", *GIT_IDENTITY, *args], cwd=root, check=True, capture_output=True)
+    return root
+
+
+def demo_session(repo: Path, *, delay: float = 0.02, chunk_size: int = 4) -> Session:
+    """A session on `repo` whose model is the recorded demo script."""
+    from agent_core.backends.replay import ReplayBackend
+    from agent_core.executor import Executor
+    from agent_core.session import Session, SessionConfig
+    from agent_core.workspace import Workspace
+
+    config = SessionConfig(dialect="toolcall", context_window=16_384, max_steps=20,
+                           backend_info={"name": "replay", "model": "demo (recorded)"})
+    return Session(
+        workspace=Workspace.open(repo),
+        executor=Executor(repo, command_timeout=config.command_timeout),
+        backend=ReplayBackend(SCRIPT, chunk_size=chunk_size, delay=delay),
+        issue=ISSUE,
+        config=config,
+    )
+
+
+def _options(args: list[str] | argparse.Namespace | None) -> argparse.Namespace:
+    if isinstance(args, argparse.Namespace):
+        return args
+    parser = argparse.ArgumentParser(prog="navtui demo",
+                                     description="Try navtui on a small buggy repo with a recorded model.")
+    parser.add_argument("--dir", help="make the demo repo here instead of a temporary directory")
+    parser.add_argument("--fast", action="store_true", help="stream the recorded turns without delay")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary repo afterwards")
+    return parser.parse_args(args or [])
+
+
+def demo_main(args: list[str] | argparse.Namespace | None = None) -> int:
+    """Run the demo; returns the app's exit code."""
+    from app.tui import run_tui
+
+    options = _options(args)
+    chosen = getattr(options, "dir", None)
+    root = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="navtui-demo-")) / "stats"
+    if chosen and root.exists() and any(root.iterdir()):
+        print(f"navtui demo: {root} is not empty; pick a new directory with --dir")
+        return 1
+    repo = make_demo_repo(root)
+    delay = 0.0 if getattr(options, "fast", False) else 0.02
+    try:
+        code = run_tui(demo_session(repo, delay=delay), repo=repo)
+    finally:
+        if not chosen and not getattr(options, "keep", False):
+            shutil.rmtree(root.parent, ignore_errors=True)
+    if chosen or getattr(options, "keep", False):
+        print(f"navtui demo: the demo repository is at {repo}")
+    return code

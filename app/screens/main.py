@@ -1,0 +1,578 @@
+"""The main screen: watch the model think, decide on each action, see outputs and diffs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from agent_core.actions import Bash, StrReplaceEditor, Submit
+from agent_core.events import (
+    Event,
+    FormatError,
+    Notice,
+    SessionError,
+    SessionFinished,
+    SessionStarted,
+    StepExecuted,
+    StepProposed,
+    StepRejected,
+    StepUndone,
+    TokenStreamed,
+    TurnStarted,
+    UsageReported,
+)
+from agent_core.steps import Approve, Decision, EditAction, Quit, Reject, StepRecord
+from app.screens.allow import AllowPrefixScreen
+from app.screens.edit import EditScreen
+from app.screens.help import HelpScreen
+from app.screens.message import MessageScreen
+from app.screens.quit import QuitScreen
+from app.screens.reject import RejectScreen
+from app.screens.step_detail import StepDetailScreen
+from app.session_driver import (
+    Call,
+    Close,
+    Continue,
+    Decide,
+    EventInbox,
+    SessionDriver,
+    Undo,
+    UserCommand,
+    UserMessage,
+    Wake,
+)
+from widgets.action_card import ActionCard, action_summary
+from widgets.diff_view import DiffView, split_diff
+from widgets.issue_pane import IssuePane
+from widgets.output_log import OutputLog
+from widgets.status_bar import StatusBar
+from widgets.step_timeline import StepTimeline
+from widgets.thought_stream import ThoughtStream
+
+if TYPE_CHECKING:
+    from agent_core.session import Session
+
+# A proposal that took longer than this to generate also gets a toast (the user looked away).
+NOTIFY_AFTER_SECONDS = 5.0
+
+DECIDE = Binding.Group("Decide")
+
+
+class SessionWake(Message):
+    """Session events are waiting in the screen's inbox."""
+
+
+class MainScreen(Screen[None]):
+    CSS_PATH = "main.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    BINDINGS = [
+        Binding("a", "approve", "Approve", id="navtui.approve", group=DECIDE,
+                tooltip="Run the proposed action"),
+        Binding("A", "always_allow", "Always", id="navtui.always_allow", group=DECIDE,
+                tooltip="Approve, and from now on this kind (or, for bash, this command prefix)"),
+        Binding("r", "reject", "Reject", id="navtui.reject", group=DECIDE,
+                tooltip="Do not run it; tell the model why"),
+        Binding("e", "edit", "Edit", id="navtui.edit", group=DECIDE,
+                tooltip="Change the action before it runs"),
+        Binding("u", "undo", "Undo", id="navtui.undo",
+                tooltip="Undo the last executed step: files and conversation"),
+        Binding("w", "rewind", "Rewind", id="navtui.rewind",
+                tooltip="Go back to right after the step selected in the timeline"),
+        Binding("m", "message", "Msg/cmd", id="navtui.message",
+                tooltip="Send the model a message, or run !command yourself"),
+        Binding("t", "toggle_auto", "Auto", id="navtui.auto",
+                tooltip="Toggle auto mode: approve everything within the limits"),
+        Binding("escape", "stop", "Stop", id="navtui.stop", tooltip="Stop the generation in progress"),
+        Binding("g", "continue", "Go on", id="navtui.continue",
+                tooltip="Let the model propose again after a stop"),
+        Binding("d", "diff", "Diff", id="navtui.diff", tooltip="Switch between step and session diff"),
+        Binding("s", "toggle_steps", "Steps", id="navtui.steps", show=False,
+                tooltip="Show or hide the step timeline"),
+        Binding("question_mark", "help", "Help", id="navtui.help", tooltip="All keys"),
+        Binding("q", "quit_session", "Quit", id="navtui.quit",
+                tooltip="Quit; the session is saved and can be resumed"),
+    ]
+
+    def __init__(
+        self,
+        issue: str,
+        *,
+        repo_label: str = "",
+        auto: bool = False,
+        session: Session | None = None,
+        resumed: bool = False,
+        loading_message: str = "Loading the model…",
+    ) -> None:
+        super().__init__()
+        self.issue = issue
+        self.repo_label = repo_label
+        self.auto = auto
+        self.session: Session | None = None
+        self.driver: SessionDriver | None = None
+        self.inbox: EventInbox | None = None
+        self.pending: StepProposed | None = None
+        self.generating = False
+        self.finished: SessionFinished | None = None
+        self.session_diff = ""
+        self._initial = (session, resumed)
+        self._loading_message = loading_message
+        self._turn_started = 0.0
+        self._turn_chunks = 0
+
+    # --- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="body"):
+            yield StepTimeline(id="timeline")
+            with Vertical(id="work"):
+                yield IssuePane(self.issue, id="issue")
+                yield ThoughtStream(id="thoughts")
+                yield ActionCard(id="card")
+                with TabbedContent(id="lower"):
+                    with TabPane("Output", id="tab-output"):
+                        yield OutputLog(id="output")
+                    with TabPane("Step diff", id="tab-step-diff"):
+                        yield DiffView(id="step-diff", empty_text="This step changed no file.")
+                    with TabPane("Session diff", id="tab-session-diff"):
+                        yield DiffView(id="session-diff", empty_text="No changes yet.")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        status = self.query_one(StatusBar)
+        status.policy = self._policy_label()
+        self.query_one(ActionCard).show_status("thinking", self._loading_message)
+        session, resumed = self._initial
+        if session is not None:
+            self.attach(session, resumed=resumed)
+
+    # --- wiring the session ---------------------------------------------------------------
+
+    def attach(self, session: Session, *, resumed: bool = False) -> None:
+        """Start driving `session` (built elsewhere, e.g. after loading the model)."""
+        self.session = session
+        self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
+        self.driver = SessionDriver(session, self.inbox, auto=self.auto)
+        status = self.query_one(StatusBar)
+        info = session.config.backend_info
+        status.model = str(info.get("model") or info.get("name") or session.backend.name)
+        status.dialect = session.config.dialect
+        status.max_steps = session.config.max_steps
+        status.state = "starting"
+        if session.issue != self.issue:
+            self.issue = session.issue
+            self.query_one(IssuePane).remove()
+            self.query_one("#work").mount(IssuePane(session.issue, id="issue"), before=0)
+        timeline = self.query_one(StepTimeline)
+        for record in session.records:
+            timeline.set_step(record.index, self._record_status(record), self._record_summary(record))
+        self.query_one(ActionCard).show_status("thinking", "Starting the session…")
+        self._drive(resumed)
+        self.refresh_bindings()
+
+    @work(thread=True, exit_on_error=False, group="session", name="session")
+    def _drive(self, resumed: bool) -> None:
+        assert self.driver is not None and self.session is not None
+        try:
+            self.driver.run(start=not resumed)
+        finally:
+            self.session.close()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "session" and event.state == WorkerState.ERROR:
+            error = event.worker.error
+            message = f"The session stopped: {type(error).__name__}: {error}"
+            self.query_one(ActionCard).show_status("done", message)
+            self.query_one(StatusBar).state = "error"
+            self.notify(message, severity="error", timeout=10)
+
+    def on_unmount(self) -> None:
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the session thread (idempotent)."""
+        if self.driver is not None:
+            self.driver.stop_generation()
+            self.driver.send(Close())
+
+    # --- session events -------------------------------------------------------------------
+
+    async def on_session_wake(self, message: SessionWake) -> None:
+        if self.inbox is None:
+            return
+        for event in self.inbox.drain():
+            await self.handle_event(event)
+        self.refresh_bindings()
+
+    async def handle_event(self, event: Event) -> None:
+        """Render one session event."""
+        status = self.query_one(StatusBar)
+        card = self.query_one(ActionCard)
+        thoughts = self.query_one(ThoughtStream)
+        timeline = self.query_one(StepTimeline)
+        if isinstance(event, SessionStarted):
+            status.state = "started"
+        elif isinstance(event, TurnStarted):
+            self.generating, self.pending = True, None
+            self._turn_started, self._turn_chunks = time.monotonic(), 0
+            status.step = event.index
+            status.state = "thinking"
+            card.show_status("thinking", f"Step {event.index}: the model is thinking…")
+            await thoughts.begin_turn(f"Step {event.index}")
+        elif isinstance(event, TokenStreamed):
+            self._turn_chunks += 1
+            elapsed = time.monotonic() - self._turn_started
+            if elapsed > 0.5:
+                status.tokens_per_second = self._turn_chunks / elapsed
+            await thoughts.write(event.text)
+        elif isinstance(event, UsageReported):
+            status.context_used = event.context_tokens
+            status.context_limit = event.context_limit
+            if event.usage.tokens_per_second:
+                status.tokens_per_second = event.usage.tokens_per_second
+        elif isinstance(event, FormatError):
+            self.generating = False
+            await thoughts.end_turn()
+            await thoughts.note(
+                f"Step {event.index}: the reply could not be parsed ({event.consecutive} in a row); "
+                f"the model is told why:\n{event.message}",
+                "warning",
+            )
+        elif isinstance(event, StepProposed):
+            await self._show_proposal(event)
+        elif isinstance(event, StepExecuted):
+            self._show_executed(event.record)
+        elif isinstance(event, StepRejected):
+            record = event.record
+            timeline.set_step(record.index, "rejected", self._record_summary(record))
+            feedback = record.decision.feedback if isinstance(record.decision, Reject) else ""
+            await thoughts.note(
+                f"You rejected step {record.index}" + (f": {feedback}" if feedback else "."), "user"
+            )
+        elif isinstance(event, StepUndone):
+            self.pending = None
+            timeline.drop_after(event.to_index)
+            changed = ", ".join(event.changed_paths) or "no file changed"
+            await thoughts.note(f"↶ Back to step {event.to_index}: {changed}", "user")
+            self._request_session_diff()
+        elif isinstance(event, Notice):
+            await thoughts.note(event.message, "info")
+            if event.message == "generation cancelled":
+                self.generating = False
+                card.show_status("idle", "Stopped. g lets the model go on · m sends it a message")
+                status.state = "stopped"
+        elif isinstance(event, SessionError):
+            await thoughts.note(event.message, "error")
+            self.notify(event.message, severity="error", timeout=10)
+        elif isinstance(event, SessionFinished):
+            await self._finished(event)
+
+    async def _show_proposal(self, event: StepProposed) -> None:
+        self.generating = False
+        self.pending = event
+        step = event.step
+        await self.query_one(ThoughtStream).end_turn(step.thought)
+        if step.notice:
+            await self.query_one(ThoughtStream).note(step.notice, "warning")
+        summary = action_summary(step.action)
+        self.query_one(StepTimeline).set_step(event.index, "pending", summary)
+        self.query_one(ActionCard).show_action(
+            f"Step {event.index}", step.action, event.command_shown, event.preview_diff
+        )
+        if self.driver is not None and self.driver.approves_on_its_own(event):
+            self.query_one(StatusBar).state = "running"
+            self.query_one(ActionCard).state = "running"
+            return
+        self.query_one(StatusBar).state = "waiting for you"
+        self.app.bell()
+        if time.monotonic() - self._turn_started > NOTIFY_AFTER_SECONDS:
+            self.notify(f"Step {event.index} waits for your decision: {summary}", timeout=4)
+
+    def _show_executed(self, record: StepRecord) -> None:
+        self.pending = None
+        self.query_one(StepTimeline).set_step(
+            record.index, self._record_status(record), self._record_summary(record)
+        )
+        action = record.action or record.proposed.action
+        self.query_one(OutputLog).show_observation(
+            f"Step {record.index} · {action_summary(action, width=200)}", record.observation
+        )
+        self.query_one("#step-diff", DiffView).set_diff(record.diff)
+        card = self.query_one(ActionCard)
+        if record.extra.get("source") == "user":
+            card.show_status("done", f"Your command ran as step {record.index}.")
+        else:
+            card.state = "done"
+        self._request_session_diff()
+
+    async def _finished(self, event: SessionFinished) -> None:
+        self.finished = event
+        self.generating, self.pending = False, None
+        status = self.query_one(StatusBar)
+        status.state = f"finished: {event.reason}"
+        await self.query_one(ThoughtStream).note(f"Session finished ({event.reason}): {event.message}",
+                                                 "info" if event.reason == "submitted" else "warning")
+        self.query_one(ActionCard).show_status("done", f"Finished ({event.reason}): {event.message}")
+        if event.patch:
+            self.session_diff = event.patch
+            self.query_one("#session-diff", DiffView).set_diff(event.patch)
+        self.app.bell()
+        self.post_message(SessionEnded(event))
+
+    # --- diffs ----------------------------------------------------------------------------
+
+    def _request_session_diff(self) -> None:
+        if self.driver is None:
+            return
+        self.driver.send(Call(lambda session: session.workspace.session_diff(), self._got_session_diff))
+
+    def _got_session_diff(self, result: object, error: BaseException | None) -> None:
+        """Called on the session thread."""
+        if error is None and isinstance(result, str):
+            self.app.call_from_thread(self._show_session_diff, result)
+
+    def _show_session_diff(self, diff: str) -> None:
+        self.session_diff = diff
+        self.query_one("#session-diff", DiffView).set_diff(diff)
+
+    async def run_on_session(self, fn) -> object:
+        """Run `fn(session)` on the session thread and await its result (errors re-raised)."""
+        assert self.driver is not None
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[object] = loop.create_future()
+
+        def done(result: object, error: BaseException | None) -> None:
+            if error is not None:
+                loop.call_soon_threadsafe(future.set_exception, error)
+            else:
+                loop.call_soon_threadsafe(future.set_result, result)
+
+        self.driver.send(Call(fn, done))
+        return await future
+
+    # --- helpers --------------------------------------------------------------------------
+
+    @staticmethod
+    def _record_status(record: StepRecord) -> str:
+        if record.extra.get("source") == "user":
+            return "user"
+        if isinstance(record.decision, Reject):
+            return "rejected"
+        if isinstance(record.action, Submit):
+            return "submitted"
+        return "executed"
+
+    @staticmethod
+    def _record_summary(record: StepRecord) -> str:
+        summary = action_summary(record.action or record.proposed.action)
+        return f"{summary} (edited)" if isinstance(record.decision, EditAction) else summary
+
+    def _policy_label(self) -> str:
+        if self.auto:
+            return "auto"
+        rules = 0
+        if self.driver is not None:
+            rules = len(self.driver.rules.allow_kinds) + len(self.driver.rules.allow_prefixes)
+        return f"ask (+{rules} rules)" if rules else "ask"
+
+    def _executed_records(self) -> list[StepRecord]:
+        if self.session is None:
+            return []
+        return [r for r in self.session.records if r.checkpoint is not None]
+
+    def _decide(self, decision: Decision) -> None:
+        if self.driver is None or self.pending is None:
+            return
+        index = self.pending.index
+        self.pending = None
+        self.query_one(ActionCard).state = "running"
+        self.query_one(StatusBar).state = "running"
+        self.query_one(StepTimeline).set_step(index, "running")
+        self.driver.send(Decide(decision))
+        self.refresh_bindings()
+
+    # --- bindings -------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        live = self.driver is not None and self.finished is None
+        if action in ("approve", "always_allow", "reject", "edit"):
+            return live and self.pending is not None
+        if action == "undo":
+            return live and bool(self._executed_records())
+        if action == "rewind":
+            step = self.query_one(StepTimeline).highlighted_step
+            return live and step is not None and any(r.index == step for r in self._executed_records())
+        if action == "stop":
+            return live and self.generating
+        if action == "continue":
+            return live and self.driver is not None and self.driver.paused and not self.generating
+        if action in ("message", "toggle_auto"):
+            return live
+        return True
+
+    def action_approve(self) -> None:
+        self._decide(Approve())
+
+    @work(exclusive=True, group="modal")
+    async def action_always_allow(self) -> None:
+        proposal = self.pending
+        if proposal is None or self.driver is None:
+            return
+        action = proposal.step.action
+        if isinstance(action, Bash):
+            prefix = await self.app.push_screen_wait(AllowPrefixScreen(proposal.command_shown))
+            if prefix is None:
+                return
+            self.driver.rules.allow_prefix(prefix)
+            rule = f"bash commands starting with `{prefix}`"
+        else:
+            kind = "view" if isinstance(action, StrReplaceEditor) and action.command == "view" else action.kind
+            self.driver.rules.allow_kind(kind)
+            rule = f"every `{kind}` action"
+        self.query_one(StatusBar).policy = self._policy_label()
+        self.notify(f"Always allowed: {rule}", timeout=3)
+        if self.pending is proposal:
+            self._decide(Approve())
+
+    @work(exclusive=True, group="modal")
+    async def action_reject(self) -> None:
+        proposal = self.pending
+        if proposal is None:
+            return
+        feedback = await self.app.push_screen_wait(RejectScreen(action_summary(proposal.step.action)))
+        if feedback is not None and self.pending is proposal:
+            self._decide(Reject(feedback))
+
+    @work(exclusive=True, group="modal")
+    async def action_edit(self) -> None:
+        proposal, session = self.pending, self.session
+        if proposal is None or session is None:
+            return
+        from agent_core.formats import render
+
+        text = render(proposal.step.action, session.config.dialect)
+        action = await self.app.push_screen_wait(
+            EditScreen(text, session.parse_edit, session.config.dialect)
+        )
+        if action is not None and self.pending is proposal:
+            self._decide(EditAction(action))
+
+    def action_undo(self) -> None:
+        if self.driver is not None:
+            self.pending = None
+            self.driver.send(Undo(None))
+            self.refresh_bindings()
+
+    def action_rewind(self) -> None:
+        step = self.query_one(StepTimeline).highlighted_step
+        if self.driver is not None and step is not None:
+            self.pending = None
+            self.driver.send(Undo(step))
+            self.refresh_bindings()
+
+    @work(exclusive=True, group="modal")
+    async def action_message(self) -> None:
+        if self.driver is None:
+            return
+        answer = await self.app.push_screen_wait(MessageScreen())
+        if answer is None:
+            return
+        thoughts = self.query_one(ThoughtStream)
+        if answer.kind == "command":
+            await thoughts.note(f"$ {answer.text}", "user")
+            self.pending = None
+            self.driver.send(UserCommand(answer.text))
+        else:
+            await thoughts.note(f"You: {answer.text}", "user")
+            self.driver.send(UserMessage(answer.text))
+        self.refresh_bindings()
+
+    def action_toggle_auto(self) -> None:
+        if self.driver is None:
+            return
+        self.auto = self.driver.auto = not self.auto
+        self.query_one(StatusBar).policy = self._policy_label()
+        self.notify("Auto mode on: every action runs without asking" if self.auto
+                    else "Auto mode off: you approve each action", timeout=3)
+        if self.auto and self.pending is not None:
+            self._decide(Approve())
+        self.driver.send(Wake())
+
+    def action_stop(self) -> None:
+        if self.driver is not None and self.generating:
+            self.driver.stop_generation()
+            self.refresh_bindings()
+
+    def action_continue(self) -> None:
+        if self.driver is not None:
+            self.driver.send(Continue())
+
+    def action_diff(self) -> None:
+        tabs = self.query_one("#lower", TabbedContent)
+        tabs.active = "tab-session-diff" if tabs.active == "tab-step-diff" else "tab-step-diff"
+
+    def action_toggle_steps(self) -> None:
+        self.toggle_class("-show-steps")
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    def on_step_timeline_step_chosen(self, message: StepTimeline.StepChosen) -> None:
+        self._show_step(message.index)
+
+    @work(exclusive=True, group="modal")
+    async def _show_step(self, index: int) -> None:
+        if self.session is None:
+            return
+        record = next((r for r in self.session.records if r.index == index), None)
+        if record is None:
+            return
+        can_rewind = self.finished is None and record.checkpoint is not None
+        choice = await self.app.push_screen_wait(StepDetailScreen(record, can_rewind))
+        if choice == "rewind" and self.driver is not None:
+            self.pending = None
+            self.driver.send(Undo(index))
+
+    def quit_explanation(self) -> str:
+        """What quitting leaves behind, and how to come back or undo it."""
+        if self.session is None:
+            return "No session has started yet; nothing was changed."
+        files = [f.path for f in split_diff(self.session_diff)]
+        steps = len(self._executed_records())
+        left = (f"The working tree keeps the changes of {steps} executed step(s) in: "
+                f"{', '.join(files)}." if files else "The working tree has no changes from this session.")
+        repo = self.repo_label or "REPO"
+        return (
+            f"{left}\nThe session {self.session.id} is saved; resume it with\n"
+            f"    navtui --resume {self.session.id} {repo}\n"
+            "To drop its changes, resume and rewind to step 0 (u / w), or discard at the finish screen."
+        )
+
+    @work(exclusive=True, group="modal")
+    async def action_quit_session(self) -> None:
+        if not await self.app.push_screen_wait(QuitScreen(self.quit_explanation())):
+            return
+        if self.driver is not None and self.pending is not None and self.finished is None:
+            self.pending = None
+            self.driver.send(Decide(Quit()))
+            return
+        self.post_message(SessionEnded(SessionFinished("quit", "quit by the user")))
+
+
+class SessionEnded(Message):
+    """The session finished (any reason); the app decides what comes next."""
+
+    def __init__(self, finished: SessionFinished) -> None:
+        super().__init__()
+        self.finished = finished
+

@@ -1,0 +1,77 @@
+"""One step in full: thought, action, output, diff; rewind to it from here."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Markdown, Static
+
+from agent_core.steps import EditAction, Reject, StepRecord
+from widgets.action_card import action_summary
+from widgets.diff_view import highlight_diff
+from widgets.output_log import observation_lines
+
+MAX_OUTPUT_LINES = 400
+
+
+def decision_text(record: StepRecord) -> str:
+    if record.extra.get("source") == "user":
+        return "your own command"
+    if isinstance(record.decision, Reject):
+        feedback = record.decision.feedback
+        return f"rejected: {feedback}" if feedback else "rejected"
+    if isinstance(record.decision, EditAction):
+        return "edited by you, then run"
+    return "approved"
+
+
+class StepDetailScreen(ModalScreen[str | None]):
+    """Returns "rewind" when the user asks to go back to this step, else None."""
+
+    CSS_PATH = "modal.tcss"
+    BINDINGS = [
+        Binding("escape,q", "close", "Close", id="navtui.detail.close", tooltip="Back to the session"),
+        Binding("w", "rewind", "Rewind here", id="navtui.detail.rewind",
+                tooltip="Restore files and conversation to right after this step"),
+    ]
+
+    def __init__(self, record: StepRecord, can_rewind: bool) -> None:
+        super().__init__()
+        self.record = record
+        self.can_rewind = can_rewind
+
+    def compose(self) -> ComposeResult:
+        record = self.record
+        action = record.action or record.proposed.action
+        with VerticalScroll(classes="dialog help"):
+            yield Label(f"Step {record.index} · {decision_text(record)}", classes="dialog-title",
+                        markup=False)
+            if record.proposed.thought.strip():
+                yield Label("Thought", classes="detail-section")
+                yield Markdown(record.proposed.thought)
+            yield Label("Action", classes="detail-section")
+            yield Static(action_summary(action, width=200), markup=False)
+            if record.observation is not None:
+                lines = observation_lines(record.observation)
+                if len(lines) > MAX_OUTPUT_LINES:
+                    lines = lines[:MAX_OUTPUT_LINES] + [f"… {len(lines) - MAX_OUTPUT_LINES} more lines"]
+                yield Label("Output", classes="detail-section")
+                yield Static("\n".join(lines), markup=False)
+            if record.diff:
+                yield Label("Diff", classes="detail-section")
+                yield Static(highlight_diff(record.diff))
+            if self.can_rewind:
+                yield Label("w rewinds to right after this step · esc closes", classes="dialog-hint")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "rewind":
+            return self.can_rewind
+        return True
+
+    def action_rewind(self) -> None:
+        self.dismiss("rewind")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,182 @@
+"""Runs a Session in one worker thread for the TUI: commands go in, events come out in order.
+
+The session's own thread is the only one that calls `propose`, `decide`, `undo`, ...; the UI
+thread only enqueues commands and, to stop a generation, calls `Session.cancel()`.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agent_core.events import Event, SessionError, StepProposed, TokenStreamed
+from agent_core.policy import AutoPolicy, RulesPolicy
+from agent_core.steps import Approve, Decision
+
+if TYPE_CHECKING:
+    from agent_core.session import Session
+
+
+class EventInbox:
+    """A thread-safe, ordered queue of session events that merges back-to-back token chunks.
+
+    `wake` is called (from the producing thread) only when the inbox goes from empty to
+    non-empty, so a flood of tokens costs the UI one message per drain, not one per token.
+    """
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+        self._events: deque[Event] = deque()
+        self._lock = threading.Lock()
+        self._woken = False
+
+    def put(self, event: Event) -> None:
+        with self._lock:
+            last = self._events[-1] if self._events else None
+            if (
+                isinstance(event, TokenStreamed)
+                and isinstance(last, TokenStreamed)
+                and last.index == event.index
+            ):
+                self._events[-1] = TokenStreamed(index=event.index, text=last.text + event.text)
+            else:
+                self._events.append(event)
+            wake, self._woken = not self._woken, True
+        if wake:
+            self._wake()
+
+    def drain(self) -> list[Event]:
+        with self._lock:
+            events = list(self._events)
+            self._events.clear()
+            self._woken = False
+        return events
+
+
+@dataclass
+class Decide:
+    decision: Decision
+
+
+@dataclass
+class Undo:
+    to_index: int | None
+
+
+@dataclass
+class UserCommand:
+    command: str
+
+
+@dataclass
+class UserMessage:
+    text: str
+
+
+@dataclass
+class Call:
+    """Run `fn(session)` on the session's thread; `on_done(result, error)` is called after."""
+
+    fn: Callable[[Session], object]
+    on_done: Callable[[object, BaseException | None], None]
+
+
+class Continue:
+    """Resume proposing after a stop (esc)."""
+
+
+class Wake:
+    """Re-check the policy (auto mode or a new rule may now approve the pending step)."""
+
+
+class Close:
+    """Leave the loop; the session is closed."""
+
+
+Command = Decide | Undo | UserCommand | UserMessage | Call | Continue | Wake | Close
+
+
+class SessionDriver:
+    """The loop the TUI runs in its session thread.
+
+    It proposes whenever no proposal is pending (unless stopped), approves on its own what
+    auto mode or the always-allow rules cover, and otherwise waits for the user's command.
+    """
+
+    def __init__(self, session: Session, inbox: EventInbox, *, auto: bool = False) -> None:
+        self.session = session
+        self.inbox = inbox
+        self.rules = RulesPolicy(allow_kinds=set(), allow_prefixes=[], fallback=AutoPolicy())
+        self.auto = auto
+        self.paused = False
+        self._commands: queue.Queue[Command] = queue.Queue()
+        session.subscribe(inbox.put)
+
+    def send(self, command: Command) -> None:
+        """Thread-safe: queue a command for the session thread."""
+        self._commands.put(command)
+
+    def stop_generation(self) -> None:
+        """Thread-safe: stop the model now and wait for the user before proposing again."""
+        self.paused = True
+        self.session.cancel()
+
+    def approves_on_its_own(self, proposal: StepProposed) -> bool:
+        """True when auto mode or an always-allow rule covers `proposal`."""
+        return self.auto or self.rules.allows(proposal)
+
+    def run(self, start: bool = True) -> None:
+        """The session thread's body; returns after `Close`."""
+        session = self.session
+        if start:
+            session.start()
+        while True:
+            if session.finished is None and session.pending is not None:
+                if self.approves_on_its_own(session.pending):
+                    session.decide(Approve())
+                    continue
+                command = self._commands.get()
+            elif session.finished is None and not self.paused:
+                try:
+                    command = self._commands.get_nowait()
+                except queue.Empty:
+                    session.propose()
+                    continue
+            else:
+                command = self._commands.get()
+            if isinstance(command, Close):
+                return
+            self._apply(command)
+
+    def _apply(self, command: Command) -> None:
+        session = self.session
+        try:
+            if isinstance(command, Decide):
+                self.paused = False
+                if session.pending is not None:
+                    session.decide(command.decision)
+            elif isinstance(command, Undo):
+                session.undo(command.to_index)
+            elif isinstance(command, UserCommand):
+                session.run_user_command(command.command)
+            elif isinstance(command, UserMessage):
+                self.paused = False
+                session.add_user_message(command.text)
+            elif isinstance(command, Call):
+                self._call(command)
+            elif isinstance(command, Continue):
+                self.paused = False
+        except Exception as error:  # noqa: BLE001 - shown to the user, the loop keeps going
+            self.inbox.put(SessionError(message=f"{type(error).__name__}: {error}"))
+
+    def _call(self, command: Call) -> None:
+        try:
+            result = command.fn(self.session)
+        except Exception as error:  # noqa: BLE001 - handed back to the caller
+            command.on_done(None, error)
+        else:
+            command.on_done(result, None)

@@ -1,0 +1,244 @@
+"""The Textual app: a thin front end over a headless `Session`.
+
+`run_tui` takes either a ready Session or a factory that builds one from the issue text (loading
+a model can take a while: the factory runs in a worker thread after the first frame is drawn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.theme import Theme
+from textual.worker import Worker, WorkerState
+
+from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
+from app.screens.finish import FinishChoice, FinishScreen
+from app.screens.main import MainScreen, SessionEnded
+from app.screens.start import StartChoice, StartScreen
+from widgets.action_card import ActionCard
+from widgets.issue_pane import issue_title
+
+if TYPE_CHECKING:
+    from agent_core.session import Session
+
+SessionFactory = Callable[[str], "Session"]
+ResumeFactory = Callable[[str], "Session"]
+
+# Exit codes, the same as the headless runner's.
+EXIT_CODES = {"submitted": 0, "error": 1, "limit": 2, "script_exhausted": 2, "format_errors": 2,
+              "quit": 3}
+
+DARK = Theme(
+    name="navtui-dark", primary="#7aa2c8", secondary="#8fa9a1", accent="#d9a766",
+    warning="#d9a766", error="#d27a7a", success="#8fbf8f", foreground="#d8dee9",
+    background="#1b1f24", surface="#22272e", panel="#2b323b", dark=True,
+)
+LIGHT = Theme(
+    name="navtui-light", primary="#3d6a99", secondary="#5a7f74", accent="#a8691a",
+    warning="#a8691a", error="#b44c4c", success="#3f7f4f", foreground="#2b2f36",
+    background="#f7f5f0", surface="#efece5", panel="#e3dfd5", dark=False,
+)
+
+# Decision commands offered in the command palette: (action, title, help).
+PALETTE_COMMANDS = [
+    ("approve", "Decide: approve", "Run the proposed action"),
+    ("always_allow", "Decide: always allow", "Approve this kind or command prefix from now on"),
+    ("reject", "Decide: reject with feedback", "Do not run it; tell the model why"),
+    ("edit", "Decide: edit the action", "Change the action before it runs"),
+    ("undo", "Step: undo the last step", "Restore files and conversation"),
+    ("rewind", "Step: rewind to the selected step", "Go back to right after it"),
+    ("message", "Talk: message or own command", "Send the model a message or run a command"),
+    ("toggle_auto", "Policy: toggle auto mode", "Approve everything within the limits"),
+    ("stop", "Model: stop generating", "Cancel the generation in progress"),
+    ("continue", "Model: go on", "Let the model propose again"),
+    ("diff", "View: step/session diff", "Switch the diff tab"),
+]
+
+
+class NavApp(App[int]):
+    """navtui's app. `source` is a Session or a `SessionFactory` (issue -> Session)."""
+
+    TITLE = "navtui"
+    BINDINGS = [
+        Binding("T", "toggle_dark", "Light/dark", id="navtui.theme", show=False,
+                tooltip="Switch between the light and the dark theme"),
+    ]
+
+    def __init__(
+        self,
+        source: Session | SessionFactory,
+        *,
+        repo: str | Path | None = None,
+        issue: str | None = None,
+        resume: ResumeFactory | None = None,
+        auto: bool = False,
+        theme: str = "navtui-dark",
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.repo = Path(repo) if repo is not None else None
+        self.initial_issue = issue
+        self.resume = resume
+        self.auto = auto
+        self.register_theme(DARK)
+        self.register_theme(LIGHT)
+        self.theme = theme
+        self.main: MainScreen | None = None
+        self.result_message = ""
+
+    @property
+    def repo_label(self) -> str:
+        return str(self.repo) if self.repo is not None else ""
+
+    def on_mount(self) -> None:
+        if hasattr(self.source, "subscribe"):
+            session = self.source
+            self._show_main(MainScreen(session.issue, repo_label=self.repo_label, auto=self.auto,
+                                       session=session))
+        elif self.initial_issue:
+            self._open_issue(self.initial_issue)
+        else:
+            self.push_screen(StartScreen(self.repo_label or "this repository", self._recent_sessions()),
+                             self._on_start)
+
+    def _recent_sessions(self) -> list:
+        if self.repo is None or self.resume is None:
+            return []
+        from agent_core.trajectory import list_sessions
+
+        try:
+            return list_sessions(self.repo)[-20:]
+        except OSError:
+            return []
+
+    def _on_start(self, choice: StartChoice | None) -> None:
+        if choice is None:
+            self.exit(return_code=EXIT_CODES["quit"])
+        elif choice.kind == "resume" and self.resume is not None:
+            resume = self.resume
+            self._show_main(MainScreen("", repo_label=self.repo_label, auto=self.auto,
+                                       loading_message=f"Resuming session {choice.value}…"))
+            self._build(lambda: resume(choice.value), resumed=True)
+        else:
+            self._open_issue(choice.value)
+
+    def _open_issue(self, issue: str) -> None:
+        factory = self.source
+        assert callable(factory)
+        self._show_main(MainScreen(issue, repo_label=self.repo_label, auto=self.auto))
+        self._build(lambda: factory(issue), resumed=False)
+
+    def _show_main(self, screen: MainScreen) -> None:
+        self.main = screen
+        if len(self.screen_stack) > 1:
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    @work(thread=True, exit_on_error=False, group="load", name="load")
+    def _build(self, make: Callable[[], Session], resumed: bool) -> None:
+        session = make()
+        self.call_from_thread(self._attach, session, resumed)
+
+    def _attach(self, session: Session, resumed: bool) -> None:
+        if self.main is None or not self.main.is_attached:
+            session.close()
+            return
+        self.main.attach(session, resumed=resumed)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "load" and event.state == WorkerState.ERROR and self.main:
+            message = str(event.worker.error)
+            self.main.query_one(ActionCard).show_status("done", f"Could not start: {message}")
+            self.notify(message, title="Could not start the session", severity="error", timeout=30)
+            self.main.finished = None
+
+    # --- the end ----------------------------------------------------------------------------
+
+    def on_session_ended(self, message: SessionEnded) -> None:
+        finished = message.finished
+        if finished.reason == "quit":
+            self._exit(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed.")
+        else:
+            self._finish(finished.reason, finished.message, finished.patch)
+
+    @work(exclusive=True, group="finish")
+    async def _finish(self, reason: str, message: str, patch: str) -> None:
+        main = self.main
+        assert main is not None
+        session = main.session
+        issue = session.issue if session is not None else ""
+        headline = ("The model submitted a fix." if reason == "submitted"
+                    else f"The session stopped ({reason}).")
+        branch = branch_for(self.repo, issue_title(issue)) if self.repo is not None else "navtui/fix"
+        default_patch = f"navtui-{session.id if session is not None else 'session'}.patch"
+        while True:
+            choice: FinishChoice = await self.push_screen_wait(
+                FinishScreen(headline, message, patch, branch, default_patch)
+            )
+            try:
+                outcome = await self._apply(choice, patch, issue)
+            except (FinishError, OSError) as error:
+                self.notify(str(error), title="Could not do that", severity="error", timeout=15)
+                continue
+            self._exit(EXIT_CODES.get(reason, 1), outcome)
+            return
+
+    async def _apply(self, choice: FinishChoice, patch: str, issue: str) -> str:
+        """Carry out the finish choice; returns the line printed after the app closes."""
+        if choice.kind == "branch":
+            if self.repo is None:
+                raise FinishError("no repository path was given; save the patch instead")
+            commit = await asyncio.to_thread(
+                commit_patch_to_branch, self.repo, patch, choice.value,
+                f"navtui: {issue_title(issue, 70)}",
+            )
+            return f"navtui: committed to branch {choice.value} ({commit[:10]}); your checkout is unchanged."
+        if choice.kind == "patch":
+            path = await asyncio.to_thread(save_patch, patch, choice.value)
+            return f"navtui: patch saved to {path} (the changes are also still in the working tree)."
+        if choice.kind == "discard":
+            assert self.main is not None
+            await self.main.run_on_session(lambda session: session.undo(0))
+            return "navtui: discarded; the working tree is back to how it was before the session."
+        return "navtui: the changes are in the working tree."
+
+    def _exit(self, code: int, message: str) -> None:
+        self.result_message = message
+        if self.main is not None:
+            self.main.shutdown()
+        self.exit(code, return_code=code, message=message)
+
+    # --- command palette ----------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        if isinstance(screen, MainScreen):
+            for action, title, help_text in PALETTE_COMMANDS:
+                if screen.check_action(action, ()):
+                    yield SystemCommand(title, help_text, getattr(screen, f"action_{action}"))
+        yield from super().get_system_commands(screen)
+
+    def action_toggle_dark(self) -> None:
+        self.theme = "navtui-light" if self.theme == "navtui-dark" else "navtui-dark"
+
+
+def run_tui(
+    session_or_factory: Session | SessionFactory,
+    *,
+    repo: str | Path | None = None,
+    issue: str | None = None,
+    resume: ResumeFactory | None = None,
+    auto: bool = False,
+) -> int:
+    """Run the app until the user leaves; returns the exit code (0 submitted, 1 error,
+    2 limit or exhausted script, 3 quit)."""
+    app = NavApp(session_or_factory, repo=repo, issue=issue, resume=resume, auto=auto)
+    app.run()
+    return app.return_code if app.return_code is not None else 1
