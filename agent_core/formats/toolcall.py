@@ -45,6 +45,9 @@ EXAMPLE = (
     "</tool_call>"
 )
 
+# Whitespace, and an opening ``` fence some models put around the JSON.
+BODY_START = re.compile(r"\s*(?:```[a-z]*\s*)?")
+
 TOOL_KINDS = {
     "bash": "bash",
     "str_replace_editor": "str_replace_editor",
@@ -54,26 +57,33 @@ TOOL_KINDS = {
 
 
 def split_think(text: str) -> tuple[str, str]:
-    """(think text, the rest). A lone `</think>` means the template opened the block."""
-    close = text.find(THINK_CLOSE)
+    """(think text, the rest).
+
+    The block opens the reply (`<think>...</think>`), or only its end is there because the chat
+    template opened it; a `</think>` after the first `<tool_call>` is argument text, not a block.
+    """
+    stripped = text.lstrip()
+    if stripped.startswith(THINK_OPEN):
+        close = stripped.find(THINK_CLOSE)
+        if close < 0:
+            return stripped[len(THINK_OPEN):].strip(), ""
+        return stripped[len(THINK_OPEN): close].strip(), stripped[close + len(THINK_CLOSE):]
+    call = text.find(OPEN)
+    close = text.find(THINK_CLOSE, 0, len(text) if call < 0 else call)
     if close < 0:
         return "", text
-    open_ = text.find(THINK_OPEN, 0, close)
-    if open_ < 0:
-        return text[:close].strip(), text[close + len(THINK_CLOSE):]
-    think = text[open_ + len(THINK_OPEN): close]
-    return think.strip(), text[:open_] + text[close + len(THINK_CLOSE):]
+    return text[:close].strip(), text[close + len(THINK_CLOSE):]
 
 
-def decode_json_call(body: str) -> dict[str, Any]:
-    """The `{"name": ..., "arguments": ...}` object at the start of `body`."""
+def decode_json_call(text: str, start: int) -> tuple[dict[str, Any], int]:
+    """The `{"name": ..., "arguments": ...}` object at `start`, and where it ends."""
     try:
-        obj, _ = json.JSONDecoder(strict=False).raw_decode(body)
+        obj, end = json.JSONDecoder(strict=False).raw_decode(text, start)
     except ValueError as exc:
         raise ParseError(
-            f"The tool call is not valid JSON ({exc.msg} at character {exc.pos}). Write "
-            'exactly one object {"name": ..., "arguments": {...}} between <tool_call> and '
-            "</tool_call>, with quotes and newlines inside strings escaped.",
+            f"The tool call is not valid JSON ({exc.msg}). Write exactly one object "
+            '{"name": ..., "arguments": {...}} between <tool_call> and </tool_call>, with quotes '
+            "and newlines inside strings escaped.",
             NAME,
             EXAMPLE,
         ) from None
@@ -83,7 +93,7 @@ def decode_json_call(body: str) -> dict[str, Any]:
             NAME,
             EXAMPLE,
         )
-    return obj
+    return obj, end
 
 
 def call_arguments(obj: dict[str, Any]) -> dict[str, Any]:
@@ -127,16 +137,21 @@ def tool_action(name: str, args: dict[str, Any]) -> Action:
     return Submit(result=None if result is None else str(result))
 
 
-def read_call(body: str) -> Action:
-    """The action in one `<tool_call>` body: JSON, or a Qwen3-Coder `<function=...>` block."""
-    stripped = body.strip()
-    if stripped.startswith("{"):
-        obj = decode_json_call(stripped)
-        return tool_action(obj["name"], call_arguments(obj))
-    match = xml.FUNCTION_OPEN.match(stripped)
+def read_call(text: str, start: int) -> tuple[Action, int]:
+    """The action whose body starts at `start` (just after `<tool_call>`), and where it ends.
+
+    The body is JSON (optionally in a ``` fence) or a Qwen3-Coder `<function=...>` block. Reading
+    it before looking for `</tool_call>` lets argument values contain that tag.
+    """
+    body = BODY_START.match(text, start)
+    pos = body.end()
+    if text.startswith(("{", "["), pos):
+        obj, end = decode_json_call(text, pos)
+        return tool_action(obj["name"], call_arguments(obj)), end
+    match = xml.FUNCTION_OPEN.match(text, pos)
     if match is not None:
-        call = xml.read_function(stripped, match, NAME, EXAMPLE)
-        return tool_action(call.name, dict(call.params))
+        call = xml.read_function(text, match, NAME, EXAMPLE)
+        return tool_action(call.name, dict(call.params)), call.end
     raise ParseError(
         'Between <tool_call> and </tool_call> put one JSON object {"name": ..., "arguments": '
         "{...}}.",
@@ -165,10 +180,8 @@ def parse(text: str) -> ProposedStep:
             NAME,
             EXAMPLE,
         )
-    body_start = start + len(OPEN)
-    close = rest.find(CLOSE, body_start)
-    body = rest[body_start:] if close < 0 else rest[body_start:close]
-    action = read_call(body)
+    action, end = read_call(rest, start + len(OPEN))
+    close = rest.find(CLOSE, end)
     after = "" if close < 0 else rest[close + len(CLOSE):]
     thought = "\n\n".join(part for part in (think, rest[:start].strip()) if part)
     return ProposedStep(
