@@ -49,6 +49,9 @@ NONINTERACTIVE_ENV = {
 # Startup files the shell must not read: they could print, prompt or change the environment.
 DROPPED_ENV = ("BASH_ENV", "ENV", "PROMPT_COMMAND", "CDPATH")
 STARTUP_TIMEOUT = 15.0
+TIMEOUT_HINT = (
+    " Run long jobs in the background with output redirected to a file, or pick a quicker command."
+)
 _READ_SIZE = 1 << 16
 _TRAILER_LIMIT = 1 << 16
 
@@ -106,13 +109,25 @@ def _signal(send: Callable[[int, int], None], target: int) -> None:
 
 
 class Shell:
-    """A persistent bash. `run` never raises for what the command does; see the module doc."""
+    """A persistent bash. `run` never raises for what the command does; see the module doc.
 
-    def __init__(self, cwd: Path, *, timeout: float = 120.0, output_limit: int = 16_000) -> None:
+    `send_delay` is pexpect's `delaybeforesend` (its default, 0.05 s, would be paid on every
+    command; bench/shell_roundtrip.py measures it). None sends at once.
+    """
+
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        timeout: float = 120.0,
+        output_limit: int = 16_000,
+        send_delay: float | None = None,
+    ) -> None:
         self.home = Path(cwd).resolve()
         self.cwd = self.home
         self.timeout = timeout
         self.output_limit = output_limit
+        self.send_delay = send_delay
         self._dir = Path(tempfile.mkdtemp(prefix="navtui-shell-"))
         self._script = self._dir / "command.sh"
         token = secrets.token_hex(8)
@@ -124,6 +139,7 @@ class Shell:
         ).encode()
         self._lock = threading.Lock()
         self._closed = False
+        self._interrupted = False
         self._child: pexpect.spawn | None = None
         self._start()
 
@@ -142,12 +158,13 @@ class Shell:
             preexec_fn=_detach_terminal,
             dimensions=(50, 200),
         )
-        child.delaybeforesend = None
+        child.delaybeforesend = self.send_delay
         child.ptyproc.delayafterclose = 0.0
         child.ptyproc.delayafterterminate = 0.01
         self._child = child
-        self._script.write_text(f"cd -- {shlex.quote(str(self.cwd))} 2>/dev/null || cd -- "
-                                f"{shlex.quote(str(self.home))}\n")
+        self._script.write_text(
+            f"cd -- {shlex.quote(str(self.cwd))} 2>/dev/null || cd -- {shlex.quote(str(self.home))}\n"
+        )
         try:
             _, _, cwd = self._exchange(STARTUP_TIMEOUT)
         except (_Timeout, _Died) as exc:
@@ -157,18 +174,30 @@ class Shell:
             ) from exc
         self.cwd = cwd
 
+    def _kill_processes(self) -> None:
+        """SIGKILL the shell's process group and anything left in its session."""
+        child = self._child
+        if child is None:
+            return
+        _signal(os.killpg, child.pid)
+        for member in _session_members(child.pid):
+            _signal(os.kill, member)
+
     def _kill(self) -> int | None:
-        """Kill the whole process group and session; the shell's exit status if it had exited."""
+        """Kill everything and close the pty; the shell's exit status if it had exited."""
         child = self._child
         if child is None:
             return None
+        self._kill_processes()
         self._child = None
-        pid = child.pid
-        _signal(os.killpg, pid)
-        for member in _session_members(pid):
-            _signal(os.kill, member)
         child.close(force=True)
         return child.exitstatus
+
+    def interrupt(self) -> None:
+        """Kill the running command (callable from another thread); `run` reports it and the
+        shell restarts in the same directory."""
+        self._interrupted = True
+        self._kill_processes()
 
     def restart(self) -> None:
         """Kill the shell and everything it started; start a fresh one in the same directory."""
@@ -177,8 +206,10 @@ class Shell:
             self._start()
 
     def close(self) -> None:
-        """Kill the shell and all its processes, background ones included. Idempotent."""
+        """Kill the shell and all its processes, background ones included. Idempotent; a
+        command running in another thread ends at once with an error observation."""
         self._closed = True
+        self._kill_processes()
         with self._lock:
             self._kill()
             shutil.rmtree(self._dir, ignore_errors=True)
@@ -202,28 +233,36 @@ class Shell:
         with self._lock:
             if self._closed or self._child is None:
                 return Observation(output="", error="the shell is closed; start a new session")
+            self._interrupted = False
             self._script.write_text(command if command.endswith("\n") else command + "\n")
             try:
                 output, code, cwd = self._exchange(limit)
             except _Timeout as exc:
                 self._kill()
                 what = f"command timed out after {limit:g} s and was killed, with every process it started"
-                return self._recover(exc.output, what)
+                return self._recover(exc.output, what, TIMEOUT_HINT)
             except _Died as exc:
-                return self._recover(exc.output, f"the shell exited (status {self._kill()})")
+                status = self._kill()
+                if self._closed:
+                    what = "the shell was closed while the command ran"
+                elif self._interrupted:
+                    what = "the command was interrupted and killed, with every process it started"
+                else:
+                    what = f"the shell exited with status {status} (the command ended the shell)"
+                return self._recover(exc.output, what)
             self.cwd = cwd
             text, truncated = output.text()
             return Observation(output=self._tidy(text), exit_code=code, truncated=truncated)
 
-    def _recover(self, output: BoundedOutput, what: str) -> Observation:
+    def _recover(self, output: BoundedOutput, what: str, hint: str = "") -> Observation:
+        """After the shell was killed or died: start a new one (unless closing) and say so."""
         text, truncated = output.text()
         if self._closed:
             return Observation(output=self._tidy(text), truncated=truncated, error=what)
         self._start()
         message = (
             f"{what}; a new shell was started in {self.cwd} (variables, functions and exports "
-            "from earlier commands are gone). Run long jobs in the background with output "
-            "redirected to a file, or pick a quicker command."
+            f"from earlier commands are gone).{hint}"
         )
         return Observation(output=self._tidy(text), truncated=truncated, error=message)
 
@@ -242,12 +281,17 @@ class Shell:
         pending = b""
         child.send(self._line)
         while True:
-            data = pending + self._read(child, deadline, output)
+            try:
+                data = pending + self._read(child, deadline, output)
+            except (_Timeout, _Died):
+                output.feed(pending)
+                raise
             found = data.find(marker)
             if found >= 0:
                 output.feed(data[:found])
                 trailer = data[found + len(marker) :]
                 break
+            # Hold back a possible partial marker until the next read completes it.
             output.feed(data[:-keep])
             pending = data[-keep:]
         while b"\n" not in trailer and len(trailer) < _TRAILER_LIMIT:
