@@ -1,3 +1,3 @@
 """Shared fixtures live in tests/fixtures/; each area owns its own module there."""
 
-pytest_plugins = ["tests.fixtures.repos", "tests.fixtures.models"]
+pytest_plugins = ["tests.fixtures.repos", "tests.fixtures.models", "tests.fixtures.servers"]

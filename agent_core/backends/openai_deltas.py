@@ -1,0 +1,140 @@
+"""OpenAI-style stream chunks back into the raw text a Qwen3 model writes.
+
+Servers with a tool parser (vLLM `--tool-call-parser hermes`, `transformers serve`) take the
+model's `<tool_call>` text apart into structured `tool_calls` deltas, and its `<think>` block into
+`reasoning_content`. navtui's dialect parsers read model text, so this puts them back together:
+
+    <think>
+    {reasoning}
+    </think>
+
+    {content}<tool_call>
+    {"name": NAME, "arguments": ARGUMENTS}
+    </tool_call>
+
+The tool-call text streams as it arrives: the head with the first argument fragment (by then the
+name is complete), later fragments as they come, the tail when the call ends (another call starts, content resumes, or the choice
+finishes). Arguments are copied verbatim, so malformed JSON from the server stays malformed and
+the dialect parser reports it to the model like any other bad output.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+THINK_OPEN = "<think>\n"
+THINK_CLOSE = "\n</think>\n\n"
+TOOL_CALL_CLOSE = "}\n</tool_call>"
+
+
+def tool_call_head(name: str) -> str:
+    """Text up to where a tool call's arguments start."""
+    return '<tool_call>\n{"name": ' + json.dumps(name) + ', "arguments": '
+
+
+@dataclass
+class _OpenCall:
+    index: int
+    name: str = ""
+    pending_args: list[str] = field(default_factory=list)
+    head_sent: bool = False
+    args_sent: bool = False
+
+
+class ChunkAssembler:
+    """Feed parsed stream chunks (chat or legacy completions); get text pieces back.
+
+    After the stream, `usage` holds the server's usage object (if it sent one) and
+    `finish_reason` the first choice's finish reason.
+    """
+
+    def __init__(self) -> None:
+        self.usage: dict[str, Any] | None = None
+        self.finish_reason: str | None = None
+        self._thinking = False
+        self._blank_reasoning = ""
+        self._call: _OpenCall | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> str:
+        """Text that `chunk` adds to the turn (may be empty)."""
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        out: list[str] = []
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            if choice.get("text"):
+                out.append(choice["text"])
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning:
+                out.append(self._close_call())
+                out.append(self._feed_reasoning(reasoning))
+            if delta.get("content"):
+                out.append(self._close_think() + self._close_call())
+                out.append(delta["content"])
+            for call in delta.get("tool_calls") or []:
+                out.append(self._close_think())
+                out.append(self._feed_call(call))
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+                out.append(self.finish())
+        return "".join(out)
+
+    def finish(self) -> str:
+        """Close whatever is still open (a thinking block, a tool call)."""
+        return self._close_think() + self._close_call()
+
+    def _feed_call(self, delta: dict[str, Any]) -> str:
+        out = ""
+        index = delta.get("index", 0)
+        if self._call is not None and self._call.index != index:
+            out += self._close_call() + "\n"
+        if self._call is None:
+            self._call = _OpenCall(index)
+        call = self._call
+        function = delta.get("function") or {}
+        if function.get("name"):
+            call.name += function["name"]
+        if function.get("arguments"):
+            call.pending_args.append(function["arguments"])
+        if not (call.name and call.pending_args):
+            return out
+        if not call.head_sent:
+            out += tool_call_head(call.name)
+            call.head_sent = True
+        out += "".join(call.pending_args)
+        call.pending_args.clear()
+        call.args_sent = True
+        return out
+
+    def _close_call(self) -> str:
+        call, self._call = self._call, None
+        if call is None:
+            return ""
+        out = "" if call.head_sent else tool_call_head(call.name)
+        args = "".join(call.pending_args)
+        if not (call.args_sent or args):
+            args = "{}"
+        return out + args + TOOL_CALL_CLOSE
+
+    def _feed_reasoning(self, text: str) -> str:
+        """Open the thinking block at the first visible reasoning (servers send the empty
+        `<think>\n\n</think>` of thinking-off prompts as whitespace reasoning)."""
+        if self._thinking:
+            return text
+        self._blank_reasoning += text
+        if not self._blank_reasoning.strip():
+            return ""
+        self._thinking = True
+        text, self._blank_reasoning = self._blank_reasoning.lstrip("\n"), ""
+        return THINK_OPEN + text
+
+    def _close_think(self) -> str:
+        self._blank_reasoning = ""
+        if not self._thinking:
+            return ""
+        self._thinking = False
+        return THINK_CLOSE
