@@ -17,7 +17,6 @@ STATUS_LOOK: dict[str, tuple[str, str]] = {
     "running": ("…", "$text-warning"),
     "executed": ("✓", "$text-success"),
     "rejected": ("✗", "$text-error"),
-    "undone": ("↶", "$text-muted"),
     "user": ("$", "$text-secondary"),
     "submitted": ("★", "$text-success"),
 }
@@ -57,11 +56,10 @@ class StepTimeline(OptionList):
             entry.summary = summary
         self._rebuild()
 
-    def mark_undone_after(self, to_index: int) -> None:
-        """Steps after checkpoint `to_index` were undone."""
-        for entry in self.entries.values():
-            if entry.index > to_index and entry.status in ("executed", "user", "running"):
-                entry.status = "undone"
+    def drop_after(self, to_index: int) -> None:
+        """Forget the steps after `to_index` (they were undone; new ones may reuse the numbers)."""
+        for index in [i for i in self.entries if i > to_index]:
+            del self.entries[index]
         self._rebuild()
 
     def drop(self, index: int) -> None:
@@ -86,8 +84,6 @@ class StepTimeline(OptionList):
                 f"[{style}]$icon[/] [b]$n[/] $summary", icon=icon, n=entry.index,
                 summary=entry.summary,
             )
-            if entry.status == "undone":
-                prompt = prompt.stylize("strike dim")
             self.add_option(Option(prompt, id=f"step-{entry.index}"))
         if keep is not None and keep in self.entries:
             self.highlighted = self.get_option_index(f"step-{keep}")

@@ -1,0 +1,142 @@
+"""Widgets on their own: diff splitting, streaming, timeline, status bar, output log."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from agent_core.actions import Bash, Edit, Search, StrReplaceEditor, Submit
+from agent_core.steps import Observation
+from widgets.action_card import ActionCard, action_summary
+from widgets.diff_view import DiffView, render_file, split_diff
+from widgets.issue_pane import IssuePane, issue_title
+from widgets.output_log import OutputLog, observation_lines
+from widgets.status_bar import StatusBar
+from widgets.step_timeline import StepTimeline
+from widgets.thought_stream import ThoughtStream
+
+TWO_FILES = (
+    "diff --git a/calc/ops.py b/calc/ops.py\n"
+    "index 1..2 100644\n"
+    "--- a/calc/ops.py\n"
+    "+++ b/calc/ops.py\n"
+    "@@ -5,3 +5,3 @@\n"
+    " def average(values):\n"
+    "-    return sum(values) / (len(values) + 1)\n"
+    "+    return sum(values) / len(values)\n"
+    "diff --git a/notes.txt b/notes.txt\n"
+    "new file mode 100644\n"
+    "--- /dev/null\n"
+    "+++ b/notes.txt\n"
+    "@@ -0,0 +1,2 @@\n"
+    "+one\n"
+    "+two\n"
+)
+
+
+class Harness(App[None]):
+    def __init__(self, *widgets) -> None:
+        super().__init__()
+        self.widgets = widgets
+
+    def compose(self) -> ComposeResult:
+        yield from self.widgets
+
+
+def test_split_diff_counts_lines_per_file():
+    files = split_diff(TWO_FILES)
+    assert [(f.path, f.added, f.removed) for f in files] == [("calc/ops.py", 1, 1), ("notes.txt", 2, 0)]
+    assert split_diff("") == []
+
+
+def test_render_file_trims_long_diffs_and_drops_headers():
+    body = "".join(f"+line {i}\n" for i in range(50))
+    file = split_diff(f"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -0,0 +1,50 @@\n{body}")[0]
+    title, rendered = render_file(file, max_lines=10)
+    assert title.plain == "x  +50 -0"
+    lines = rendered.plain.splitlines()
+    assert lines[0].startswith("@@") and "diff --git" not in rendered.plain
+    assert lines[-1] == "… 41 more lines"
+
+
+def test_action_summary_names_each_kind():
+    assert action_summary(Bash("pytest -q\nmore")) == "bash pytest -q"
+    assert action_summary(Search("def f", None)) == "search 'def f' in ."
+    assert action_summary(Edit("a.py", 3, 4, "x")) == "edit a.py:3-4"
+    assert action_summary(StrReplaceEditor("view", "a.py")) == "str_replace_editor view a.py"
+    assert action_summary(Submit()) == "submit the fix"
+    assert len(action_summary(Bash("x" * 200), width=20)) == 20
+
+
+def test_issue_title_and_observation_lines():
+    assert issue_title("\n\n## Crash on empty input\nbody") == "Crash on empty input"
+    assert issue_title("   ") == "(empty issue)"
+    lines = observation_lines(Observation("a\nb", exit_code=1, truncated=True))
+    assert lines == ["[exit 1 · output truncated]", "a", "b"]
+
+
+async def test_thought_stream_streams_and_keeps_a_bounded_history():
+    stream = ThoughtStream(max_turns=2)
+    async with Harness(stream).run_test() as pilot:
+        for turn in range(1, 4):
+            await stream.begin_turn(f"Step {turn}")
+            for word in ("Looking ", "at <tool_call> ", "**ops.py**"):
+                await stream.write(word)
+            await stream.end_turn()
+        await pilot.pause()
+        titles = [str(w.render()) for w in stream.query(".turn-title")]
+        assert titles == ["Step 2", "Step 3"]
+        assert stream.text == "Looking at <tool_call> **ops.py**"
+        await stream.end_turn("parsed thought")
+        assert stream.text == "parsed thought"
+
+
+async def test_diff_view_mounts_one_title_per_file_and_handles_big_diffs_in_a_thread():
+    view = DiffView()
+    async with Harness(view).run_test() as pilot:
+        view.set_diff(TWO_FILES)
+        await pilot.pause()
+        assert [str(t.render()) for t in view.query(".file-title")] == ["calc/ops.py  +1 -1", "notes.txt  +2 -0"]
+        big = "diff --git a/big b/big\n--- a/big\n+++ b/big\n@@ -0,0 +1,3000 @@\n" + "+x\n" * 3000
+        view.set_diff(big)
+        await view.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [f.path for f in view.files] == ["big"] and view.files[0].added == 3000
+        view.set_diff("")
+        await pilot.pause()
+        assert str(view.query_one(".empty").render()) == "No changes."
+
+
+async def test_timeline_orders_steps_drops_undone_ones_and_reports_the_chosen_step():
+    timeline = StepTimeline()
+    seen: list = []
+    async with Harness(timeline).run_test(message_hook=seen.append) as pilot:
+        timeline.set_step(2, "pending", "bash ls")
+        timeline.set_step(1, "executed", "read a.py")
+        timeline.set_step(2, "rejected")
+        timeline.set_step(3, "executed", "bash echo")
+        assert [o.id for o in timeline.options] == ["step-1", "step-2", "step-3"]
+        assert timeline.entries[2].summary == "bash ls" and timeline.entries[2].status == "rejected"
+        timeline.drop_after(2)
+        assert [o.id for o in timeline.options] == ["step-1", "step-2"]
+        timeline.focus()
+        timeline.highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert {m.index for m in seen if isinstance(m, StepTimeline.StepChosen)} == {1}
+
+
+async def test_status_bar_and_card_and_log_render_what_they_are_given():
+    status, card, log = StatusBar(), ActionCard(), OutputLog(max_lines=5)
+    async with Harness(status, card, log).run_test(size=(120, 30)) as pilot:
+        status.model, status.dialect, status.step, status.max_steps = "replay", "toolcall", 3, 50
+        status.context_used, status.context_limit, status.policy = 15_000, 16_384, "auto"
+        await pilot.pause()
+        text = status.render().plain
+        assert "replay │ toolcall │ step 3/50" in text and "ctx 15.0k/16.4k" in text and "auto" in text
+        card.show_action("Step 3", Edit("a.py", 1, 1, "x"), "edit a.py lines 1-1", TWO_FILES)
+        assert card.has_class("-pending") and card.query_one("#card-diff").display
+        card.show_status("thinking", "thinking…")
+        assert card.has_class("-thinking") and not card.has_class("-pending")
+        assert not card.query_one("#card-diff").display
+        log.show_observation("Step 1", Observation("\n".join(str(i) for i in range(20)), exit_code=0))
+        assert log.line_count == 5 and log.lines[-1] == "19"
