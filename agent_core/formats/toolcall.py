@@ -165,7 +165,11 @@ def span(text: str) -> tuple[int, int] | None:
     start = text.find(OPEN)
     if start < 0:
         return None
-    close = text.find(CLOSE, start)
+    try:
+        _, end = read_call(text, start + len(OPEN))
+    except ParseError:
+        end = start
+    close = text.find(CLOSE, end)
     return start, len(text) if close < 0 else close + len(CLOSE)
 
 

@@ -166,8 +166,11 @@ def span(text: str) -> tuple[int, int] | None:
     match = FUNCTION_OPEN.search(text)
     if match is None:
         return None
-    close = text.find(FUNCTION_CLOSE, match.end())
-    return match.start(), len(text) if close < 0 else close + len(FUNCTION_CLOSE)
+    try:
+        return match.start(), read_function(text, match, NAME, EXAMPLE).end
+    except ParseError:
+        close = text.find(FUNCTION_CLOSE, match.end())
+        return match.start(), len(text) if close < 0 else close + len(FUNCTION_CLOSE)
 
 
 def parse(text: str) -> ProposedStep:
