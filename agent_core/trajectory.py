@@ -373,6 +373,17 @@ def read_trajectory(path: Path | str) -> Trajectory:
     return trajectory
 
 
+def live_records(events: Iterable[Event]) -> list[StepRecord]:
+    """Executed and rejected step records still standing after every undo, in order."""
+    records: list[StepRecord] = []
+    for event in events:
+        if isinstance(event, (StepExecuted, StepRejected)):
+            records.append(event.record)
+        elif isinstance(event, StepUndone):
+            records = [r for r in records if r.index <= event.to_index]
+    return records
+
+
 @dataclass
 class SessionSummary:
     """One line of `navtui sessions REPO`."""
@@ -387,12 +398,7 @@ class SessionSummary:
 
 def summarize(trajectory: Trajectory) -> SessionSummary:
     """Status: the finish reason, `running` (its writer is alive) or `interrupted` (resumable)."""
-    executed: dict[int, int] = {}
-    for event in trajectory.events:
-        if isinstance(event, StepExecuted):
-            executed[event.record.index] = 1
-        elif isinstance(event, StepUndone):
-            executed = {i: v for i, v in executed.items() if i <= event.to_index}
+    executed = [r for r in live_records(trajectory.events) if r.checkpoint is not None]
     finished = trajectory.finished
     if finished is not None:
         status = finished.reason
