@@ -21,7 +21,7 @@ from pathlib import Path
 import git as gitpython
 
 from agent_core.git.errors import WorkspaceError
-from agent_core.git.head import HeadState, move_head, read_head
+from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree
 from agent_core.steps import Checkpoint
@@ -52,8 +52,8 @@ class RestoreReport:
     head_moved: bool
 
 
-def _find_repo(path: Path) -> tuple[Path, Path]:
-    """Validate `path` and return (working tree root, git dir), or raise an actionable error."""
+def _find_repo(path: Path) -> tuple[Path, Path, Path]:
+    """Validate `path`; return (working tree root, git dir, common dir) or raise an actionable error."""
     if not path.exists():
         raise WorkspaceError(f"{path} does not exist: pass the path of your repository")
     if not path.is_dir():
@@ -73,12 +73,13 @@ def _find_repo(path: Path) -> tuple[Path, Path]:
             )
         root = Path(repo.working_tree_dir).resolve()
         git_dir = Path(repo.git_dir).resolve()
+        common_dir = Path(repo.common_dir).resolve()
     finally:
         repo.close()
     for name, advice in _IN_PROGRESS.items():
         if (git_dir / name).exists():
             raise WorkspaceError(f"{root}: {advice}, then start navtui again.")
-    return root, git_dir
+    return root, git_dir, common_dir
 
 
 def _message(head: HeadState, staged: str | None) -> str:
@@ -102,12 +103,13 @@ def _parse_message(message: str) -> dict[str, str | None]:
 class Workspace:
     """One user repository, seen through navtui's checkpoints. Create with `Workspace.open`."""
 
-    def __init__(self, root: Path, git_dir: Path) -> None:
+    def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:
         self.root = root
         self.git_dir = git_dir
         self.state_dir = git_dir / "navtui"
         self.session_id: str | None = None
         self._git = GitRunner(root)
+        self._heads = HeadWatcher(self._git, git_dir, common_dir)
         self._checkpoints: list[Checkpoint] = []
         self._trees: dict[str, str] = {}
         self._staged: str | None = None
@@ -117,8 +119,7 @@ class Workspace:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
         """Open the repository containing `path`; refuses what navtui cannot safely work in."""
-        root, git_dir = _find_repo(Path(path).expanduser().absolute())
-        return cls(root, git_dir)
+        return cls(*_find_repo(Path(path).expanduser().absolute()))
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -153,7 +154,7 @@ class Workspace:
             shutil.copyfile(user_index, index)
         else:
             index.unlink(missing_ok=True)
-        head = read_head(self._git, self.git_dir)
+        head = self._heads.read()
         self._staged = self._staged_commit(index, head)
         return self._record(0, self._snapshot(), head)
 
@@ -164,7 +165,7 @@ class Workspace:
             raise WorkspaceError(
                 f"checkpoint {index} would not follow checkpoint {last.index}: steps only move forward"
             )
-        return self._record(index, self._snapshot(), read_head(self._git, self.git_dir))
+        return self._record(index, self._snapshot(), self._heads.read())
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
@@ -251,6 +252,7 @@ class Workspace:
             self._index_tree, self._index_stamp = wanted, self._stamp()
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
+        self._heads.forget()
         self._clear_operation_state()
         self._restore_user_index(head, head_moved)
         dropped = self._checkpoints[position + 1:]
@@ -265,7 +267,7 @@ class Workspace:
         target = self._checkpoints[self._position(index)]
         if self._snapshot() != self._trees[target.commit]:
             return True
-        return read_head(self._git, self.git_dir) != HeadState(target.head, target.branch)
+        return self._heads.read() != HeadState(target.head, target.branch)
 
     # -- internals --------------------------------------------------------------------------
 

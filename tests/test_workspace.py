@@ -253,3 +253,24 @@ def test_model_index_changes_are_undone_but_user_staging_kept(git_repo: Path):
     assert subprocess.run(
         ["git", "diff", "--quiet"], cwd=git_repo
     ).returncode == 0
+
+
+def test_checkpoints_record_where_head_went(git_repo: Path):
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    steps = [
+        ("echo a > a.txt && git add a.txt && git commit -qm a", "main"),
+        ("git checkout -q -b feature", "feature"),
+        ("git pack-refs --all && echo b > b.txt && git add b.txt && git commit -qm b", "feature"),
+        ("git checkout -q --detach HEAD~1", None),
+        ("git checkout -q main", "main"),
+    ]
+    for index, (command, branch) in enumerate(steps, start=1):
+        bash(git_repo, command)
+        checkpoint = ws.checkpoint(index)
+        assert checkpoint.branch == branch
+        assert checkpoint.head == git(git_repo, "rev-parse", "HEAD").strip()
+    resumed = Workspace.open(git_repo)
+    assert [(c.head, c.branch) for c in resumed.attach("s")] == [
+        (c.head, c.branch) for c in ws.checkpoints
+    ]

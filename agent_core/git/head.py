@@ -38,6 +38,57 @@ def read_head(git: GitRunner, git_dir: Path) -> HeadState:
     return HeadState(commit if code == 0 else None, None)
 
 
+Stamp = tuple[tuple[int, int, int] | None, ...]
+
+
+class HeadWatcher:
+    """Reads HEAD again only when a file that stores refs has changed since the last read.
+
+    Git replaces ref files by renaming a new file over them, so (inode, size, mtime) of HEAD,
+    the branch's loose ref, packed-refs and reftable's table list change on every update.
+    """
+
+    def __init__(self, git: GitRunner, git_dir: Path, common_dir: Path) -> None:
+        self._git = git
+        self._git_dir = git_dir
+        self._common_dir = common_dir
+        self._stamp: Stamp | None = None
+        self._head: HeadState | None = None
+
+    def _files(self, head: HeadState | None) -> list[Path]:
+        files = [
+            self._git_dir / "HEAD",
+            self._common_dir / "packed-refs",
+            self._common_dir / "reftable" / "tables.list",
+        ]
+        if head is not None and head.branch is not None:
+            files.append(self._common_dir / _full_ref(head.branch))
+        return files
+
+    @staticmethod
+    def _stamp_of(files: list[Path]) -> Stamp:
+        stamps = []
+        for path in files:
+            try:
+                st = path.stat()
+            except OSError:
+                stamps.append(None)
+            else:
+                stamps.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(stamps)
+
+    def read(self) -> HeadState:
+        if self._head is not None and self._stamp_of(self._files(self._head)) == self._stamp:
+            return self._head
+        head = read_head(self._git, self._git_dir)
+        self._head, self._stamp = head, self._stamp_of(self._files(head))
+        return head
+
+    def forget(self) -> None:
+        """Force the next `read` to ask git (after navtui itself moved HEAD)."""
+        self._head = self._stamp = None
+
+
 def move_head(git: GitRunner, git_dir: Path, target: HeadState, reason: str) -> bool:
     """Put HEAD (and the target's branch) back where `target` says; True if anything moved."""
     current = read_head(git, git_dir)

@@ -1,0 +1,161 @@
+"""Per-step overhead of navtui on a 10,000-file repository, against plain baselines.
+
+One run, interleaved step by step on two identical copies of a generated repository:
+
+* navtui: `Executor.execute(action)` (persistent bash, file tools) + `Workspace.checkpoint` +
+  `Workspace.step_diff`, on copy A;
+* baseline: `subprocess.run(cmd, shell=True)` for each bash command and `git stash create` per
+  step, on copy B (non-bash actions are applied there too, untimed, so both trees evolve alike).
+
+Run: `python bench/step_overhead.py [--files 10000] [--actions 200] [--seed 7]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor
+from agent_core.executor import Executor
+from agent_core.workspace import Workspace
+
+GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@navtui.invalid", "-c", "gc.auto=0"]
+
+
+def generate_repo(root: Path, n_files: int) -> list[str]:
+    """A committed, packed repo of `n_files` small Python files in 100-file directories."""
+    root.mkdir(parents=True)
+    names = []
+    for i in range(n_files):
+        name = f"pkg{i // 1000:02d}/mod{i // 100 % 10}/file{i:05d}.py"
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f'"""Module {i}."""\n\n\ndef f{i}(x):\n    return x + {i}\n\n\n'
+            f"class C{i}:\n    value = {i % 97}\n"
+        )
+        names.append(name)
+    (root / ".gitignore").write_text("*.pyc\n__pycache__/\nbuild/\n")
+    subprocess.run([*GIT, "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*GIT, "commit", "-q", "-m", "generated"], cwd=root, check=True)
+    subprocess.run([*GIT, "repack", "-a", "-d", "-q"], cwd=root, check=True)  # as a clone would be
+    return names
+
+
+def make_actions(names: list[str], count: int, seed: int) -> list[Action]:
+    """A reproducible mix: half bash (reads and writes), the rest file tools and search."""
+    rng = random.Random(seed)
+    actions: list[Action] = []
+    for step in range(count):
+        name = rng.choice(names)
+        folder = name.rsplit("/", 1)[0]
+        number = int(name[-8:-3])
+        roll = rng.random()
+        if roll < 0.5:
+            actions.append(Bash(rng.choice([
+                f"ls {folder} | head -5",
+                f"grep -n 'return' {name}",
+                f"wc -l {name}",
+                f"sed -i 's/x + {number}/x - {number}/' {name}",
+                f"echo '# note {step}' >> {name}",
+                f"printf 'print({step})\\n' > {folder}/new_{step}.py",
+                f"mkdir -p build && echo {step} > build/out{step}.txt",
+                f"cat {name} | tail -2",
+            ])))
+        elif roll < 0.65:
+            actions.append(Read(name))
+        elif roll < 0.75:
+            actions.append(Search(f"C{number}", folder))
+        elif roll < 0.9:
+            actions.append(Edit(name, 4, 5, f"def f{number}(x):\n    return x * {step}\n"))
+        else:
+            actions.append(StrReplaceEditor(
+                "str_replace", name, old_str=f"value = {number % 97}", new_str=f"value = {step}"
+            ))
+    return actions
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def summary(values: list[float]) -> tuple[float, float]:
+    """(median, p95) in milliseconds."""
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered) * 1000, p95 * 1000
+
+
+def row(label: str, values: list[float]) -> str:
+    median, p95 = summary(values)
+    return f"  {label:<44} {median:9.2f} {p95:9.2f}"
+
+
+def ratio_row(label: str, ours: list[float], base: list[float]) -> str:
+    (om, op), (bm, bp) = summary(ours), summary(base)
+    return f"  {label:<44} {om / bm:8.2f}x {op / bp:8.2f}x"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--actions", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
+        ours_root, base_root = Path(tmp) / "ours", Path(tmp) / "base"
+        names = generate_repo(ours_root, args.files)
+        shutil.copytree(ours_root, base_root, symlinks=True)
+        for root in (ours_root, base_root):
+            subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=True)
+        actions = make_actions(names, args.actions, args.seed)
+
+        ours_exec, ours_ckpt, ours_total, bash_ours, bash_base, stash = [], [], [], [], [], []
+        workspace = Workspace.open(ours_root)
+        with Executor(ours_root, command_timeout=60) as ours, Executor(base_root) as base:
+            ours.execute(Bash("true"))
+            workspace.begin("bench")
+            for index, action in enumerate(actions, start=1):
+                t_exec = timed(lambda: ours.execute(action))
+                t_ckpt = timed(lambda: (workspace.checkpoint(index), workspace.step_diff(index)))
+                ours_exec.append(t_exec)
+                ours_ckpt.append(t_ckpt)
+                ours_total.append(t_exec + t_ckpt)
+                if isinstance(action, Bash):
+                    bash_ours.append(t_exec)
+                    bash_base.append(timed(lambda: subprocess.run(
+                        action.command, shell=True, cwd=base_root, capture_output=True
+                    )))
+                else:
+                    base.execute(action)
+                stash.append(timed(lambda: subprocess.run(
+                    ["git", "stash", "create"], cwd=base_root, capture_output=True, check=True
+                )))
+        changed = len(workspace.changed_files(0))
+
+    print(f"step overhead: {args.files} files, {len(actions)} actions "
+          f"({len(bash_ours)} bash), {changed} paths changed by the session")
+    print(f"  {'per step (ms)':<44} {'median':>9} {'p95':>9}")
+    print(row("navtui execute (all actions)", ours_exec))
+    print(row("navtui checkpoint + step diff", ours_ckpt))
+    print(row("navtui execute + checkpoint + step diff", ours_total))
+    print(row("navtui bash round trip (persistent shell)", bash_ours))
+    print(row("baseline subprocess.run(cmd, shell=True)", bash_base))
+    print(row("baseline git stash create", stash))
+    print(f"  {'ratios':<44} {'median':>9} {'p95':>9}")
+    print(ratio_row("bash round trip / subprocess (target <= 0.5)", bash_ours, bash_base))
+    print(ratio_row("checkpoint+diff / stash create (target <= 1.0)", ours_ckpt, stash))
+
+
+if __name__ == "__main__":
+    main()
