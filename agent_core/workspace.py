@@ -108,6 +108,7 @@ class Workspace:
         self.git_dir = git_dir
         self.state_dir = git_dir / "navtui"
         self.session_id: str | None = None
+        self.snapshot_warnings: list[str] = []
         self._git = GitRunner(root)
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
         self._checkpoints: list[Checkpoint] = []
@@ -141,12 +142,13 @@ class Workspace:
 
     def begin(self, session_id: str) -> Checkpoint:
         """Start a session: checkpoint 0 is the user's state, uncommitted and untracked included."""
-        self._use_session(session_id)
+        self._check_session_id(session_id)
         if self._session_refs(session_id):
             raise WorkspaceError(
                 f"session {session_id!r} already has checkpoints in {self.root}: resume it, "
                 "or delete it first"
             )
+        self._use_session(session_id)
         index = self._index_path()
         index.parent.mkdir(parents=True, exist_ok=True)
         user_index = self._user_index()
@@ -169,13 +171,13 @@ class Workspace:
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
-        self._use_session(session_id)
+        self._check_session_id(session_id)
         records = self._session_refs(session_id)
         if not records:
             raise WorkspaceError(
                 f"no session {session_id!r} in {self.root}; known: {', '.join(self.sessions()) or 'none'}"
             )
-        self._checkpoints = []
+        self._use_session(session_id)
         for ref, commit, tree, message in sorted(records, key=lambda r: int(r[0].rsplit("/", 1)[1])):
             fields = _parse_message(message)
             index = int(ref.rsplit("/", 1)[1])
@@ -185,6 +187,7 @@ class Workspace:
             self._checkpoints.append(
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
             )
+        self._index_path().parent.mkdir(parents=True, exist_ok=True)
         if not self._index_path().exists() and self._user_index().exists():
             shutil.copyfile(self._user_index(), self._index_path())
         self._index_stamp = None
@@ -298,7 +301,8 @@ class Workspace:
         records = []
         for i in range(0, len(fields) - 3, 4):
             ref, commit, tree, message = (f.strip() for f in fields[i:i + 4])
-            records.append((ref, commit, tree, message))
+            if ref.rsplit("/", 1)[1].isdigit():
+                records.append((ref, commit, tree, message))
         return records
 
     def _index_path(self) -> Path:
@@ -319,7 +323,12 @@ class Workspace:
         if self.session_id is None:
             raise WorkspaceError("no session: call begin() or attach() first")
         index = self._index_path()
-        self._git.run("add", "-A", index=index)
+        # --ignore-errors: a file git cannot add (unreadable, an empty nested repository) is left
+        # out of the snapshot instead of failing it; the reasons are kept in `snapshot_warnings`.
+        result = self._git.run_full("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1))
+        self.snapshot_warnings = [
+            line for line in result.stderr.decode("utf-8", "replace").splitlines() if line.strip()
+        ]
         stamp = self._stamp()
         # `git add` leaves the index file alone when nothing changed: the tree is the same too.
         if stamp is not None and stamp == self._index_stamp and self._index_tree:

@@ -274,3 +274,15 @@ def test_checkpoints_record_where_head_went(git_repo: Path):
     assert [(c.head, c.branch) for c in resumed.attach("s")] == [
         (c.head, c.branch) for c in ws.checkpoints
     ]
+
+
+def test_a_path_git_cannot_add_is_reported_not_fatal(git_repo: Path):
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "mkdir nested && cd nested && git init -q && echo z > z.txt && cd .. && echo m > m.txt")
+    ws.checkpoint(1)
+    assert any("nested" in warning for warning in ws.snapshot_warnings)
+    assert ws.changed_files(0) == ["m.txt"]
+    ws.restore(0)
+    assert not (git_repo / "m.txt").exists()
+    assert (git_repo / "nested/z.txt").read_text() == "z\n"

@@ -51,6 +51,16 @@ class GitRunner:
         ok_codes: tuple[int, ...] = (0,),
     ) -> bytes:
         """Run `git args`, return stdout; any exit code outside `ok_codes` raises WorkspaceError."""
+        return self.run_full(*args, index=index, stdin=stdin, ok_codes=ok_codes).stdout
+
+    def run_full(
+        self,
+        *args: str,
+        index: Path | None = None,
+        stdin: bytes | None = None,
+        ok_codes: tuple[int, ...] = (0,),
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Like `run`, but return the whole result (stderr included)."""
         env = self._env if index is None else {**self._env, "GIT_INDEX_FILE": str(index)}
         result = subprocess.run(
             ["git", *_CONFIG, *args], cwd=self.root, env=env, input=stdin,
@@ -59,7 +69,7 @@ class GitRunner:
         if result.returncode not in ok_codes:
             message = result.stderr.decode("utf-8", "replace").strip()
             raise WorkspaceError(f"`git {args[0]}` failed in {self.root}: {message}")
-        return result.stdout
+        return result
 
     def line(self, *args: str, index: Path | None = None) -> str:
         """Run git and return its first output line, stripped."""

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.git.errors import WorkspaceError
 from agent_core.git.runner import GitRunner
 
 GITLINK_MODE = "160000"
@@ -45,10 +46,13 @@ def _remove(root: Path, rel: str) -> None:
     path = root / rel
     try:
         path.unlink()
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError):
         return
-    except IsADirectoryError:
-        return
+    except OSError as error:
+        raise WorkspaceError(
+            f"cannot remove {rel} while undoing: {error.strerror}. Make its directory writable "
+            f"(`chmod u+w '{path.parent}'`) and undo again."
+        ) from None
     for parent in path.parents:
         if parent == root:
             break
