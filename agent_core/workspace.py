@@ -30,7 +30,7 @@ __all__ = ["RestoreReport", "Workspace", "WorkspaceError"]
 
 REF_ROOT = "refs/navtui"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _MISSING = "-"
 
 # Files and directories git leaves behind while an operation waits for the user.
