@@ -1,0 +1,444 @@
+"""The one loop: prompt the model, parse its proposal, get a decision, execute, checkpoint, observe.
+
+A `Session` owns the conversation and the step records; everything else is delegated:
+`agent_core.prompts` shapes the prompt per dialect, `agent_core.context` fits it into the window,
+the backend streams text, `agent_core.formats` parses it, the executor runs the action and the
+workspace checkpoints the tree. Front ends drive it with `propose()` / `decide()` (or `run(policy)`)
+from one worker thread and learn everything through the events they `subscribe` to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from agent_core import formats, prompts
+from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
+from agent_core.backends.base import Backend, BackendError, Prompt, Usage
+from agent_core.backends.replay import ScriptExhausted
+from agent_core.context import ContextOverflow, fit_prompt
+from agent_core.events import (
+    Event,
+    FormatError,
+    Notice,
+    SessionError,
+    SessionFinished,
+    SessionStarted,
+    StepExecuted,
+    StepProposed,
+    StepRejected,
+    StepUndone,
+    TokenStreamed,
+    TurnStarted,
+    UsageReported,
+)
+from agent_core.executor import Executor
+from agent_core.formats import ParseError, translate
+from agent_core.policy import Policy
+from agent_core.steps import (
+    Approve,
+    Decision,
+    EditAction,
+    ProposedStep,
+    Quit,
+    Reject,
+    StepRecord,
+)
+from agent_core.workspace import Workspace, WorkspaceError
+
+
+@dataclass
+class SessionConfig:
+    dialect: str  # text | toolcall | xml, or auto: detected from the first parseable reply
+    context_window: int = 16_384  # tokens the prompt + generation must fit in
+    max_new_tokens: int = 1024
+    max_steps: int = 50  # executed + rejected proposals
+    max_time: float | None = None  # wall-clock seconds for the whole session
+    command_timeout: float = 120.0
+    max_format_errors: int = 3  # consecutive unparseable turns before stopping
+    path_alias: str = "/testbed"
+    backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
+
+
+def new_session_id() -> str:
+    """Sortable and unique: UTC time plus a short random suffix."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+# The prompt shape used while the dialect is still "auto" (before the first parseable reply).
+AUTO_PROMPT_DIALECT = "toolcall"
+
+
+@dataclass
+class _Entry:
+    """One turn of the conversation, tagged with the step it belongs to (undo drops later ones).
+
+    An empty `turn.assistant` is the user speaking (a message or a command they ran).
+    """
+
+    step: int
+    turn: prompts.Turn
+
+
+class Session:
+    def __init__(
+        self,
+        *,
+        workspace: Workspace,
+        executor: Executor,
+        backend: Backend,
+        issue: str,
+        config: SessionConfig,
+        session_id: str | None = None,
+    ) -> None:
+        self.id = session_id or new_session_id()
+        self.issue = issue
+        self.config = config
+        self.workspace = workspace
+        self.executor = executor
+        self.backend = backend
+        self.records: list[StepRecord] = []
+        self.pending: StepProposed | None = None
+        self.finished: SessionFinished | None = None
+        self._listeners: list[Callable[[Event], None]] = []
+        self._entries: list[_Entry] = []
+        self._pending_raw = ""
+        self._format_errors = 0
+        self._started_at: float | None = None
+        self._cancelled = threading.Event()
+
+    # --- events ---------------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[Event], None]) -> None:
+        """Call `listener` with every event, synchronously, from the session's thread."""
+        self._listeners.append(listener)
+
+    def _emit(self, event: Event) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    def _finish(self, reason: str, message: str) -> None:
+        if self.finished is None:
+            self.pending = None
+            self.finished = SessionFinished(reason=reason, message=message, patch=self._patch())
+            self._emit(self.finished)
+
+    def _fail(self, message: str) -> None:
+        self._emit(SessionError(message))
+        self._finish("error", message)
+
+    def _patch(self) -> str:
+        if self._started_at is None:
+            return ""
+        try:
+            return self.workspace.patch()
+        except WorkspaceError as error:
+            self._emit(SessionError(f"could not compute the session patch: {error}"))
+            return ""
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def dialect(self) -> str:
+        """The dialect prompts are built in (a default while `auto` awaits the first reply)."""
+        return AUTO_PROMPT_DIALECT if self.config.dialect == "auto" else self.config.dialect
+
+    @property
+    def started(self) -> bool:
+        return self._started_at is not None
+
+    def start(self) -> None:
+        """Snapshot the user's tree as checkpoint 0 and announce the session."""
+        self.workspace.begin(self.id)
+        self._started_at = time.monotonic()
+        self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
+
+    def run(self, policy: Policy) -> SessionFinished:
+        """Propose and decide until the session finishes; returns how it finished."""
+        if not self.started:
+            self.start()
+        while self.finished is None:
+            proposal = self.propose()
+            if proposal is not None:
+                self.decide(policy.decide(proposal))
+            elif self._cancelled.is_set():
+                self._finish("quit", "generation cancelled by the user")
+        return self.finished
+
+    def cancel(self) -> None:
+        """Stop the generation in progress (thread-safe)."""
+        self._cancelled.set()
+        self.backend.cancel()
+
+    def close(self) -> None:
+        """Stop the shell and free the model."""
+        self.executor.close()
+        self.backend.close()
+
+    # --- the model's turn -------------------------------------------------------------------
+
+    def _next_index(self) -> int:
+        return self.records[-1].index + 1 if self.records else 1
+
+    def _steps_taken(self) -> int:
+        """Model proposals executed or rejected (commands the user ran do not count)."""
+        return sum(1 for record in self.records if record.extra.get("source") != "user")
+
+    def _out_of_time(self) -> bool:
+        limit, started = self.config.max_time, self._started_at
+        return limit is not None and started is not None and time.monotonic() - started >= limit
+
+    def _limit_reached(self) -> str | None:
+        if self._steps_taken() >= self.config.max_steps:
+            return f"stopped after {self.config.max_steps} steps (--max-steps)"
+        if self._out_of_time():
+            return f"stopped after {self.config.max_time:g} s (--max-time)"
+        return None
+
+    def propose(self) -> StepProposed | None:
+        """Run one model turn. Returns the proposal, or None (format error, cancel, finished)."""
+        if self.finished is not None:
+            return None
+        if self.pending is not None:
+            return self.pending
+        if not self.started:
+            self.start()
+        limit = self._limit_reached()
+        if limit:
+            self._finish("limit", limit)
+            return None
+        index = self._next_index()
+        self._emit(TurnStarted(index))
+        try:
+            fitted = fit_prompt(
+                [entry.turn for entry in self._entries],
+                self._build_prompt,
+                self.backend.count_tokens,
+                self.config.context_window - self.config.max_new_tokens,
+            )
+        except ContextOverflow as overflow:
+            self._finish("limit", f"context window full: {overflow}")
+            return None
+        if fitted.capped or fitted.elided:
+            self._emit(
+                Notice(
+                    f"context: {fitted.capped} long observation(s) cut to head and tail and "
+                    f"{fitted.elided} old one(s) omitted to fit {self.config.context_window} tokens"
+                )
+            )
+        raw = self._generate(index, fitted.prompt)
+        if raw is None:
+            return None
+        usage = self.backend.last_usage or Usage()
+        self._emit(UsageReported(index, usage, fitted.tokens, self.config.context_window))
+        return self._parse(index, raw)
+
+    def _build_prompt(self, turns: list[prompts.Turn]) -> Prompt:
+        return prompts.build_prompt(
+            self.dialect,
+            self.issue,
+            turns,
+            max_new_tokens=self.config.max_new_tokens,
+            repo_path=self.config.path_alias,
+        )
+
+    def _generate(self, index: int, prompt: Prompt) -> str | None:
+        """Stream one turn; None when it was cancelled or the session finished meanwhile."""
+        self._cancelled.clear()
+        chunks: list[str] = []
+        try:
+            for chunk in self.backend.stream(prompt):
+                if self._cancelled.is_set():
+                    break
+                chunks.append(chunk)
+                self._emit(TokenStreamed(index, chunk))
+                if self._out_of_time():
+                    self.backend.cancel()
+                    self._finish("limit", self._limit_reached() or "out of time")
+                    return None
+        except ScriptExhausted as exhausted:
+            self._finish("script_exhausted", str(exhausted))
+            return None
+        except BackendError as error:
+            self._fail(str(error))
+            return None
+        if self._cancelled.is_set():
+            self._emit(Notice("generation cancelled"))
+            return None
+        return "".join(chunks)
+
+    def _parse(self, index: int, raw: str) -> StepProposed | None:
+        try:
+            step = formats.parse(raw, self.config.dialect)
+        except ParseError as error:
+            return self._format_error(index, raw, error)
+        self._format_errors = 0
+        if self.config.dialect == "auto":
+            self.config.dialect = step.dialect
+            self._emit(Notice(f"dialect detected from the model's first reply: {step.dialect}"))
+        prepared = self.executor.prepare(step.action)
+        self._pending_raw = raw
+        self.pending = StepProposed(index, step, prepared.command_shown, prepared.preview_diff)
+        self._emit(self.pending)
+        return self.pending
+
+    def _format_error(self, index: int, raw: str, error: ParseError) -> None:
+        """The reply becomes a turn whose observation is the parse error; stop after N in a row."""
+        self._format_errors += 1
+        observation = prompts.format_parse_error(self.dialect, error)
+        self._entries.append(_Entry(index, prompts.Turn(raw, observation)))
+        self._emit(FormatError(index, raw, str(error), self._format_errors))
+        if self._format_errors >= self.config.max_format_errors:
+            self._finish(
+                "format_errors",
+                f"stopped after {self._format_errors} replies in a row that could not be parsed "
+                f"as a {self.config.dialect} action (last problem: {error.problem})",
+            )
+
+    # --- decisions --------------------------------------------------------------------------
+
+    def parse_edit(self, text: str) -> Action:
+        """The user's replacement action: a JSON action object, or text in any dialect."""
+        stripped = text.strip()
+        if stripped.startswith("{") and '"kind"' in stripped:
+            try:
+                return action_from_dict(json.loads(stripped))
+            except (ValueError, TypeError) as error:
+                raise ParseError(str(error), "json", '{"kind": "bash", "command": "ls"}') from None
+        try:
+            return formats.parse(text, self.dialect).action
+        except ParseError:
+            return formats.parse(text, "auto").action
+
+    def decide(self, decision: Decision) -> StepRecord | None:
+        """Apply a decision to the pending proposal; returns its record (None for Quit)."""
+        proposal = self.pending
+        if proposal is None:
+            raise RuntimeError("no proposal is waiting for a decision; call propose() first")
+        if isinstance(decision, Quit):
+            self._finish("quit", "quit by the user")
+            return None
+        self.pending = None
+        if isinstance(decision, Reject):
+            return self._reject(proposal, decision)
+        if isinstance(decision, EditAction):
+            return self._execute(proposal, decision, self.executor.prepare(decision.action).action)
+        return self._execute(proposal, decision, proposal.step.action)
+
+    def _reject(self, proposal: StepProposed, decision: Reject) -> StepRecord:
+        record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
+        observation = prompts.format_rejection(self.dialect, decision.feedback)
+        self._entries.append(_Entry(proposal.index, prompts.Turn(self._pending_raw, observation)))
+        self.records.append(record)
+        self._emit(StepRejected(record))
+        return record
+
+    def _edited_turn(self, proposal: StepProposed, action: Action) -> tuple[str, str]:
+        """(assistant text, note) for a step the user edited: the model's turn shows their action."""
+        try:
+            shown = translate(action, self.dialect)
+            return formats.render(shown, self.dialect, proposal.step.thought), (
+                "(The user replaced your proposed action with the one above.)"
+            )
+        except ValueError:
+            described = json.dumps(action_to_dict(action))
+            return self._pending_raw, f"(The user replaced your proposed action with: {described})"
+
+    def _execute(
+        self, proposal: StepProposed, decision: Decision, action: Action
+    ) -> StepRecord | None:
+        assistant, note = self._pending_raw, ""
+        if isinstance(decision, EditAction):
+            assistant, note = self._edited_turn(proposal, action)
+        observation = self.executor.execute(action)
+        try:
+            checkpoint = self.workspace.checkpoint(proposal.index)
+            diff = self.workspace.step_diff(proposal.index)
+        except WorkspaceError as error:
+            self._fail(f"could not checkpoint step {proposal.index}: {error}")
+            return None
+        record = StepRecord(
+            index=proposal.index,
+            proposed=proposal.step,
+            decision=decision,
+            action=action,
+            observation=observation,
+            checkpoint=checkpoint,
+            diff=diff,
+        )
+        text = prompts.format_observation(
+            self.dialect, action, observation, notice=proposal.step.notice
+        )
+        if note:
+            text = f"{note}\n{text}"
+        self._entries.append(_Entry(proposal.index, prompts.Turn(assistant, text)))
+        self.records.append(record)
+        self._emit(StepExecuted(record))
+        if isinstance(action, Submit):
+            self._finish("submitted", "the model submitted its fix")
+        return record
+
+    # --- the user's own input ------------------------------------------------------------
+
+    def run_user_command(self, command: str) -> StepRecord:
+        """Run a command the user typed; it is checkpointed and the model sees it next turn."""
+        if self.pending is not None:
+            raise RuntimeError("decide on the pending proposal before running a command")
+        if not self.started:
+            self.start()
+        index = self._next_index()
+        observation = self.executor.run_user_command(command)
+        action = Bash(command)
+        checkpoint = self.workspace.checkpoint(index)
+        record = StepRecord(
+            index=index,
+            proposed=ProposedStep(thought="", action=action, raw="", dialect=self.dialect),
+            decision=Approve(),
+            action=action,
+            observation=observation,
+            checkpoint=checkpoint,
+            diff=self.workspace.step_diff(index),
+            extra={"source": "user"},
+        )
+        note = prompts.format_user_command(self.dialect, command, observation)
+        self._entries.append(_Entry(index, prompts.Turn("", note)))
+        self.records.append(record)
+        self._emit(StepExecuted(record))
+        return record
+
+    def add_user_message(self, text: str) -> None:
+        """A message from the user; the model reads it with its next prompt."""
+        step = self.records[-1].index if self.records else 0
+        note = prompts.format_user_message(self.dialect, text)
+        self._entries.append(_Entry(step, prompts.Turn("", note)))
+
+    # --- undo -----------------------------------------------------------------------------
+
+    def undo(self, to_index: int | None = None) -> StepUndone:
+        """Go back to the state after step `to_index` (None: before the last executed step).
+
+        Files return to that step's checkpoint, and the conversation forgets every later turn.
+        """
+        executed = [r for r in self.records if r.checkpoint is not None]
+        if to_index is None:
+            if not executed:
+                raise ValueError("nothing to undo: no step has been executed yet")
+            to_index = executed[-1].index - 1
+        if to_index < 0:
+            raise ValueError(f"cannot undo to step {to_index}: checkpoint 0 is the first")
+        kept = [r for r in executed if r.index <= to_index]
+        report = self.workspace.restore(kept[-1].index if kept else 0)
+        self.records = [r for r in self.records if r.index <= to_index]
+        self._entries = [e for e in self._entries if e.step <= to_index]
+        self.pending = None
+        self._format_errors = 0
+        event = StepUndone(to_index=to_index, changed_paths=list(report.changed_paths))
+        self._emit(event)
+        return event
