@@ -130,6 +130,7 @@ class Shell:
         self.send_delay = send_delay
         self._dir = Path(tempfile.mkdtemp(prefix="navtui-shell-"))
         self._script = self._dir / "command.sh"
+        self._script_fd = os.open(self._script, os.O_RDWR | os.O_CREAT, 0o600)
         token = secrets.token_hex(8)
         self._marker = f"NAVTUI_{token}:".encode()
         # The marker is assembled by printf, so the line we send never contains it verbatim.
@@ -162,8 +163,8 @@ class Shell:
         child.ptyproc.delayafterclose = 0.0
         child.ptyproc.delayafterterminate = 0.01
         self._child = child
-        self._script.write_text(
-            f"cd -- {shlex.quote(str(self.cwd))} 2>/dev/null || cd -- {shlex.quote(str(self.home))}\n"
+        self._write_script(
+            f"cd -- {shlex.quote(str(self.cwd))} 2>/dev/null || cd -- {shlex.quote(str(self.home))}"
         )
         try:
             _, _, cwd = self._exchange(STARTUP_TIMEOUT)
@@ -212,6 +213,9 @@ class Shell:
         self._kill_processes()
         with self._lock:
             self._kill()
+            if self._script_fd >= 0:
+                os.close(self._script_fd)
+                self._script_fd = -1
             shutil.rmtree(self._dir, ignore_errors=True)
 
     def __enter__(self) -> Shell:
@@ -234,7 +238,7 @@ class Shell:
             if self._closed or self._child is None:
                 return Observation(output="", error="the shell is closed; start a new session")
             self._interrupted = False
-            self._script.write_text(command if command.endswith("\n") else command + "\n")
+            self._write_script(command)
             try:
                 output, code, cwd = self._exchange(limit)
             except _Timeout as exc:
@@ -265,6 +269,13 @@ class Shell:
             f"from earlier commands are gone).{hint}"
         )
         return Observation(output=self._tidy(text), truncated=truncated, error=message)
+
+    def _write_script(self, command: str) -> None:
+        """Overwrite the script in place: truncating to zero (open "w") makes ext4 flush to disk,
+        which costs milliseconds per command."""
+        data = (command if command.endswith("\n") else command + "\n").encode()
+        os.pwrite(self._script_fd, data, 0)
+        os.ftruncate(self._script_fd, len(data))
 
     def _tidy(self, text: str) -> str:
         """Error messages name the private script file; show them as bash would for a command."""
