@@ -205,3 +205,14 @@ def test_writes_into_dot_git_refused(tools: FileTools, git_repo: Path):
 
 def test_unknown_editor_command(tools: FileTools):
     assert "Unknown command 'delete'" in tools.execute(editor("delete")).error
+
+
+def test_line_endings_and_missing_final_newline_preserved(tools: FileTools, git_repo: Path):
+    (git_repo / "dos.txt").write_bytes(b"one\r\ntwo\r\n")
+    tools.execute(Edit("dos.txt", 2, 1, "inserted"))
+    assert (git_repo / "dos.txt").read_bytes() == b"one\r\ninserted\r\ntwo\r\n"
+    (git_repo / "tail.txt").write_text("a\nb")
+    tools.execute(editor("insert", "tail.txt", insert_line=1, new_str="mid"))
+    assert (git_repo / "tail.txt").read_text() == "a\nmid\nb"
+    diff = tools.preview(Edit("tail.txt", 3, 3, "c"))
+    assert diff.endswith("-b\n\\ No newline at end of file\n+c\n")

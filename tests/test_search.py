@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,8 @@ def test_no_match_bad_regex_missing_path_escape(paths: Confinement):
 def test_pattern_starting_with_dash_is_a_pattern(paths: Confinement, git_repo: Path):
     (git_repo / "flags.txt").write_text("use -rf carefully\n")
     assert "flags.txt:1:use -rf carefully" in search(paths, "-rf").output
+
+
+def test_symlinks_inside_the_tree_are_not_followed(paths: Confinement, git_repo: Path):
+    os.symlink("/etc", git_repo / "etc_link")
+    assert "etc_link" not in search(paths, "root").output

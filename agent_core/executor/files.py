@@ -56,6 +56,21 @@ def _as_lines(text: str) -> list[str]:
     return lines
 
 
+def _splice(before: str, start: int, end: int, new_text: str) -> tuple[str, int]:
+    """Replace lines `start`..`end` (1-based; `end = start-1` inserts) with `new_text`'s lines.
+
+    New lines take the file's line ending; a missing final newline stays missing when the last
+    line is left alone. Returns the new text and how many lines were put in.
+    """
+    lines = _as_lines(before)
+    ending = "\r\n" if "\r\n" in before else "\n"
+    new = [line.rstrip("\r\n") + ending for line in _as_lines(new_text)]
+    text = "".join(lines[: start - 1] + new + lines[end:])
+    if before and not before.endswith(("\n", "\r")) and end < len(lines):
+        text = text[:-1]
+    return text, len(new)
+
+
 class FileTools:
     """File actions on one repository; `history` holds, per file, texts for `undo_edit`."""
 
@@ -195,14 +210,13 @@ class FileTools:
                 f"1 <= start <= {count + 1} and start-1 <= end <= {count} "
                 "(end = start-1 inserts before line start; empty content deletes the lines)."
             )
-        new = _as_lines(action.content)
-        after_lines = lines[: start - 1] + new + lines[end:]
-        what = (f"replaced lines {start}-{end} with {len(new)} line(s)" if end >= start
-                else f"inserted {len(new)} line(s) before line {start}")
+        after, added = _splice(before, start, end, action.content)
+        what = (f"replaced lines {start}-{end} with {added} line(s)" if end >= start
+                else f"inserted {added} line(s) before line {start}")
         reply = f"Edited {name}: {what}. Snippet of the result:\n" + self._snippet(
-            after_lines, start, start + len(new) - 1
+            _as_lines(after), start, start + added - 1
         ) + _EDITED_TAIL
-        return Change(path, before, "".join(after_lines), reply)
+        return Change(path, before, after, reply)
 
     def _plan_create(self, action: StrReplaceEditor) -> Change:
         path, name = self._writable(action.path)
@@ -244,12 +258,11 @@ class FileTools:
         if not 0 <= line <= len(lines):
             raise ToolError(f"Invalid `insert_line` parameter: {line}. It should be within the range "
                             f"of lines of the file: [0, {len(lines)}].")
-        new = _as_lines(action.new_str)
-        after_lines = lines[:line] + new + lines[line:]
-        snippet = self._snippet(after_lines, line + 1, line + len(new))
+        after, added = _splice(before, line + 1, line, action.new_str)
+        snippet = self._snippet(_as_lines(after), line + 1, line + added)
         reply = (f"The file {name} has been edited. Here's the result of running `cat -n` on a "
                  f"snippet of the edited file:\n{snippet}{_EDITED_TAIL}")
-        return Change(path, before, "".join(after_lines), reply)
+        return Change(path, before, after, reply)
 
     def _plan_undo(self, action: StrReplaceEditor) -> Change:
         path, name = self._writable(action.path)
@@ -307,12 +320,15 @@ class FileTools:
             return f"error: {exc}"
         name = self.paths.display(change.path)
         diff = difflib.unified_diff(
-            _as_lines(change.before or ""),
-            _as_lines(change.after or ""),
+            (change.before or "").splitlines(keepends=True),
+            (change.after or "").splitlines(keepends=True),
             fromfile=f"a/{name}" if change.before is not None else "/dev/null",
             tofile=f"b/{name}" if change.after is not None else "/dev/null",
         )
-        return "".join(diff)
+        return "".join(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in diff
+        )
 
     @staticmethod
     def _observe(work: Callable[[], str]) -> Observation:
