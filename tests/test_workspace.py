@@ -286,3 +286,16 @@ def test_a_path_git_cannot_add_is_reported_not_fatal(git_repo: Path):
     ws.restore(0)
     assert not (git_repo / "m.txt").exists()
     assert (git_repo / "nested/z.txt").read_text() == "z\n"
+
+
+def test_line_endings_come_back_byte_for_byte_with_autocrlf(git_repo: Path):
+    git(git_repo, "config", "core.autocrlf", "true")
+    (git_repo / "windows.txt").write_bytes(b"one\r\ntwo\r\n")
+    (git_repo / "mixed.txt").write_bytes(b"lf\ncrlf\r\n")
+    before = files(git_repo)
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "rm windows.txt mixed.txt")
+    ws.checkpoint(1)
+    ws.restore(0)
+    assert files(git_repo) == before

@@ -18,6 +18,7 @@ _REPO_LOCATION_VARS = (
 _CONFIG = (
     "-c", "core.quotePath=false",
     "-c", "core.safecrlf=false",
+    "-c", "core.autocrlf=false",
     "-c", "advice.addEmbeddedRepo=false",
 )
 
