@@ -15,10 +15,14 @@ from typing import TYPE_CHECKING
 
 from agent_core.events import Event, SessionError, StepProposed, TokenStreamed
 from agent_core.policy import AutoPolicy, RulesPolicy
-from agent_core.steps import Approve, Decision
+from agent_core.steps import Approve, Decision, Reject
 
 if TYPE_CHECKING:
     from agent_core.session import Session
+
+
+# The feedback the model reads when the user ran their own command instead of its proposal.
+INSTEAD_OF_PROPOSAL = "The user ran their own command instead of this one."
 
 
 class EventInbox:
@@ -162,6 +166,8 @@ class SessionDriver:
             elif isinstance(command, Undo):
                 session.undo(command.to_index)
             elif isinstance(command, UserCommand):
+                if session.pending is not None:
+                    session.decide(Reject(INSTEAD_OF_PROPOSAL))
                 session.run_user_command(command.command)
             elif isinstance(command, UserMessage):
                 self.paused = False

@@ -165,7 +165,7 @@ class NavApp(App[int]):
     def on_session_ended(self, message: SessionEnded) -> None:
         finished = message.finished
         if finished.reason == "quit":
-            self._exit(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed.")
+            self._leave(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed.")
         else:
             self._finish(finished.reason, finished.message, finished.patch)
 
@@ -188,7 +188,7 @@ class NavApp(App[int]):
             except (FinishError, OSError) as error:
                 self.notify(str(error), title="Could not do that", severity="error", timeout=15)
                 continue
-            self._exit(EXIT_CODES.get(reason, 1), outcome)
+            self._leave(EXIT_CODES.get(reason, 1), outcome)
             return
 
     async def _apply(self, choice: FinishChoice, patch: str, issue: str) -> str:
@@ -210,7 +210,7 @@ class NavApp(App[int]):
             return "navtui: discarded; the working tree is back to how it was before the session."
         return "navtui: the changes are in the working tree."
 
-    def _exit(self, code: int, message: str) -> None:
+    def _leave(self, code: int, message: str) -> None:
         self.result_message = message
         if self.main is not None:
             self.main.shutdown()

@@ -125,6 +125,7 @@ class MainScreen(Screen[None]):
         self.finished: SessionFinished | None = None
         self.session_diff = ""
         self._initial = (session, resumed)
+        self._mounted = False
         self._loading_message = loading_message
         self._turn_started = 0.0
         self._turn_chunks = 0
@@ -152,6 +153,7 @@ class MainScreen(Screen[None]):
         status = self.query_one(StatusBar)
         status.policy = self._policy_label()
         self.query_one(ActionCard).show_status("thinking", self._loading_message)
+        self._mounted = True
         session, resumed = self._initial
         if session is not None:
             self.attach(session, resumed=resumed)
@@ -160,6 +162,9 @@ class MainScreen(Screen[None]):
 
     def attach(self, session: Session, *, resumed: bool = False) -> None:
         """Start driving `session` (built elsewhere, e.g. after loading the model)."""
+        if not self._mounted:
+            self._initial = (session, resumed)
+            return
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
         self.driver = SessionDriver(session, self.inbox, auto=self.auto)

@@ -1,0 +1,325 @@
+"""Pilot tests: every decision path of the app, on real temp repos with the real replay backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_core.actions import Bash, StrReplaceEditor, Submit
+from app.screens.allow import AllowPrefixScreen, suggested_prefix
+from app.screens.edit import EditScreen
+from app.screens.finish import FinishScreen
+from app.screens.main import MainScreen
+from app.screens.message import MessageScreen
+from app.screens.quit import QuitScreen
+from app.screens.reject import RejectScreen
+from app.tui import NavApp
+from tests.fixtures.repos import git
+from tests.fixtures.tui import ISSUE, Watch, make_session
+from widgets.step_timeline import StepTimeline
+
+FIX = StrReplaceEditor(
+    command="str_replace", path="calc/ops.py",
+    old_str="    return sum(values) / (len(values) + 1)\n", new_str="    return sum(values) / len(values)\n",
+)
+SIZE = (120, 36)
+
+
+def main_screen(app: NavApp) -> MainScreen:
+    assert app.main is not None
+    return app.main
+
+
+def waiting_on(app: NavApp, index: int) -> bool:
+    pending = app.main.pending if app.main else None
+    return pending is not None and pending.index == index and app.screen is app.main
+
+
+async def test_approve_runs_the_action_and_submit_opens_the_finish_screen(git_repo: Path):
+    session = make_session(git_repo, [("Write a note.", Bash("echo hello > note.txt")), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        main = main_screen(app)
+        assert main.query_one("#card").command_shown == "echo hello > note.txt"
+        assert not (git_repo / "note.txt").exists()
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        assert (git_repo / "note.txt").read_text() == "hello\n"
+        assert main.query_one(StepTimeline).entries[1].status == "executed"
+        assert "note.txt" in main.session_diff
+        await pilot.press("a")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await pilot.press("k")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 0
+    assert (git_repo / "note.txt").exists()
+
+
+async def test_always_allow_a_prefix_never_covers_a_compound_command(git_repo: Path):
+    session = make_session(git_repo, [
+        ("Status.", Bash("git status --short")),
+        ("Status again.", Bash("git status")),
+        ("Sneaky.", Bash("git status && touch sneaky.txt")),
+    ])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("A")
+        await watch.until(lambda: isinstance(app.screen, AllowPrefixScreen), "allow dialog")
+        assert app.screen.query_one("#prefix").value == "git status"
+        await pilot.press("enter")
+        await watch.until(lambda: waiting_on(app, 3), "proposal 3 (2 approved by the rule)")
+        statuses = {i: e.status for i, e in main_screen(app).query_one(StepTimeline).entries.items()}
+        assert statuses == {1: "executed", 2: "executed", 3: "pending"}
+        assert not (git_repo / "sneaky.txt").exists()
+        assert main_screen(app).query_one("#status").policy == "ask (+1 rules)"
+
+
+async def test_always_allow_a_kind(git_repo: Path):
+    view = StrReplaceEditor(command="view", path="calc/ops.py")
+    session = make_session(git_repo, [("Look.", view), ("Look again.", view), ("Run.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("A")
+        await watch.until(lambda: waiting_on(app, 3), "proposal 3 (view allowed)")
+        assert [r.index for r in session.records] == [1, 2]
+
+
+def test_suggested_prefix_takes_two_words_for_git_like_tools():
+    assert suggested_prefix("git status --short") == "git status"
+    assert suggested_prefix("pytest -q tests && rm -rf /") == "pytest"
+    assert suggested_prefix("") == ""
+
+
+async def test_reject_with_feedback_reaches_the_next_prompt(git_repo: Path):
+    session = make_session(git_repo, [("Clean up.", Bash("rm -rf calc")), ("Fine.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("r")
+        await watch.until(lambda: isinstance(app.screen, RejectScreen), "reject dialog")
+        await pilot.press(*"never delete the package")
+        await pilot.press("enter")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        assert (git_repo / "calc/ops.py").exists()
+        assert "never delete the package" in session.backend.prompt_text(1)
+        assert "never delete the package" not in session.backend.prompt_text(0)
+        assert main_screen(app).query_one(StepTimeline).entries[1].status == "rejected"
+
+
+async def test_edit_runs_the_edited_action_and_shows_parse_errors(git_repo: Path):
+    session = make_session(git_repo, [("Write.", Bash("echo wrong > out.txt")), ("Next.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("e")
+        await watch.until(lambda: isinstance(app.screen, EditScreen), "edit dialog")
+        area = app.screen.query_one("#action-text")
+        assert "echo wrong > out.txt" in area.text
+        area.load_text("this is not an action")
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, EditScreen)
+        assert "Could not parse" in str(app.screen.query_one("#edit-error").render())
+        area.load_text('<tool_call>\n{"name": "bash", "arguments": {"command": "echo right > out.txt"}}\n</tool_call>')
+        await pilot.press("ctrl+s")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        assert (git_repo / "out.txt").read_text() == "right\n"
+        record = session.records[0]
+        assert record.action == Bash("echo right > out.txt")
+        assert main_screen(app).query_one(StepTimeline).entries[1].summary.endswith("(edited)")
+
+
+async def test_undo_and_rewind_restore_files(git_repo: Path):
+    turns = [(f"Step {n}.", Bash(f"echo {n} > f{n}.txt")) for n in range(1, 6)]
+    session = make_session(git_repo, [("Fix.", FIX), *turns])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    fixed = "return sum(values) / len(values)"
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        for index in (1, 2, 3):
+            await watch.until(lambda: waiting_on(app, index), f"proposal {index}")
+            await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 4), "proposal 4")
+        assert fixed in (git_repo / "calc/ops.py").read_text()
+        assert (git_repo / "f2.txt").exists()
+        await pilot.press("u")
+        await watch.until(lambda: waiting_on(app, 3), "new proposal 3 after undo")
+        assert not (git_repo / "f2.txt").exists() and (git_repo / "f1.txt").exists()
+        timeline = main_screen(app).query_one(StepTimeline)
+        assert sorted(timeline.entries) == [1, 2, 3]
+        timeline.highlighted = timeline.get_option_index("step-1")
+        await pilot.press("w")
+        await watch.until(lambda: waiting_on(app, 2), "new proposal 2 after rewind")
+        assert not (git_repo / "f1.txt").exists()
+        assert fixed in (git_repo / "calc/ops.py").read_text()
+        assert [r.index for r in session.records] == [1]
+
+
+async def test_rewind_from_the_step_detail_screen(git_repo: Path):
+    turns = [(f"Step {n}.", Bash(f"echo {n} > f{n}.txt")) for n in range(1, 5)]
+    session = make_session(git_repo, turns)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        for index in (1, 2):
+            await watch.until(lambda: waiting_on(app, index), f"proposal {index}")
+            await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 3), "proposal 3")
+        timeline = main_screen(app).query_one(StepTimeline)
+        timeline.focus()
+        timeline.highlighted = timeline.get_option_index("step-1")
+        await pilot.press("enter")
+        await watch.until(lambda: type(app.screen).__name__ == "StepDetailScreen", "step detail")
+        assert app.screen.record.index == 1 and app.screen.can_rewind
+        await pilot.press("w")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2 after rewind")
+        assert (git_repo / "f1.txt").exists() and not (git_repo / "f2.txt").exists()
+
+
+async def test_own_command_is_checkpointed_and_the_model_sees_it(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("ls")), ("Then.", Bash("cat mine.txt"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("m")
+        await watch.until(lambda: isinstance(app.screen, MessageScreen), "message dialog")
+        await pilot.press(*"!echo mine > mine.txt")
+        await pilot.press("enter")
+        await watch.until(lambda: waiting_on(app, 3), "proposal after the user's command")
+        assert (git_repo / "mine.txt").read_text() == "mine\n"
+        user = [r for r in session.records if r.extra.get("source") == "user"]
+        assert [r.action for r in user] == [Bash("echo mine > mine.txt")]
+        assert "echo mine > mine.txt" in session.backend.prompt_text(1)
+        assert main_screen(app).query_one(StepTimeline).entries[2].status == "user"
+
+
+async def test_message_to_the_model_reaches_the_next_prompt(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("ls")), ("Then.", Bash("pwd"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("m")
+        await watch.until(lambda: isinstance(app.screen, MessageScreen), "message dialog")
+        await pilot.press(*"the bug is in average")
+        await pilot.press("enter")
+        await watch.until(lambda: isinstance(app.screen, MainScreen), "back on the main screen")
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        assert "the bug is in average" in session.backend.prompt_text(1)
+
+
+async def test_auto_toggle_runs_everything_until_the_finish(git_repo: Path):
+    turns = [(f"Step {n}.", Bash(f"echo {n} > f{n}.txt")) for n in range(1, 4)]
+    session = make_session(git_repo, [*turns, ("Fix.", FIX), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("t")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        assert [r.index for r in session.records] == [1, 2, 3, 4, 5]
+        assert "return sum(values) / len(values)" in (git_repo / "calc/ops.py").read_text()
+        assert main_screen(app).query_one("#status").policy == "auto"
+
+
+async def test_stop_generation_then_go_on(git_repo: Path):
+    long_thought = "thinking " * 400
+    session = make_session(git_repo, [(long_thought, Bash("ls")), ("Next.", Bash("pwd"))],
+                           delay=0.01, chunk_size=4)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        main = main_screen(app)
+        await watch.until(lambda: main.generating and main.query_one("#thoughts").text, "streaming")
+        await pilot.press("escape")
+        await watch.until(lambda: not main.generating and main.driver.paused, "stopped")
+        assert session.pending is None and main.check_action("continue", ()) is True
+        await pilot.press("g")
+        await watch.until(lambda: waiting_on(app, 1), "a proposal after going on")
+        assert session.pending.step.action == Bash("pwd")
+
+
+async def test_quit_confirms_and_explains_how_to_come_back(git_repo: Path):
+    session = make_session(git_repo, [("Write.", Bash("echo x > x.txt")), ("More.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2) and "x.txt" in app.main.session_diff, "step 2")
+        await pilot.press("q")
+        await watch.until(lambda: isinstance(app.screen, QuitScreen), "quit dialog")
+        explanation = app.screen.explanation
+        assert "x.txt" in explanation and f"navtui --resume {session.id} {git_repo}" in explanation
+        await pilot.press("n")
+        await watch.until(lambda: waiting_on(app, 2), "back to proposal 2")
+        await pilot.press("q", "y")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 3
+    assert session.finished is not None and session.finished.reason == "quit"
+    assert (git_repo / "x.txt").exists()
+
+
+async def test_finish_commit_to_branch_keeps_the_checkout(git_repo: Path):
+    session = make_session(git_repo, [("Fix.", FIX), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("t")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        assert app.screen.query_one("#branch-name").value == "navtui/average-is-off-by-one"
+        await pilot.press("b")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 0
+    assert "navtui/average-is-off-by-one" in app.result_message
+    assert git(git_repo, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    shown = git(git_repo, "show", "navtui/average-is-off-by-one:calc/ops.py")
+    assert "return sum(values) / len(values)" in shown
+
+
+async def test_finish_save_patch(git_repo: Path, tmp_path: Path):
+    session = make_session(git_repo, [("Fix.", FIX), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    target = tmp_path / "fix.patch"
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("t")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        app.screen.query_one("#patch-path").value = str(target)
+        await pilot.press("p")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert "return sum(values) / len(values)" in target.read_text()
+    assert str(target) in app.result_message
+
+
+async def test_finish_discard_restores_the_users_own_state(git_repo: Path):
+    (git_repo / "README.md").write_text("# calc\n\nthe user's uncommitted edit\n")
+    (git_repo / "scratch.txt").write_text("untracked\n")
+    session = make_session(git_repo, [("Fix.", FIX), ("Note.", Bash("echo n > new.txt")), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("t")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        assert (git_repo / "new.txt").exists()
+        await pilot.press("x")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert not (git_repo / "new.txt").exists()
+    assert "(len(values) + 1)" in (git_repo / "calc/ops.py").read_text()
+    assert (git_repo / "README.md").read_text() == "# calc\n\nthe user's uncommitted edit\n"
+    assert (git_repo / "scratch.txt").read_text() == "untracked\n"
+
+
+async def test_start_screen_takes_the_issue_and_builds_the_session(git_repo: Path):
+    built: list[str] = []
+
+    def factory(issue: str):
+        built.append(issue)
+        return make_session(git_repo, [("Look.", Bash("ls"))], issue=issue)
+
+    app, watch = NavApp(factory, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: type(app.screen).__name__ == "StartScreen", "start screen")
+        await pilot.press("ctrl+s")
+        assert "empty" in str(app.screen.query_one("#start-error").render())
+        app.screen.query_one("#issue-editor").load_text(ISSUE)
+        await pilot.press("ctrl+j")
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        assert built == [ISSUE]
+        assert main_screen(app).session.issue == ISSUE
