@@ -187,6 +187,22 @@ def test_malformed_error_event_becomes_a_clear_error(scripted_http: ScriptedHTTP
     assert received == ["<tool_call>\n"]
 
 
+def test_unparseable_tool_call_error_gives_back_the_models_text(
+    scripted_http: ScriptedHTTPServer,
+) -> None:
+    """`transformers serve` reports a malformed tool call as an error event with raw newlines;
+    the model's text is recovered so the dialect parser can tell the model what went wrong."""
+    scripted_http.queue(Reply(body=[
+        *sse({"choices": [{"index": 0, "delta": {"reasoning_content": "\n\n"}}]}),
+        'data: {"error": "json parser could not parse region as JSON.\n'
+        "Content: '\\n{\"name\": \"arguments\": \"ls\"}}\\n'\n"
+        "Error: Expecting ',' delimiter: line 2 column 21 (char 21)\"}\n\n",
+    ]))
+    backend = backend_for(scripted_http)
+    text = "".join(backend.stream(Prompt(messages=CHAT.messages, stop_after=["</tool_call>"])))
+    assert text == '<tool_call>\n{"name": "arguments": "ls"}}\n</tool_call>'
+
+
 def test_non_json_events_are_skipped_and_named_error_events_raise(
     scripted_http: ScriptedHTTPServer,
 ) -> None:

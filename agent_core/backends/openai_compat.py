@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from agent_core.backends.base import BackendError, Prompt, Usage
-from agent_core.backends.openai_deltas import ChunkAssembler
+from agent_core.backends.openai_deltas import ChunkAssembler, malformed_tool_call_text
 from agent_core.backends.sse import iter_sse_events
 from agent_core.backends.stop_strings import StopScanner
 from agent_core.backends.token_estimate import estimate_prompt_tokens, estimate_text_tokens
@@ -239,17 +239,14 @@ class OpenAIBackend:
                 if data == "[DONE]":
                     return
                 chunk = _parse_json(data)
-                if event.event == "error" or (chunk is None and '"error"' in data):
-                    raise BackendError(self._scrub(
-                        f"{self.base_url} reported an error mid-stream: {_error_text(chunk, data)}"
-                    ))
+                if event.event == "error" or (chunk or {}).get("error") or (
+                    chunk is None and '"error"' in data
+                ):
+                    yield self._error_event(_error_text(chunk, data))
+                    return
                 if chunk is None:
                     log.warning("skipping a stream event that is not JSON: %.200s", data)
                     continue
-                if chunk.get("error"):
-                    raise BackendError(self._scrub(
-                        f"{self.base_url} reported an error mid-stream: {_error_text(chunk, data)}"
-                    ))
                 yield chunk
         except httpx.TimeoutException:
             if not self._cancelled.is_set():
@@ -260,6 +257,17 @@ class OpenAIBackend:
                     f"connection to {self.base_url} broke mid-stream ({_reason(exc)}); "
                     "check the server's log (crashed or restarted?) and try again"
                 )) from None
+
+    def _error_event(self, message: str) -> dict[str, Any]:
+        """A server's mid-stream error: the model's malformed tool call goes on as turn text (for
+        the dialect parser to report); anything else raises."""
+        text = malformed_tool_call_text(message)
+        if text is None:
+            raise BackendError(self._scrub(
+                f"{self.base_url} reported an error mid-stream: {message}"
+            ))
+        log.warning("server could not parse the model's tool call: %.300s", message)
+        return {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": "stop"}]}
 
     def _usage(
         self,
@@ -272,7 +280,7 @@ class OpenAIBackend:
     ) -> Usage:
         server = server or {}
         new_tokens = server.get("completion_tokens") or self._count_text(text)
-        prompt_tokens = server.get("prompt_tokens") or estimate_prompt_tokens(prompt)
+        prompt_tokens = server.get("prompt_tokens") or self.count_tokens(prompt)
         cached = (server.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
         ttft = (first - started) if first is not None else 0.0
         decode = ended - first if first is not None else 0.0

@@ -20,10 +20,14 @@ the dialect parser reports it to the model like any other bad output.
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+# The repr of the region's text sits on one line (repr escapes newlines).
+REGION_PARSE_FAILURE = re.compile(r"could not parse region as JSON\.\s*Content: (?P<content>[^\n]*)")
 THINK_OPEN = "<think>\n"
 THINK_CLOSE = "\n</think>\n\n"
 TOOL_CALL_CLOSE = "}\n</tool_call>"
@@ -138,3 +142,24 @@ class ChunkAssembler:
             return ""
         self._thinking = False
         return THINK_CLOSE
+
+
+def malformed_tool_call_text(server_message: str) -> str | None:
+    """The model's own tool-call text, when `server_message` is `transformers serve` failing to
+    parse it (`json parser could not parse region as JSON.\nContent: '<repr>'\nError: ...`).
+
+    Malformed output is the model's mistake, to be shown to it as a format error, not a reason to
+    end the session. Returns None for other errors.
+    """
+    if "could not parse region" not in server_message:
+        return None
+    match = REGION_PARSE_FAILURE.search(server_message)
+    content = None
+    if match:
+        try:
+            content = ast.literal_eval(match.group("content"))
+        except (ValueError, SyntaxError):
+            content = None
+    if not isinstance(content, str):
+        content = "\n" + server_message.strip() + "\n"
+    return "<tool_call>" + content + "</tool_call>"

@@ -2,13 +2,19 @@
 
 Follows the SSE rules that OpenAI-compatible servers rely on: `data:` lines of one event are joined
 with newlines, a blank line ends the event, lines starting with `:` are comments (keep-alives), and
-an event still open when the stream ends is delivered.
+an event still open when the stream ends is delivered. One leniency: a line with no known field
+inside an event continues its data. `transformers serve` writes error messages with raw newlines
+into `data:` (`data: {"error": "...\nContent: ...\nError: ..."}`); the spec would drop those
+lines, and with them the message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+
+
+KNOWN_FIELDS = frozenset({"data", "event", "id", "retry"})
 
 
 @dataclass(frozen=True)
@@ -38,5 +44,7 @@ def iter_sse_events(lines: Iterable[str]) -> Iterator[SSEEvent]:
             data.append(value)
         elif field == "event":
             event = value
+        elif field not in KNOWN_FIELDS and data:
+            data.append(line)
     if data:
         yield SSEEvent(event or "message", "\n".join(data))
