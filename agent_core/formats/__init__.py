@@ -10,9 +10,8 @@ proposed; the others are never run, and `ProposedStep.notice` holds a sentence f
 saying so (the session appends it to the next observation).
 
 `parse` raises only `ParseError`, whose message is written for the model. `dialect="auto"` picks
-the dialect whose action encloses every other dialect's marker (e.g. a `<tool_call>` holding a
-Qwen3-Coder `<function=...>` body is toolcall); when two dialects' actions lie side by side it
-refuses to guess and raises ParseError.
+the dialect by content (see `detect_dialect`); when two readings are possible it refuses to guess
+and raises ParseError.
 """
 
 from __future__ import annotations
@@ -48,13 +47,30 @@ def dialect_module(dialect: str) -> ModuleType:
 
 
 def detect_dialect(raw: str) -> str | None:
-    """The dialect `raw` is written in, or None when it has no action or is ambiguous."""
-    spans = {name: module.span(raw) for name, module in MODULES.items()}
-    found = {name: s for name, s in spans.items() if s is not None}
+    """The dialect `raw` is written in, or None when it has no action or is ambiguous.
+
+    Several dialects' markers may appear (a Qwen3-Coder body in a `<tool_call>`, an `Action:` line
+    inside an xml value, `<function=` inside a text-dialect bash command). The dialect whose first
+    action encloses every other marker wins, except that a text action enclosing a call that
+    toolcall or xml could run by itself is ambiguous (e.g. a think block with an `Action:` line
+    before a real tool call), so None.
+    """
+    found = {name: s for name, module in MODULES.items() if (s := module.span(raw)) is not None}
     for name, (start, end) in found.items():
-        if all(start <= other[0] < end for other in found.values()):
-            return name
+        if not all(start <= other[0] < end for other in found.values()):
+            continue
+        if name == "text" and any(parses(raw, other) for other in found if other != "text"):
+            return None
+        return name
     return None
+
+
+def parses(raw: str, dialect: str) -> bool:
+    try:
+        MODULES[dialect].parse(raw)
+    except ParseError:
+        return False
+    return True
 
 
 def parse(raw: str, dialect: str = "auto") -> ProposedStep:

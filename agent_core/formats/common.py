@@ -53,7 +53,7 @@ def as_range(value: Any, dialect: str, example: str) -> list[int]:
     if isinstance(value, str):
         try:
             value = json.loads(value.strip())
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ParseError(
                 f"`view_range` must be a list of two integers like [10, 20], got {value!r}.",
                 dialect,

@@ -79,10 +79,11 @@ def decode_json_call(text: str, start: int) -> tuple[dict[str, Any], int]:
     """The `{"name": ..., "arguments": ...}` object at `start`, and where it ends."""
     try:
         obj, end = json.JSONDecoder(strict=False).raw_decode(text, start)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ParseError(
-            f"The tool call is not valid JSON ({exc.msg}). Write exactly one object "
-            '{"name": ..., "arguments": {...}} between <tool_call> and </tool_call>, with quotes '
+            f"The tool call is not valid JSON ({getattr(exc, 'msg', 'nested too deeply')}). "
+            'Write exactly one object {"name": ..., "arguments": {...}} between <tool_call> and '
+            "</tool_call>, with quotes "
             "and newlines inside strings escaped.",
             NAME,
             EXAMPLE,
@@ -102,7 +103,7 @@ def call_arguments(obj: dict[str, Any]) -> dict[str, Any]:
     if isinstance(args, str):
         try:
             args = json.loads(args, strict=False) if args.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ParseError(
                 '"arguments" is a string that is not a JSON object; give it as an object.',
                 NAME,

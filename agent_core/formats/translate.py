@@ -59,18 +59,35 @@ def to_editor(action: Action, dialect: str, read_file: ReadFile | None) -> Actio
     raise ValueError(f"no {dialect} equivalent for a {action.kind!r} action")
 
 
+def split_lines(source: str) -> list[str]:
+    """Lines with their endings, split at "\n" only."""
+    return re.findall(r"[^\n]*\n|[^\n]+\Z", source)
+
+
+def occurrences(source: str, old: str) -> int:
+    """How many times `old` occurs in `source`, overlapping ones included."""
+    count, at = 0, source.find(old)
+    while at >= 0:
+        count += 1
+        at = source.find(old, at + 1)
+    return count
+
+
 def edit_as_str_replace(action: Edit, source: str) -> StrReplaceEditor:
-    """The str_replace that does what the line edit does, widened until `old_str` is unique."""
-    lines = re.findall(r"[^\n]*\n|[^\n]+\Z", source)
+    """The str_replace that does what the line edit does, widened until `old_str` is unique.
+
+    Line-edit semantics (the executor's): each content line is written with the file's line
+    ending, so the new text always ends with one.
+    """
+    lines = split_lines(source)
     if action.start < 1 or action.end > len(lines) or action.end < action.start:
         raise ValueError(
             f"lines {action.start}..{action.end} are outside {action.path} ({len(lines)} lines)"
         )
-    new = action.content
-    if new and lines[action.end - 1].endswith("\n") and not new.endswith("\n"):
-        new += "\n"
+    ending = "\r\n" if "\r\n" in source else "\n"
+    new = "".join(line.rstrip("\r\n") + ending for line in split_lines(action.content))
     low, high = action.start - 1, action.end
-    while source.count("".join(lines[low:high])) > 1:
+    while occurrences(source, "".join(lines[low:high])) > 1:
         low, high = max(low - 1, 0), min(high + 1, len(lines))
     before = "".join(lines[low: action.start - 1])
     after = "".join(lines[action.end: high])
@@ -112,25 +129,24 @@ def to_text(action: Action, read_file: ReadFile | None) -> Action:
 
 
 def str_replace_as_edit(action: StrReplaceEditor, source: str) -> Edit:
-    """The line edit covering the single occurrence of `old_str`, whole lines included."""
+    """The smallest line edit whose result equals the str_replace's result."""
     old, new = action.old_str or "", action.new_str or ""
-    count = source.count(old) if old else 0
+    count = occurrences(source, old) if old else 0
     if count != 1:
         raise ValueError(
             f"old_str occurs {count} times in {action.path}; a line edit needs exactly one"
         )
-    at = source.index(old)
-    region_start = source.rfind("\n", 0, at) + 1
-    stop = at + len(old)
-    if old.endswith("\n"):
-        region_end = stop
-    else:
-        newline = source.find("\n", stop)
-        region_end = len(source) if newline < 0 else newline + 1
-    region = source[region_start:region_end]
-    replaced = source[region_start:at] + new + source[stop:region_end]
-    start = source.count("\n", 0, region_start) + 1
-    end = start + len(region.removesuffix("\n").split("\n")) - 1
-    if region.endswith("\n") and replaced.endswith("\n"):
-        replaced = replaced[:-1]
-    return Edit(path=action.path, start=start, end=end, content=replaced)
+    before, after = split_lines(source), split_lines(source.replace(old, new, 1))
+    same = min(len(before), len(after))
+    head = 0
+    while head < same and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < same - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    content = "".join(after[head: len(after) - tail])
+    if content and not content.endswith("\n"):
+        raise ValueError(
+            f"the replacement leaves {action.path} without a final newline, which no line edit does"
+        )
+    return Edit(path=action.path, start=head + 1, end=len(before) - tail, content=content)
