@@ -14,7 +14,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -418,6 +418,30 @@ class Session:
         step = self.records[-1].index if self.records else 0
         note = prompts.format_user_message(self.dialect, text)
         self._entries.append(_Entry(step, prompts.Turn("", note)))
+
+    # --- resume ---------------------------------------------------------------------------
+
+    def restore_state(
+        self,
+        records: list[StepRecord],
+        turns: list[tuple[int, prompts.Turn]],
+        *,
+        format_errors: int = 0,
+        notices: Iterable[str] = (),
+    ) -> None:
+        """Carry on a logged session (see `agent_core.resume`) instead of calling `start()`.
+
+        The workspace must already be attached to this session's checkpoints. `turns` are the
+        conversation's turns, each tagged with the step it belongs to (undo drops later ones).
+        Announces the session again (SessionStarted), then each of `notices`.
+        """
+        self.records = list(records)
+        self._entries = [_Entry(step, turn) for step, turn in turns]
+        self._format_errors = format_errors
+        self._started_at = time.monotonic()
+        self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
+        for message in notices:
+            self._emit(Notice(message))
 
     # --- undo -----------------------------------------------------------------------------
 
