@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -113,6 +114,14 @@ def test_output_limit_applies_to_bash_and_read(executor: Executor, git_repo: Pat
     assert executor.execute(Bash("seq 1 50000")).truncated
     (git_repo / "long.txt").write_text(("z" * 100 + "\n") * 500)
     assert "[showing lines 1-" in executor.execute(Read("long.txt")).output
+
+
+def test_interrupt_stops_a_running_command(executor: Executor):
+    executor.interrupt()  # nothing running, no shell yet: a no-op
+    threading.Timer(0.3, executor.interrupt).start()
+    obs = executor.execute(Bash("sleep 1000"))
+    assert "interrupted" in obs.error
+    assert executor.execute(Bash("echo after")).output == "after\n"
 
 
 def test_close_kills_background_processes(git_repo: Path):

@@ -96,6 +96,11 @@ class Executor:
         """A command the user typed, run as is in the same shell as the model's."""
         return self.shell.run(command)
 
+    def interrupt(self) -> None:
+        """Stop the running bash command (from another thread); its observation says so."""
+        if self._shell is not None:
+            self._shell.interrupt()
+
     def close(self) -> None:
         """Kill the shell and every process it started."""
         if self._shell is not None:
