@@ -7,7 +7,8 @@ checkpoints, so `git add -A` only re-hashes files that changed.
 
 Checkpoint commits have HEAD as first parent (so commits the model made and then reset away stay
 reachable) and the previous checkpoint as second; checkpoint 0 instead has a commit of the
-user's staged state as second parent, so undo can put the user's index back.
+user's staged state as second parent, so undo can put the user's index back. A step that
+changed neither the tree nor HEAD reuses the previous checkpoint's commit under its own ref.
 """
 
 from __future__ import annotations
