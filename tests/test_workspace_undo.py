@@ -98,3 +98,29 @@ def test_undo_after_model_left_a_conflicted_merge(repo: Path):
     assert files(repo) == before_files
     assert user_state(repo)["staged"] == before_state["staged"]
     Workspace.open(repo)
+
+
+def test_undo_every_step_of_a_session_run_through_the_executor(repo: Path):
+    from agent_core.actions import Bash
+    from agent_core.executor import Executor
+
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    seen = [(files(repo), user_state(repo))]
+    with Executor(repo, command_timeout=30) as executor:
+        executor.execute(Bash("export GIT_AUTHOR_NAME=m GIT_AUTHOR_EMAIL=m@x GIT_COMMITTER_NAME=m"
+                              " GIT_COMMITTER_EMAIL=m@x"))
+        for index, command in enumerate(
+            ["rm -rf src", "git checkout -- .", "git commit -qam x", "git reset -q --hard HEAD~1"],
+            start=1,
+        ):
+            observation = executor.execute(Bash(command))
+            assert observation.exit_code == 0, observation
+            ws.checkpoint(index)
+            seen.append((files(repo), user_state(repo)))
+    for index in (3, 1, 0):
+        ws.restore(index)
+        expected_files, expected_state = seen[index]
+        assert files(repo) == expected_files
+        assert user_state(repo)["head"] == expected_state["head"]
+    assert user_state(repo) == seen[0][1]
