@@ -175,3 +175,14 @@ def test_interrupt_from_another_thread(shell: Shell):
     assert time.monotonic() - started < 3
     assert "interrupted" in obs.error
     assert shell.run("echo ok").output == "ok\n"
+
+
+def test_pagers_print_and_editors_refuse_instead_of_waiting_for_keys(shell: Shell):
+    started = time.monotonic()
+    assert shell.run("less -N README.md").output.startswith("# calc\n")
+    assert shell.run("printf 'piped\\n' | more").output == "piped\n"
+    editor = shell.run("vim calc/ops.py")
+    assert editor.exit_code == 1 and "interactive editors cannot run here" in editor.output
+    assert time.monotonic() - started < 3
+    shell.restart()
+    assert shell.run("nano x").exit_code == 1

@@ -1,10 +1,13 @@
-"""One persistent, non-interactive bash per session, driven through a pty with pexpect.
+"""One persistent bash per session in a non-interactive environment, driven through a pty
+with pexpect.
 
 Each command is written to a private script file and `source`d with stdin from /dev/null, so
 `cd`/`export` persist, unbalanced quotes are a syntax error instead of a hang, and a command
 waiting for input sees EOF. A sentinel printed after the command carries its exit code and the
 new working directory. bash runs without a controlling terminal (programs that open /dev/tty for
 a password or a keypress fail at once) in one process group, which a timeout kills entirely.
+Full-screen programs that would wait for keys on the pty are replaced by shell functions: pagers
+print like `cat`, editors refuse with a hint.
 """
 
 from __future__ import annotations
@@ -48,6 +51,18 @@ NONINTERACTIVE_ENV = {
 }
 # Startup files the shell must not read: they could print, prompt or change the environment.
 DROPPED_ENV = ("BASH_ENV", "ENV", "PROMPT_COMMAND", "CDPATH")
+# Defined in every new shell: pagers and editors would otherwise read keys from the pty and hang.
+EDITORS = ("vi", "vim", "nvim", "nano", "emacs", "pico")
+SCREEN_PROGRAM_FUNCTIONS = (
+    'less() { local arg files=(); for arg; do [[ $arg == [-+]* ]] || files+=("$arg"); done; '
+    'cat -- "${files[@]}"; }\n'
+    'more() { less "$@"; }\n'
+    + "".join(
+        f'{name}() {{ echo "{name}: interactive editors cannot run here; change files with the '
+        'edit tools, sed or a python script" >&2; return 1; }\n'
+        for name in EDITORS
+    )
+)
 STARTUP_TIMEOUT = 15.0
 TIMEOUT_HINT = (
     " Run long jobs in the background with output redirected to a file, or pick a quicker command."
@@ -164,7 +179,8 @@ class Shell:
         child.ptyproc.delayafterterminate = 0.01
         self._child = child
         self._write_script(
-            f"cd -- {shlex.quote(str(self.cwd))} 2>/dev/null || cd -- {shlex.quote(str(self.home))}"
+            SCREEN_PROGRAM_FUNCTIONS
+            + f"cd -- {shlex.quote(str(self.cwd))} 2>/dev/null || cd -- {shlex.quote(str(self.home))}"
         )
         try:
             _, _, cwd = self._exchange(STARTUP_TIMEOUT)
