@@ -232,12 +232,12 @@ def _is_secret_key(key: object) -> bool:
 
 
 def repo_state_dir(repo: Path | str) -> Path:
-    """`<git common dir>/navtui` of `repo` (shared by its worktrees); raises TrajectoryError."""
+    """`<git dir>/navtui` of `repo` (`Workspace.state_dir`); raises TrajectoryError.
+
+    A linked worktree has its own git dir, so its sessions are listed and resumed there only.
+    """
     result = subprocess.run(
-        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
+        ["git", "rev-parse", "--absolute-git-dir"], cwd=repo, capture_output=True, text=True
     )
     if result.returncode != 0:
         raise TrajectoryError(
@@ -261,16 +261,17 @@ class TrajectoryWriter:
     """Appends every event to `path` (a Session listener: `session.subscribe(writer)`).
 
     Thread-safe. `secrets` are literal strings (e.g. an API key) replaced in every line.
-    `resumed=True` marks that this process continues an existing log.
+    `resumed=True` marks that this process continues an existing log. Nothing is written before
+    the first event, so a writer can be made before the log it will extend has been read.
     """
 
     def __init__(self, path: Path | str, *, secrets: Iterable[str] = (), resumed: bool = False):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._secrets = [s for s in secrets if s]
+        self._resumed = resumed
         self._lock = threading.Lock()
-        self._file: TextIO | None = self.path.open("a", encoding="utf-8")
-        self._write({"type": "writer", "pid": os.getpid(), "resumed": resumed}, sync=True)
+        self._file: TextIO | None = None
+        self._closed = False
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TokenStreamed):
@@ -283,18 +284,29 @@ class TrajectoryWriter:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._file is not None:
                 self._file.close()
                 self._file = None
 
-    def _write(self, data: dict[str, Any], *, sync: bool) -> None:
+    def _line(self, data: dict[str, Any]) -> str:
         line = json.dumps(scrub({**data, "t": time.time()}), ensure_ascii=False)
         for secret in self._secrets:
             line = line.replace(secret, REDACTED)
+        return line + "\n"
+
+    def _write(self, data: dict[str, Any], *, sync: bool) -> None:
+        line = self._line(data)
         with self._lock:
-            if self._file is None:
+            if self._closed:
                 return
-            self._file.write(line + "\n")
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("a", encoding="utf-8")
+                header = {"type": "writer", "pid": os.getpid(), "resumed": self._resumed}
+                self._file.write(self._line(header))
+                sync = True
+            self._file.write(line)
             self._file.flush()
             if sync:
                 os.fsync(self._file.fileno())

@@ -164,8 +164,12 @@ def test_finish_before_a_resume_does_not_count(tmp_path: Path):
     first(SessionFinished("quit", "bye"))
     first.close()
     assert read_trajectory(path).finished.reason == "quit"
-    TrajectoryWriter(path, resumed=True).close()
+    resumed = TrajectoryWriter(path, resumed=True)
+    assert read_trajectory(path).finished.reason == "quit"  # nothing written before an event
+    resumed(Notice("resumed"))
+    resumed.close()
     assert read_trajectory(path).finished is None
+    assert len(read_trajectory(path).writer_pids) == 2
 
 
 def _executed(index: int) -> StepExecuted:
@@ -215,7 +219,9 @@ def test_list_sessions_reports_steps_and_status(git_repo: Path):
 def test_find_trajectory_by_prefix_path_or_error(git_repo: Path):
     state = repo_state_dir(git_repo)
     for sid in ("abc1", "abc2", "xyz9"):
-        TrajectoryWriter(default_path(state, sid)).close()
+        writer = TrajectoryWriter(default_path(state, sid))
+        writer(SessionStarted(sid, "issue", {}))
+        writer.close()
     assert find_trajectory(git_repo, "xy").stem == "xyz9"
     assert find_trajectory(git_repo, "abc1").stem == "abc1"
     direct = default_path(state, "abc2")

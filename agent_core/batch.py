@@ -1,0 +1,284 @@
+"""Run many instances headless, each in its own git worktree, and write SWE-bench predictions.
+
+Input: JSON Lines, one instance per line with `instance_id`, `repo` (a local path),
+`base_commit` and `problem_statement`. Output folder:
+
+    predictions.jsonl            one SWE-bench prediction per finished instance
+    trajectories/<id>.jsonl      each instance's session log (`navtui export` reads these too)
+    worktrees/<id>/              the instance's checkout while it runs; removed afterwards
+
+The user's checkout is never touched: every instance gets `git worktree add --detach` at its
+base commit. An instance counts as finished once its prediction is written (the session ended
+by submit, a limit, an exhausted script or format errors); re-running skips finished instances
+and retries the rest (those that crashed, errored or were interrupted). Workers are threads, one
+Session each: the time goes to the model server and to bash, not to Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_core.backends.base import Backend
+from agent_core.executor import Executor
+from agent_core.exports import model_name
+from agent_core.policy import AutoPolicy
+from agent_core.session import Session, SessionConfig, new_session_id
+from agent_core.trajectory import TrajectoryWriter, read_trajectory
+from agent_core.workspace import Workspace
+
+
+class BatchError(Exception):
+    """The batch cannot start; the message says which input is wrong and how to fix it."""
+
+
+@dataclass
+class Instance:
+    instance_id: str
+    repo: Path
+    base_commit: str
+    problem_statement: str
+
+
+REQUIRED_FIELDS = ("instance_id", "repo", "base_commit", "problem_statement")
+_SAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def load_instances(path: Path | str) -> list[Instance]:
+    """Parse and check an instances file; relative `repo` paths are relative to the file."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BatchError(f"cannot read instances file {path}: {exc.strerror}") from exc
+    instances: list[Instance] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BatchError(f"{where}: not a JSON object ({exc})") from exc
+        if not isinstance(data, dict):
+            raise BatchError(f"{where}: expected a JSON object with {', '.join(REQUIRED_FIELDS)}")
+        missing = [k for k in REQUIRED_FIELDS if not isinstance(data.get(k), str) or not data[k]]
+        if missing:
+            raise BatchError(f"{where}: missing or empty field(s) {', '.join(missing)}")
+        if data["instance_id"] in seen:
+            raise BatchError(f"{where}: duplicate instance_id {data['instance_id']!r}")
+        seen.add(data["instance_id"])
+        repo = Path(data["repo"]).expanduser()
+        instances.append(
+            Instance(
+                instance_id=data["instance_id"],
+                repo=repo if repo.is_absolute() else (path.parent / repo).resolve(),
+                base_commit=data["base_commit"],
+                problem_statement=data["problem_statement"],
+            )
+        )
+    return instances
+
+
+def safe_name(instance_id: str) -> str:
+    """A file-name- and ref-safe form of an instance id."""
+    return _SAFE_ID.sub("_", instance_id)
+
+
+class Predictions:
+    """`predictions.jsonl`: appended by worker threads, read to skip finished instances."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+
+    def finished_ids(self) -> set[str]:
+        if not self.path.exists():
+            return set()
+        ids = set()
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                ids.add(json.loads(line)["instance_id"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+        return ids
+
+    def append(self, prediction: dict[str, Any]) -> None:
+        line = json.dumps(prediction, ensure_ascii=False)
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+class Worktrees:
+    """Creates and removes detached worktrees; git calls on one repository are serialized."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._locks: dict[Path, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _lock(self, repo: Path) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(repo.resolve(), threading.Lock())
+
+    def add(self, instance: Instance) -> Path:
+        path = self.root / safe_name(instance.instance_id)
+        with self._lock(instance.repo):
+            self._remove_locked(instance.repo, path)
+            result = _git(instance.repo, "worktree", "add", "--detach", str(path),
+                          instance.base_commit)
+        if result.returncode != 0:
+            raise BatchError(
+                f"{instance.instance_id}: cannot check out {instance.base_commit} of "
+                f"{instance.repo}: {result.stderr.strip()}"
+            )
+        return path
+
+    def remove(self, instance: Instance, path: Path) -> None:
+        with self._lock(instance.repo):
+            self._remove_locked(instance.repo, path)
+
+    @staticmethod
+    def _remove_locked(repo: Path, path: Path) -> None:
+        if path.exists():
+            _git(repo, "worktree", "remove", "--force", "--force", str(path))
+            shutil.rmtree(path, ignore_errors=True)
+        _git(repo, "worktree", "prune")
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+
+
+@dataclass
+class InstanceResult:
+    instance_id: str
+    status: str  # a SessionFinished reason, "skipped", or "error"
+    message: str = ""
+    patch: str = ""
+    trajectory: Path | None = None
+
+
+def run_parallel(
+    instances: list[Instance],
+    run_one: Callable[[Instance], InstanceResult],
+    workers: int,
+    on_result: Callable[[InstanceResult], None] | None = None,
+) -> list[InstanceResult]:
+    """Run `run_one` over `instances` in `workers` threads; results in input order."""
+    def task(instance: Instance) -> InstanceResult:
+        try:
+            result = run_one(instance)
+        except Exception as exc:  # one broken instance must not stop the others
+            result = InstanceResult(instance.instance_id, "error", f"{type(exc).__name__}: {exc}")
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="navtui-batch") as pool:
+        return list(pool.map(task, instances))
+
+
+# Reasons after which an instance has a prediction and is not run again.
+FINISHED_REASONS = frozenset({"submitted", "limit", "script_exhausted", "format_errors"})
+
+
+@dataclass
+class BatchOptions:
+    output_dir: Path
+    config: SessionConfig  # copied per instance
+    make_backend: Callable[[Instance], Backend]
+    workers: int = 1
+    secrets: tuple[str, ...] = ()  # literal strings kept out of the logs (API keys)
+
+
+class Batch:
+    """One batch run over an output folder (see the module docstring for its layout)."""
+
+    def __init__(self, options: BatchOptions):
+        self.options = options
+        self.output_dir = options.output_dir
+        self.trajectories = self.output_dir / "trajectories"
+        self.predictions = Predictions(self.output_dir / "predictions.jsonl")
+        self.worktrees = Worktrees(self.output_dir / "worktrees")
+
+    def run(
+        self,
+        instances: list[Instance],
+        on_result: Callable[[InstanceResult], None] | None = None,
+    ) -> list[InstanceResult]:
+        """Run every unfinished instance; finished ones come back with status "skipped"."""
+        self.trajectories.mkdir(parents=True, exist_ok=True)
+        self.worktrees.root.mkdir(parents=True, exist_ok=True)
+        done = self.predictions.finished_ids()
+        return run_parallel(
+            instances,
+            lambda instance: self._skip(instance) if instance.instance_id in done
+            else self.run_one(instance),
+            self.options.workers,
+            on_result,
+        )
+
+    def _skip(self, instance: Instance) -> InstanceResult:
+        return InstanceResult(instance.instance_id, "skipped", "already in predictions.jsonl",
+                              trajectory=self._trajectory_path(instance))
+
+    def _trajectory_path(self, instance: Instance) -> Path:
+        return self.trajectories / f"{safe_name(instance.instance_id)}.jsonl"
+
+    def run_one(self, instance: Instance) -> InstanceResult:
+        """Check out, run with the auto policy, record the prediction, remove the checkout."""
+        path = self._trajectory_path(instance)
+        if path.exists():
+            path.unlink()  # an earlier attempt that did not finish: start over
+        worktree = self.worktrees.add(instance)
+        try:
+            finished = self._session(instance, worktree, path)
+        finally:
+            self.worktrees.remove(instance, worktree)
+        result = InstanceResult(instance.instance_id, finished.reason, finished.message,
+                                finished.patch, path)
+        if finished.reason in FINISHED_REASONS:
+            self.predictions.append(
+                {
+                    "instance_id": instance.instance_id,
+                    "model_name_or_path": model_name(read_trajectory(path)),
+                    "model_patch": finished.patch,
+                }
+            )
+        return result
+
+    def _session(self, instance: Instance, worktree: Path, log: Path):
+        config = dataclasses.replace(self.options.config,
+                                     backend_info=dict(self.options.config.backend_info))
+        writer = TrajectoryWriter(log, secrets=self.options.secrets)
+        writer.meta(instance_id=instance.instance_id, repo=str(instance.repo),
+                    base_commit=instance.base_commit)
+        session = Session(
+            workspace=Workspace.open(worktree),
+            executor=Executor(worktree, command_timeout=config.command_timeout,
+                              path_alias=config.path_alias),
+            backend=self.options.make_backend(instance),
+            issue=instance.problem_statement,
+            config=config,
+            session_id=f"{safe_name(instance.instance_id)}-{new_session_id()}",
+        )
+        session.subscribe(writer)
+        try:
+            return session.run(AutoPolicy())
+        finally:
+            session.close()
+            writer.close()

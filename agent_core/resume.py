@@ -1,0 +1,240 @@
+"""Continue a session from its log and its checkpoint refs (after a quit, a crash or `kill -9`).
+
+The log (`agent_core.trajectory`) holds the issue, the config, every decided proposal with its
+raw model text, every observation and every checkpoint ref; the workspace holds the checkpoints.
+`load_state` rebuilds, from the log alone, the step records still standing after every undo and
+the conversation the model had read, turn by turn, made by the same `prompts` functions the
+session uses. `resume_session` then reattaches the workspace and hands that state to a new
+`Session` with the same id.
+
+Crash consistency: a step is kept when its `StepExecuted` line is in the log *and* its checkpoint
+ref still exists. A step that ran but was not logged (killed between the command and the log
+line) is dropped, and the working tree is put back to the last kept checkpoint whenever it
+differs from it (a command that was running when the process died), with a Notice saying so. A
+proposal that was streaming or waiting for a decision is simply asked for again.
+
+Not in the log, hence not restored: messages the user typed to the model (`add_user_message`
+emits no event) and the wall clock already spent (`--max-time` counts from the resume).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_core import formats, prompts
+from agent_core.actions import action_to_dict
+from agent_core.backends.base import Backend, Prompt
+from agent_core.events import (
+    Event,
+    FormatError,
+    SessionStarted,
+    StepExecuted,
+    StepRejected,
+    StepUndone,
+)
+from agent_core.executor import Executor
+from agent_core.formats import ParseError
+from agent_core.session import Session, SessionConfig
+from agent_core.steps import EditAction, StepRecord
+from agent_core.trajectory import Trajectory, TrajectoryError, read_trajectory
+from agent_core.workspace import Workspace
+
+TurnEntry = tuple[int, prompts.Turn]  # (step index the turn belongs to, the turn)
+
+
+@dataclass
+class ResumeState:
+    """Everything a new Session needs to carry on where the log stops."""
+
+    session_id: str
+    issue: str
+    config: dict
+    records: list[StepRecord]
+    turns: list[TurnEntry]
+    format_errors: int = 0
+    # Model outputs consumed so far (a replay script is fast-forwarded past them).
+    model_turns_used: int = 0
+    notices: list[str] = field(default_factory=list)
+
+
+def load_state(trajectory: Trajectory) -> ResumeState:
+    """Rebuild records and conversation from the log (no git access)."""
+    starts = [e for e in trajectory.events if isinstance(e, SessionStarted)]
+    if not starts:
+        raise TrajectoryError(
+            f"{trajectory.path} has no SessionStarted line: it is not a session log navtui can resume"
+        )
+    config = dict(starts[-1].config)
+    dialect = _dialect(config, trajectory)
+    records: list[StepRecord] = []
+    turns: list[TurnEntry] = []
+    format_errors = used = 0
+    for event in trajectory.events:
+        if isinstance(event, FormatError):
+            error = ParseError(event.message, dialect)
+            turns.append((event.index, prompts.Turn(event.raw, prompts.format_parse_error(dialect, error))))
+            format_errors = event.consecutive
+            used += 1
+        elif isinstance(event, StepRejected):
+            record = event.record
+            observation = prompts.format_rejection(dialect, record.decision.feedback)
+            turns.append((record.index, prompts.Turn(record.proposed.raw, observation)))
+            records.append(record)
+            format_errors = 0
+            used += 1
+        elif isinstance(event, StepExecuted):
+            record = event.record
+            turns.append((record.index, executed_turn(record, dialect)))
+            records.append(record)
+            if record.extra.get("source") != "user":
+                format_errors = 0
+                used += 1
+        elif isinstance(event, StepUndone):
+            records = [r for r in records if r.index <= event.to_index]
+            turns = [t for t in turns if t[0] <= event.to_index]
+            format_errors = 0
+    config["dialect"] = dialect
+    return ResumeState(
+        session_id=trajectory.session_id,
+        issue=trajectory.issue,
+        config=config,
+        records=records,
+        turns=turns,
+        format_errors=format_errors,
+        model_turns_used=used,
+    )
+
+
+def _dialect(config: dict, trajectory: Trajectory) -> str:
+    """The dialect the session settled on ("auto" resolves to its first parsed proposal's)."""
+    dialect = config.get("dialect", "auto")
+    if dialect != "auto":
+        return dialect
+    for event in trajectory.events:
+        if isinstance(event, (StepExecuted, StepRejected)) and event.record.extra.get("source") != "user":
+            return event.record.proposed.dialect
+    return "auto"
+
+
+def executed_turn(record: StepRecord, dialect: str) -> prompts.Turn:
+    """The turn an executed step left in the conversation, as the session wrote it."""
+    assert record.action is not None and record.observation is not None
+    if record.extra.get("source") == "user":
+        command = getattr(record.action, "command", "")
+        return prompts.Turn("", prompts.format_user_command(dialect, command, record.observation))
+    assistant, note = record.proposed.raw, ""
+    if isinstance(record.decision, EditAction):
+        try:
+            shown = formats.translate(record.action, dialect)
+            assistant = formats.render(shown, dialect, record.proposed.thought)
+            note = "(The user replaced your proposed action with the one above.)"
+        except ValueError:
+            described = json.dumps(action_to_dict(record.action))
+            note = f"(The user replaced your proposed action with: {described})"
+    text = prompts.format_observation(
+        dialect, record.action, record.observation, notice=record.proposed.notice
+    )
+    return prompts.Turn(assistant, f"{note}\n{text}" if note else text)
+
+
+def reconcile(state: ResumeState, workspace: Workspace) -> ResumeState:
+    """Match the log to the checkpoints in git and put the tree back to the last kept one."""
+    checkpoints = {c.index: c for c in workspace.attach(state.session_id)}
+    kept: list[StepRecord] = []
+    for record in state.records:
+        if record.checkpoint is None:
+            kept.append(record)
+            continue
+        ref = checkpoints.get(record.checkpoint.index)
+        if ref is None or ref.commit != record.checkpoint.commit:
+            break
+        kept.append(record)
+    notices = list(state.notices)
+    if len(kept) < len(state.records):
+        lost = [r.index for r in state.records[len(kept):]]
+        notices.append(f"steps {lost} are logged but their checkpoints are gone; resuming before them")
+    last = max([r.checkpoint.index for r in kept if r.checkpoint is not None], default=0)
+    unlogged = sorted(i for i in checkpoints if i > last)
+    if unlogged or workspace.dirty_since(last):
+        report = workspace.restore(last)
+        what = ", ".join(report.changed_paths[:10]) or "HEAD only"
+        notices.append(
+            f"the working tree did not match checkpoint {last} (the session stopped mid-step): "
+            f"restored it to checkpoint {last} ({what})"
+        )
+    turns = state.turns
+    if len(kept) < len(state.records):
+        first_lost = state.records[len(kept)].index
+        turns = [t for t in turns if t[0] < first_lost]
+    return dataclasses.replace(state, records=kept, turns=turns, notices=notices)
+
+
+def fast_forward(backend: Backend, turns: int) -> None:
+    """Skip the replay script's outputs the log already consumed (only replay backends)."""
+    if getattr(backend, "name", "") != "replay" or turns <= 0:
+        return
+    delay = getattr(backend, "delay", 0.0)
+    backend.delay = 0.0  # type: ignore[attr-defined]
+    try:
+        for _ in range(turns):
+            for _chunk in backend.stream(Prompt()):
+                pass
+    finally:
+        backend.delay = delay  # type: ignore[attr-defined]
+
+
+def session_config(state: ResumeState, **overrides: object) -> SessionConfig:
+    """The logged SessionConfig, with `overrides` (e.g. a new `max_steps`) applied."""
+    known = {f.name for f in dataclasses.fields(SessionConfig)}
+    values = {k: v for k, v in state.config.items() if k in known}
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return SessionConfig(**values)
+
+
+def resume_session(
+    trajectory: Trajectory | Path,
+    *,
+    workspace: Workspace,
+    executor: Executor,
+    backend: Backend,
+    listeners: Iterable[Callable[[Event], None]] = (),
+    **overrides: object,
+) -> Session:
+    """A Session that carries on the logged one; listeners see its restart notices.
+
+    Typical use: `session = resume_session(path, workspace=..., executor=..., backend=...,
+    listeners=[TrajectoryWriter(path, resumed=True), printer])` then `session.run(policy)`.
+    """
+    if isinstance(trajectory, Path):
+        trajectory = read_trajectory(trajectory)
+    finished = trajectory.finished
+    if finished is not None and finished.reason == "submitted":
+        raise TrajectoryError(
+            f"session {trajectory.session_id} already submitted its fix; nothing to resume "
+            f"(`navtui export {trajectory.session_id} --format swebench` writes its patch)"
+        )
+    state = reconcile(load_state(trajectory), workspace)
+    session = Session(
+        workspace=workspace,
+        executor=executor,
+        backend=backend,
+        issue=state.issue,
+        config=session_config(state, **overrides),
+        session_id=state.session_id,
+    )
+    for listener in listeners:
+        session.subscribe(listener)
+    fast_forward(backend, state.model_turns_used)
+    steps = sum(1 for r in state.records if r.checkpoint is not None)
+    session.restore_state(
+        state.records,
+        state.turns,
+        format_errors=state.format_errors,
+        notices=[f"resumed session {state.session_id} after {steps} executed step(s)",
+                 *state.notices],
+    )
+    return session

@@ -1,0 +1,160 @@
+"""`navtui sessions`, `navtui export` and `navtui batch`: arguments and entry points.
+
+`app.cli` builds the subparsers from the `add_*_args` functions and calls the `*_main`
+functions; each returns the process exit code (0 ok, 1 error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from agent_core.batch import Batch, BatchError, BatchOptions, Instance, InstanceResult, load_instances
+from agent_core.exports import FORMATS, ExportError, export, to_jsonl
+from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
+
+
+def _error(message: str) -> int:
+    print(f"navtui: {message}", file=sys.stderr)
+    return 1
+
+
+# --- sessions ---------------------------------------------------------------------------------
+
+
+def add_sessions_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("repo", metavar="REPO", nargs="?", default=".",
+                        help="the repository navtui ran on (default: the current directory)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per session")
+
+
+def sessions_main(args: argparse.Namespace) -> int:
+    """List the sessions logged for a repository, oldest first."""
+    try:
+        sessions = list_sessions(Path(args.repo))
+    except TrajectoryError as error:
+        return _error(str(error))
+    if args.json:
+        for s in sessions:
+            print(json.dumps({
+                "id": s.id,
+                "started": s.started.isoformat() if s.started else None,
+                "issue": s.issue,
+                "steps": s.steps,
+                "status": s.status,
+                "path": str(s.path),
+            }))
+        return 0
+    console = Console()
+    if not sessions:
+        console.print(f"No navtui sessions in {args.repo}.")
+        return 0
+    table = Table(box=None, header_style="bold")
+    for column in ("id", "started", "steps", "status", "issue"):
+        table.add_column(column, no_wrap=column != "issue", overflow="ellipsis")
+    for s in sessions:
+        started = s.started.strftime("%Y-%m-%d %H:%M") if s.started else "?"
+        table.add_row(s.id, started, str(s.steps), s.status, s.issue)
+    console.print(table)
+    resumable = [s for s in sessions if s.status not in ("submitted", "running")]
+    if resumable:
+        console.print(f"Resume one with: navtui --resume {resumable[-1].id} {args.repo}")
+    return 0
+
+
+# --- export -----------------------------------------------------------------------------------
+
+
+def add_export_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session", metavar="ID",
+                        help="session id (a unique prefix is enough) or a path to its .jsonl log")
+    parser.add_argument("--format", "-f", required=True, choices=FORMATS, dest="format")
+    parser.add_argument("--repo", default=".", help="the repository the session ran on (default: .)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
+def export_main(args: argparse.Namespace) -> int:
+    """Write one session in another tool's format (see `agent_core.exports`)."""
+    repo = Path(args.repo)
+    try:
+        path = find_trajectory(repo, args.session)
+        text = to_jsonl(export(read_trajectory(path), args.format, _repo_or_none(repo)))
+    except (TrajectoryError, ExportError) as error:
+        return _error(str(error))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _repo_or_none(repo: Path) -> Path | None:
+    return repo if (repo / ".git").exists() else None
+
+
+# --- batch ------------------------------------------------------------------------------------
+
+
+def add_batch_args(parser: argparse.ArgumentParser) -> None:
+    from app.cli import add_backend_args, add_limit_args
+
+    parser.add_argument("instances", metavar="INSTANCES.jsonl",
+                        help="one JSON object per line: instance_id, repo, base_commit, "
+                             "problem_statement")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="instances run at once (useful against a server that batches)")
+    parser.add_argument("--output", default="navtui-batch", metavar="DIR",
+                        help="predictions.jsonl and trajectories/ go here (default: navtui-batch)")
+    parser.add_argument("--script-dir", metavar="DIR",
+                        help="with --backend replay: <instance_id>.jsonl per instance")
+    add_backend_args(parser)
+    add_limit_args(parser)
+
+
+def batch_main(args: argparse.Namespace) -> int:
+    """Run every instance headless in its own worktree; writes predictions + trajectories."""
+    from app.cli import backend_secrets, make_backend, session_config
+
+    try:
+        instances = load_instances(args.instances)
+    except BatchError as error:
+        return _error(str(error))
+    if args.workers < 1:
+        return _error("--workers must be at least 1")
+    if args.backend == "replay" and not (args.script_dir or args.script):
+        return _error("--backend replay needs --script-dir DIR (one <instance_id>.jsonl each)")
+
+    def backend_for(instance: Instance):
+        if args.script_dir:
+            script = Path(args.script_dir) / f"{instance.instance_id}.jsonl"
+            return make_backend(argparse.Namespace(**{**vars(args), "script": str(script)}))
+        return make_backend(args)
+
+    options = BatchOptions(
+        output_dir=Path(args.output),
+        config=session_config(args),
+        make_backend=backend_for,
+        workers=args.workers,
+        secrets=tuple(backend_secrets(args)),
+    )
+    console = Console(stderr=True)
+
+    def report(result: InstanceResult) -> None:
+        style = {"submitted": "green", "skipped": "dim", "error": "red"}.get(result.status, "yellow")
+        console.print(f"[{style}]{result.status:>16}[/] {escape(result.instance_id)} "
+                      f"{escape(result.message)}", highlight=False)
+
+    results = Batch(options).run(instances, on_result=report)
+    errors = [r for r in results if r.status == "error"]
+    console.print(
+        f"{len(results) - len(errors)} of {len(results)} instances have predictions in "
+        f"{options.output_dir / 'predictions.jsonl'}"
+        + (f"; {len(errors)} failed (re-run the same command to retry them)" if errors else "")
+    )
+    return 1 if errors else 0
