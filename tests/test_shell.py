@@ -186,3 +186,25 @@ def test_pagers_print_and_editors_refuse_instead_of_waiting_for_keys(shell: Shel
     assert time.monotonic() - started < 3
     shell.restart()
     assert shell.run("nano x").exit_code == 1
+
+
+def test_exit_is_noticed_even_when_a_background_job_holds_the_terminal(shell: Shell):
+    pid = int(shell.run("sleep 1000 & echo $!").output)
+    started = time.monotonic()
+    obs = shell.run("exit 3", timeout=4)
+    assert time.monotonic() - started < 2
+    assert "exited with status 3" in obs.error
+    assert _gone(pid)
+
+
+def test_set_e_failure_ends_the_shell_with_an_explanation(shell: Shell):
+    obs = shell.run("set -e; false; echo not-reached")
+    assert "not-reached" not in obs.output and "set -e" in obs.error
+    assert shell.run("false; echo reached").output == "reached\n"
+
+
+def test_command_longer_than_a_terminal_line(shell: Shell, git_repo: Path):
+    body = "\n".join(f"line {i} " + "x" * 60 for i in range(3_000))
+    obs = shell.run(f"cat > big.txt <<'EOF'\n{body}\nEOF\nwc -l < big.txt")
+    assert obs.output == "3000\n"
+    assert (git_repo / "big.txt").read_text() == body + "\n"

@@ -69,6 +69,7 @@ TIMEOUT_HINT = (
 )
 _READ_SIZE = 1 << 16
 _TRAILER_LIMIT = 1 << 16
+_LIVENESS_POLL = 0.2
 
 
 class _Timeout(Exception):
@@ -268,7 +269,8 @@ class Shell:
                 elif self._interrupted:
                     what = "the command was interrupted and killed, with every process it started"
                 else:
-                    what = f"the shell exited with status {status} (the command ended the shell)"
+                    what = (f"the shell exited with status {status} (the command ended it, e.g. with "
+                            "`exit` or a failure under `set -e`)")
                 return self._recover(exc.output, what)
             self.cwd = cwd
             text, truncated = output.text()
@@ -328,12 +330,15 @@ class Shell:
 
     @staticmethod
     def _read(child: pexpect.spawn, deadline: float, output: BoundedOutput) -> bytes:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise _Timeout(output)
-        try:
-            return child.read_nonblocking(_READ_SIZE, timeout=remaining)
-        except pexpect.TIMEOUT:
-            raise _Timeout(output) from None
-        except pexpect.EOF:
-            raise _Died(output) from None
+        """The next chunk of output. Waits in short slices: pexpect checks between them whether
+        the shell died, which a background job still holding the pty would otherwise hide."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Timeout(output)
+            try:
+                return child.read_nonblocking(_READ_SIZE, timeout=min(remaining, _LIVENESS_POLL))
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                raise _Died(output) from None
