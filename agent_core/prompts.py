@@ -118,7 +118,7 @@ TOOLS: list[dict[str, Any]] = [
                     "view_range": {
                         "type": "array",
                         "items": {"type": "integer"},
-                        "description": "For `view`: [first, last] lines; last = -1 means to the end.",
+                        "description": "For `view`: [first, last] lines; -1 as last: to the end.",
                     },
                 },
                 "required": ["command", "path"],

@@ -43,7 +43,9 @@ def dialect_module(dialect: str) -> ModuleType:
     try:
         return MODULES[dialect]
     except KeyError:
-        raise ValueError(f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}") from None
+        raise ValueError(
+            f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}"
+        ) from None
 
 
 def detect_dialect(raw: str) -> str | None:

@@ -90,8 +90,8 @@ def editor_from_args(args: dict[str, Any], dialect: str, example: str) -> StrRep
     command = args.get("command")
     if command not in STR_REPLACE_EDITOR_COMMANDS:
         raise ParseError(
-            f"str_replace_editor `command` must be one of {', '.join(STR_REPLACE_EDITOR_COMMANDS)}; "
-            f"got {command!r}.",
+            "str_replace_editor `command` must be one of "
+            f"{', '.join(STR_REPLACE_EDITOR_COMMANDS)}; got {command!r}.",
             dialect,
             example,
         )
@@ -115,4 +115,5 @@ def editor_from_args(args: dict[str, Any], dialect: str, example: str) -> StrRep
 
 def editor_args(action: StrReplaceEditor) -> dict[str, Any]:
     """The tool arguments of an editor action, None fields left out, in SWE-agent's order."""
-    return {name: getattr(action, name) for name in EDITOR_PARAMS if getattr(action, name) is not None}
+    values = {name: getattr(action, name) for name in EDITOR_PARAMS}
+    return {name: value for name, value in values.items() if value is not None}

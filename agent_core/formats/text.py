@@ -42,10 +42,12 @@ NAME = "text"
 # The model starts writing the environment's side of the conversation: cut it off there.
 STOP_AFTER: list[str] = []
 STOP_BEFORE: list[str] = ["\nObservation:", "\nThought:", "\n## Your turn"]
-KINDS = frozenset({"bash", "read", "search", "edit", "submit"})
 TYPES = ("bash", "read", "search", "edit", "submit")
+KINDS = frozenset(TYPES)
 
-EXAMPLE = "Thought: I should find where the error is raised.\nAction: search \"raise ValueError\" src/"
+EXAMPLE = (
+    'Thought: I should find where the error is raised.\nAction: search "raise ValueError" src/'
+)
 
 ACTION_LINE = re.compile(r"^[ \t]*Action:[ \t]*", re.MULTILINE)
 END_LINE = re.compile(r"^[ \t]*(?:Observation:|Thought:|Action:|## Your turn)", re.MULTILINE)
@@ -64,6 +66,7 @@ def span(text: str) -> tuple[int, int] | None:
 
 
 def fail(problem: str) -> ParseError:
+    """A ParseError of this dialect, with its example."""
     return ParseError(problem, NAME, EXAMPLE)
 
 
@@ -251,7 +254,8 @@ def search_text(action: Search) -> str:
 
 def render(action: Action, thought: str = "") -> str:
     """The text this dialect's model writes to propose `action`."""
-    check_lines("the thought", thought)
+    if ACTION_LINE.search(thought):
+        raise ValueError("a thought line starting with Action: would read as the action")
     line = f"Action: {action_text(action)}"
     thought = thought.strip()
     return f"Thought: {thought}\n{line}" if thought else line

@@ -217,7 +217,7 @@ def function_params(action: Action) -> tuple[str, dict[str, str]]:
 
 
 def render_function(name: str, params: dict[str, str]) -> str:
-    """`<function=name>` with one parameter block per value; multi-line values on their own lines."""
+    """`<function=name>` and one parameter block per value (multi-line values on own lines)."""
     parts = [f"<function={name}>"]
     for key, value in params.items():
         if PARAM_CLOSE in value:
