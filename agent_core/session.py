@@ -318,13 +318,16 @@ class Session:
             return formats.parse(text, "auto").action
 
     def decide(self, decision: Decision) -> StepRecord | None:
-        """Apply a decision to the pending proposal; returns its record (None for Quit)."""
-        proposal = self.pending
-        if proposal is None:
-            raise RuntimeError("no proposal is waiting for a decision; call propose() first")
+        """Apply a decision to the pending proposal; returns its record (None for Quit).
+
+        Quit needs no pending proposal: it also ends a session between turns (e.g. on Ctrl-C).
+        """
         if isinstance(decision, Quit):
             self._finish("quit", "quit by the user")
             return None
+        proposal = self.pending
+        if proposal is None:
+            raise RuntimeError("no proposal is waiting for a decision; call propose() first")
         self.pending = None
         if isinstance(decision, Reject):
             return self._reject(proposal, decision)

@@ -1,0 +1,201 @@
+"""Front ends without a full-screen app: a rich transcript (`--auto`, `--plain`), JSON event lines
+(`--json`), and stdin prompts for each proposal (`--plain`).
+
+Each is a Session listener or a Policy callback; none parses model text or touches git.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import IO
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.text import Text
+
+from agent_core.actions import Action
+from agent_core.events import (
+    Event,
+    FormatError,
+    Notice,
+    SessionError,
+    SessionFinished,
+    SessionStarted,
+    StepExecuted,
+    StepProposed,
+    StepRejected,
+    StepUndone,
+    UsageReported,
+)
+from agent_core.formats import ParseError
+from agent_core.steps import Approve, Decision, EditAction, Observation, Quit, Reject
+from agent_core.trajectory import event_to_dict
+
+FINISH_STYLES = {"submitted": "bold green", "quit": "bold yellow", "error": "bold red"}
+
+
+def trim_lines(text: str, head: int, tail: int) -> str:
+    """`text` with its middle lines replaced by a marker when it has more than head + tail."""
+    lines = text.splitlines()
+    if len(lines) <= head + tail:
+        return text
+    hidden = len(lines) - head - tail
+    return "\n".join([*lines[:head], f"... [{hidden} lines not shown] ...", *lines[-tail:]])
+
+
+class Transcript:
+    """Prints a readable account of a session: per step the thought, the action and a trimmed
+    observation; at the end the session's diff and why it stopped."""
+
+    def __init__(self, console: Console, *, observation_lines: int = 12, thought_lines: int = 12):
+        self.console = console
+        self.observation_lines = observation_lines
+        self.thought_lines = thought_lines
+        self._usage: UsageReported | None = None
+
+    def __call__(self, event: Event) -> None:
+        handler = getattr(self, f"_on_{type(event).__name__}", None)
+        if handler is not None:
+            handler(event)
+
+    def _on_SessionStarted(self, event: SessionStarted) -> None:
+        info = event.config.get("backend_info") or {}
+        described = " · ".join(f"{k} {v}" for k, v in info.items() if v)
+        self.console.rule(Text(f"navtui session {event.session_id}", style="bold"))
+        self.console.print(Panel(Text(trim_lines(event.issue.strip(), 12, 3)), title="Issue", title_align="left"))
+        if described:
+            self.console.print(Text(described, style="dim"))
+
+    def _on_UsageReported(self, event: UsageReported) -> None:
+        self._usage = event
+
+    def _on_StepProposed(self, event: StepProposed) -> None:
+        title = f"Step {event.index}"
+        if self._usage is not None and self._usage.index == event.index:
+            title += f" · context {self._usage.context_tokens}/{self._usage.context_limit} tokens"
+        self.console.rule(Text(title, style="bold cyan"), align="left")
+        thought = event.step.thought.strip()
+        if thought:
+            half = self.thought_lines // 2
+            self.console.print(Text(trim_lines(thought, half, half), style="italic"))
+        self.console.print(Text.assemble(("▶ ", "bold cyan"), (event.command_shown, "bold")))
+        if event.preview_diff:
+            self.console.print(Syntax(event.preview_diff, "diff", theme="ansi_dark", word_wrap=True))
+
+    def _on_StepExecuted(self, event: StepExecuted) -> None:
+        record = event.record
+        if record.extra.get("source") == "user" and record.action is not None:
+            self.console.rule(Text(f"Step {record.index} · your command", style="bold magenta"), align="left")
+            self.console.print(Text(f"$ {getattr(record.action, 'command', '')}", style="bold"))
+        if record.observation is not None:
+            self.console.print(self._observation(record.observation))
+
+    def _observation(self, observation: Observation) -> Panel:
+        half = self.observation_lines // 2
+        body = Text(trim_lines(observation.output.rstrip("\n"), half, half) or "(no output)", style="dim")
+        parts: list = [body]
+        if observation.error:
+            parts.append(Text(observation.error, style="red"))
+        code = observation.exit_code
+        subtitle = None if code is None else f"exit {code}"
+        style = "red" if code not in (0, None) or observation.error else "green"
+        return Panel(Group(*parts), subtitle=subtitle, subtitle_align="right", border_style=style)
+
+    def _on_StepRejected(self, event: StepRejected) -> None:
+        feedback = getattr(event.record.decision, "feedback", "")
+        self.console.print(Text(f"✗ rejected{': ' + feedback if feedback else ''}", style="yellow"))
+
+    def _on_FormatError(self, event: FormatError) -> None:
+        first = event.message.strip().splitlines()[0] if event.message.strip() else ""
+        self.console.print(
+            Text(f"! reply {event.index} could not be parsed ({event.consecutive} in a row): {first}", style="yellow")
+        )
+
+    def _on_StepUndone(self, event: StepUndone) -> None:
+        paths = ", ".join(event.changed_paths) or "no files"
+        self.console.print(Text(f"↶ back to step {event.to_index} ({paths} restored)", style="magenta"))
+
+    def _on_Notice(self, event: Notice) -> None:
+        self.console.print(Text(event.message, style="dim"))
+
+    def _on_SessionError(self, event: SessionError) -> None:
+        self.console.print(Text(f"error: {event.message}", style="bold red"))
+
+    def _on_SessionFinished(self, event: SessionFinished) -> None:
+        self.console.rule(Text("Final diff", style="bold"))
+        if event.patch.strip():
+            self.console.print(Syntax(event.patch, "diff", theme="ansi_dark", word_wrap=True))
+        else:
+            self.console.print(Text("(no changes)", style="dim"))
+        style = FINISH_STYLES.get(event.reason, "bold yellow")
+        self.console.print(Text(f"finished: {event.reason} — {event.message}", style=style))
+
+
+class JsonLines:
+    """Writes every event as one JSON object per line (`{"type": ..., ...fields}`)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        self.stream.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
+        self.stream.flush()
+
+
+EDIT_HELP = (
+    "Type the replacement action in any dialect (e.g. `Action: bash ls`, a <tool_call>, a "
+    '<function=...> block, or {"kind": "bash", "command": "ls"}); end with a line holding only ".".'
+)
+
+
+class StdinPrompter:
+    """`--plain`: asks on stdin what to do with each proposal. EOF on stdin means quit."""
+
+    def __init__(
+        self,
+        parse_edit: Callable[[str], Action],
+        console: Console,
+        read_line: Callable[[str], str] = input,
+    ) -> None:
+        self.parse_edit = parse_edit
+        self.console = console
+        self.read_line = read_line
+
+    def __call__(self, proposal: StepProposed) -> Decision:
+        while True:
+            answer = self._ask("[a]pprove  [r]eject  [e]dit  [q]uit > ")
+            if answer is None:
+                return Quit()
+            choice = answer.strip().lower()[:1]
+            if choice == "a":
+                return Approve()
+            if choice == "q":
+                return Quit()
+            if choice == "r":
+                feedback = self._ask("why (the model reads this; empty for none) > ")
+                return Reject(feedback or "")
+            if choice == "e":
+                decision = self._edit()
+                if decision is not None:
+                    return decision
+                continue
+            self.console.print(Text("answer a, r, e or q", style="yellow"))
+
+    def _ask(self, prompt: str) -> str | None:
+        try:
+            return self.read_line(prompt)
+        except EOFError:
+            return None
+
+    def _edit(self) -> Decision | None:
+        self.console.print(Text(EDIT_HELP, style="dim"))
+        lines: list[str] = []
+        while (line := self._ask("")) is not None and line.strip() != ".":
+            lines.append(line)
+        try:
+            return EditAction(self.parse_edit("\n".join(lines)))
+        except ParseError as error:
+            self.console.print(Text(f"not an action: {error}", style="red"))
+            return None
