@@ -5,7 +5,8 @@ Input: JSON Lines, one instance per line with `instance_id`, `repo` (a local pat
 
     predictions.jsonl            one SWE-bench prediction per finished instance
     trajectories/<id>.jsonl      each instance's session log (`navtui export` reads these too)
-    worktrees/<id>/              the instance's checkout while it runs; removed afterwards
+    worktrees/<id>/              the instance's checkout while it runs; removed afterwards,
+                                 with its checkpoint refs (the log keeps the steps and the patch)
 
 The user's checkout is never touched: every instance gets `git worktree add --detach` at its
 base commit. An instance counts as finished once its prediction is written (the session ended
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.backends.base import Backend
+from agent_core.events import SessionFinished
 from agent_core.executor import Executor
 from agent_core.exports import model_name
 from agent_core.policy import AutoPolicy
@@ -261,7 +263,7 @@ class Batch:
             )
         return result
 
-    def _session(self, instance: Instance, worktree: Path, log: Path):
+    def _session(self, instance: Instance, worktree: Path, log: Path) -> SessionFinished:
         config = dataclasses.replace(self.options.config,
                                      backend_info=dict(self.options.config.backend_info))
         writer = TrajectoryWriter(log, secrets=self.options.secrets)
@@ -282,3 +284,5 @@ class Batch:
         finally:
             session.close()
             writer.close()
+            # The worktree goes away with its checkpoints' use; keep the user's refs clean.
+            session.workspace.delete_session(session.id)
