@@ -216,3 +216,13 @@ def test_line_endings_and_missing_final_newline_preserved(tools: FileTools, git_
     assert (git_repo / "tail.txt").read_text() == "a\nmid\nb"
     diff = tools.preview(Edit("tail.txt", 3, 3, "c"))
     assert diff.endswith("-b\n\\ No newline at end of file\n+c\n")
+
+
+def test_empty_and_oversized_files(tools: FileTools, git_repo: Path):
+    (git_repo / "empty.txt").write_text("")
+    assert tools.read("empty.txt").output == "[empty.txt is empty]\n"
+    assert tools.execute(editor("insert", "empty.txt", insert_line=0, new_str="first")).error is None
+    assert (git_repo / "empty.txt").read_text() == "first\n"
+    with open(git_repo / "huge.log", "wb") as handle:
+        handle.truncate(21 * 1024 * 1024)
+    assert "too large" in tools.read("huge.log").error

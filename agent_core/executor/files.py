@@ -20,6 +20,7 @@ READ_WINDOW = 400
 LINE_CHAR_LIMIT = 2_000
 SNIPPET_CONTEXT = 4
 DIR_ENTRY_LIMIT = 400
+MAX_TEXT_BYTES = 20 * 1024 * 1024
 _EDITED_TAIL = "Review the changes and make sure they are as expected. Edit the file again if necessary."
 
 
@@ -96,6 +97,8 @@ class FileTools:
                 raise ToolError("`view_range` is not allowed when the path is a directory.")
             return self._list_dir(path, name)
         lines = _as_lines(self._text(path, raw))
+        if not lines:
+            return f"[{name} is empty]\n"
         start, end = self._range(view_range, len(lines))
         shown, hint = self._window(lines, start, end, name)
         intro = f"Here's the result of running `cat -n` on {name}:\n" if header else ""
@@ -122,10 +125,11 @@ class FileTools:
         shown: list[str] = []
         size = 0
         for line in lines[start - 1 : end]:
-            if shown and (len(shown) >= self.window or size + len(line) > self.char_limit):
+            cost = min(len(line), LINE_CHAR_LIMIT)
+            if shown and (len(shown) >= self.window or size + cost > self.char_limit):
                 break
             shown.append(line)
-            size += min(len(line), LINE_CHAR_LIMIT)
+            size += cost
         last = start + len(shown) - 1
         if last >= end:
             return shown, ""
@@ -162,6 +166,10 @@ class FileTools:
             raise ToolError(f"The path {raw} does not exist. Check it with: ls {Path(raw).parent}")
         if not path.is_file():
             raise ToolError(f"The path {raw} is not a regular file.")
+        size = path.stat().st_size
+        if size > MAX_TEXT_BYTES:
+            raise ToolError(f"{raw} is too large for the file tools ({size} bytes); look at parts "
+                            f"of it with bash (head, sed -n, grep -n).")
         data = path.read_bytes()
         if b"\0" in data[:8192]:
             raise ToolError(f"{raw} is a binary file ({len(data)} bytes); inspect it with bash "
