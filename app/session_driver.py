@@ -133,10 +133,10 @@ class SessionDriver:
         """True when auto mode or an always-allow rule covers `proposal`."""
         return self.auto or self.rules.allows(proposal)
 
-    def run(self, start: bool = True) -> None:
-        """The session thread's body; returns after `Close`."""
+    def run(self) -> None:
+        """The session thread's body (starts the session unless it was resumed); ends on `Close`."""
         session = self.session
-        if start:
+        if not session.started:
             session.start()
         while True:
             if session.finished is None and session.pending is not None:

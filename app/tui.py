@@ -125,7 +125,7 @@ class NavApp(App[int]):
             resume = self.resume
             self._show_main(MainScreen("", repo_label=self.repo_label, auto=self.auto,
                                        loading_message=f"Resuming session {choice.value}…"))
-            self._build(lambda: resume(choice.value), resumed=True)
+            self._build(lambda: resume(choice.value))
         else:
             self._open_issue(choice.value)
 
@@ -133,7 +133,7 @@ class NavApp(App[int]):
         factory = self.source
         assert callable(factory)
         self._show_main(MainScreen(issue, repo_label=self.repo_label, auto=self.auto))
-        self._build(lambda: factory(issue), resumed=False)
+        self._build(lambda: factory(issue))
 
     def _show_main(self, screen: MainScreen) -> None:
         self.main = screen
@@ -143,15 +143,15 @@ class NavApp(App[int]):
             self.push_screen(screen)
 
     @work(thread=True, exit_on_error=False, group="load", name="load")
-    def _build(self, make: Callable[[], Session], resumed: bool) -> None:
+    def _build(self, make: Callable[[], Session]) -> None:
         session = make()
-        self.call_from_thread(self._attach, session, resumed)
+        self.call_from_thread(self._attach, session)
 
-    def _attach(self, session: Session, resumed: bool) -> None:
+    def _attach(self, session: Session) -> None:
         if self.main is None or not self.main.is_attached:
             session.close()
             return
-        self.main.attach(session, resumed=resumed)
+        self.main.attach(session)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "load" and event.state == WorkerState.ERROR and self.main:

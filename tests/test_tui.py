@@ -323,3 +323,52 @@ async def test_start_screen_takes_the_issue_and_builds_the_session(git_repo: Pat
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         assert built == [ISSUE]
         assert main_screen(app).session.issue == ISSUE
+
+
+async def test_quit_then_resume_from_the_start_screen(git_repo: Path):
+    from agent_core.executor import Executor
+    from agent_core.resume import resume_session
+    from agent_core.trajectory import TrajectoryWriter, default_path, find_trajectory, repo_state_dir
+    from agent_core.workspace import Workspace
+    from tests.fixtures.tui import RecordingReplay
+
+    turns = [("One.", Bash("echo 1 > one.txt")), ("Two.", Bash("echo 2 > two.txt")), ("Done.", Submit())]
+    first = make_session(git_repo, turns)
+    log = default_path(repo_state_dir(git_repo), first.id)
+    first.subscribe(TrajectoryWriter(log))
+    app, watch = NavApp(first, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        await pilot.press("q", "y")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 3 and (git_repo / "one.txt").exists()
+
+    resumed: list = []
+
+    def resume(session_id: str):
+        path = find_trajectory(git_repo, session_id)
+        session = resume_session(
+            path, workspace=Workspace.open(git_repo), executor=Executor(git_repo),
+            backend=RecordingReplay(git_repo.parent / "script.jsonl"),
+            listeners=[TrajectoryWriter(path, resumed=True)],
+        )
+        resumed.append(session)
+        return session
+
+    def never(issue: str):
+        raise AssertionError("a new session was started instead of resuming")
+
+    app, watch = NavApp(never, repo=git_repo, resume=resume), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: type(app.screen).__name__ == "StartScreen", "start screen")
+        await pilot.press("ctrl+r", "enter")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2 of the resumed session")
+        assert resumed[0].id == first.id
+        timeline = main_screen(app).query_one(StepTimeline)
+        assert {i: e.status for i, e in timeline.entries.items()} == {1: "executed", 2: "pending"}
+        assert main_screen(app).session.pending.step.action == Bash("echo 2 > two.txt")
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 3), "proposal 3")
+        assert (git_repo / "two.txt").exists()

@@ -29,3 +29,9 @@ class IssuePane(Collapsible):
             id=id,
         )
         self.issue = issue
+
+    def set_issue(self, issue: str) -> None:
+        """Show another issue (e.g. the one of a resumed session)."""
+        self.issue = issue
+        self.title = f"Issue: {issue_title(issue)}"
+        self.query_one(Markdown).update(issue)

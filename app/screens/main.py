@@ -110,7 +110,6 @@ class MainScreen(Screen[None]):
         repo_label: str = "",
         auto: bool = False,
         session: Session | None = None,
-        resumed: bool = False,
         loading_message: str = "Loading the model…",
     ) -> None:
         super().__init__()
@@ -124,7 +123,7 @@ class MainScreen(Screen[None]):
         self.generating = False
         self.finished: SessionFinished | None = None
         self.session_diff = ""
-        self._initial = (session, resumed)
+        self._initial = session
         self._mounted = False
         self._loading_message = loading_message
         self._turn_started = 0.0
@@ -154,16 +153,15 @@ class MainScreen(Screen[None]):
         status.policy = self._policy_label()
         self.query_one(ActionCard).show_status("thinking", self._loading_message)
         self._mounted = True
-        session, resumed = self._initial
-        if session is not None:
-            self.attach(session, resumed=resumed)
+        if self._initial is not None:
+            self.attach(self._initial)
 
     # --- wiring the session ---------------------------------------------------------------
 
-    def attach(self, session: Session, *, resumed: bool = False) -> None:
-        """Start driving `session` (built elsewhere, e.g. after loading the model)."""
+    def attach(self, session: Session) -> None:
+        """Start driving `session` (built elsewhere, e.g. after loading the model or resumed)."""
         if not self._mounted:
-            self._initial = (session, resumed)
+            self._initial = session
             return
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
@@ -176,20 +174,19 @@ class MainScreen(Screen[None]):
         status.state = "starting"
         if session.issue != self.issue:
             self.issue = session.issue
-            self.query_one(IssuePane).remove()
-            self.query_one("#work").mount(IssuePane(session.issue, id="issue"), before=0)
+            self.query_one(IssuePane).set_issue(session.issue)
         timeline = self.query_one(StepTimeline)
         for record in session.records:
             timeline.set_step(record.index, self._record_status(record), self._record_summary(record))
         self.query_one(ActionCard).show_status("thinking", "Starting the session…")
-        self._drive(resumed)
+        self._drive()
         self.refresh_bindings()
 
     @work(thread=True, exit_on_error=False, group="session", name="session")
-    def _drive(self, resumed: bool) -> None:
+    def _drive(self) -> None:
         assert self.driver is not None and self.session is not None
         try:
-            self.driver.run(start=not resumed)
+            self.driver.run()
         finally:
             self.session.close()
 
