@@ -78,9 +78,8 @@ class Executor:
 
     def execute(self, action: Action) -> Observation:
         """Run `action`; never raises for the model's mistakes."""
-        action = self.prepare(action).action if isinstance(action, Bash) else action
         if isinstance(action, Bash):
-            return self.shell.run(action.command)
+            return self.shell.run(rewrite_alias(action.command, self.root, self.paths.alias))
         if isinstance(action, Read):
             return self.files.read(action.path)
         if isinstance(action, Search):
