@@ -1,30 +1,379 @@
-"""The `navtui` command line."""
+"""The `navtui` command line.
+
+    navtui [--auto | --plain] [backend flags] [--issue TEXT | --issue-file FILE] [limits] REPO
+    navtui sessions REPO | export ID --format F | batch INSTANCES.jsonl --workers N | demo
+
+Without `--auto`/`--plain` the Textual app opens (a terminal is required). `--auto` approves
+every action and prints a transcript (or `--json` event lines); `--plain` asks on stdin.
+Exit codes: 0 submitted, 1 error, 2 stopped by a limit / exhausted script / format errors,
+3 quit by the user.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, NoReturn
 
 from agent_core import __version__
+from agent_core.backends.base import Backend, BackendError
+from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend, describe, resolve
+from agent_core.events import Event
+from agent_core.session import Session, SessionConfig, new_session_id
+from agent_core.steps import Quit
+from agent_core.trajectory import TrajectoryError
+from agent_core.workspace import Workspace, WorkspaceError
+
+SUBCOMMANDS = ("sessions", "export", "batch", "demo")
+EXIT_CODES = {
+    "submitted": 0,
+    "error": 1,
+    "limit": 2,
+    "script_exhausted": 2,
+    "format_errors": 2,
+    "quit": 3,
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class CliError(Exception):
+    """Bad input on the command line; the message says what to change."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error exits 1 (2 means "stopped by a limit" for navtui)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+# --- arguments ----------------------------------------------------------------------------
+
+
+def add_backend_args(parser: argparse.ArgumentParser) -> None:
+    """The flags that choose and load the model (shared with `navtui batch`)."""
+    group = parser.add_argument_group("model")
+    group.add_argument("--backend", choices=BACKENDS,
+                       help="hf: local transformers; openai: an OpenAI-compatible server; replay: a "
+                            "script (default: replay with --script, openai with --base-url, else hf)")
+    group.add_argument("--model", metavar="NAME|ID|PATH",
+                       help="preset (navigator-8b, r2e-30b), Hugging Face id or local directory; "
+                            "with --backend openai, the name the server serves")
+    group.add_argument("--adapter", metavar="ID|PATH", help="LoRA adapter (overrides a preset's)")
+    quant = group.add_mutually_exclusive_group()
+    quant.add_argument("--load-in-4bit", action="store_true", help="nf4 weights via bitsandbytes")
+    quant.add_argument("--load-in-8bit", action="store_true", help="int8 weights via bitsandbytes")
+    group.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    group.add_argument("--api-key", metavar="KEY",
+                       help="server API key (or NAVTUI_API_KEY / OPENAI_API_KEY); never logged")
+    group.add_argument("--script", metavar="FILE", help="replay script: JSON Lines of {\"output\": ...}")
+    group.add_argument("--dialect", choices=("auto", "text", "toolcall", "xml"), default="auto",
+                       help="the model's action format (default: from the preset or model name, "
+                            "else detected from its first reply)")
+
+
+def add_limit_args(parser: argparse.ArgumentParser) -> None:
+    """Step, time and command limits (shared with `navtui batch`)."""
+    group = parser.add_argument_group("limits")
+    group.add_argument("--max-steps", type=positive_int, default=50, metavar="N",
+                       help="proposals executed or rejected before stopping (default 50)")
+    group.add_argument("--max-time", type=positive_float, metavar="S", help="wall-clock seconds for the session")
+    group.add_argument("--command-timeout", type=positive_float, default=120.0, metavar="S",
+                       help="seconds one command may run before it is killed (default 120)")
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def build_parser() -> Parser:
+    parser = Parser(
         prog="navtui",
-        description="Fix code with a local model: it proposes one action at a time, you approve.",
+        description="Fix code with a local model: it proposes one action at a time, you approve. "
+        "Subcommands: navtui sessions REPO | export ID --format F | batch INSTANCES.jsonl | demo",
     )
     parser.add_argument("--version", action="version", version=f"navtui {__version__}")
-    parser.add_argument("repo", metavar="REPO", nargs="?", help="path to a local git repository")
+    parser.add_argument("--auto", action="store_true", help="approve every action (headless)")
+    parser.add_argument("--plain", action="store_true", help="ask on stdin for each action, no full-screen app")
+    parser.add_argument("--json", action="store_true", help="print one JSON event per line instead of a transcript")
+    issue = parser.add_mutually_exclusive_group()
+    issue.add_argument("--issue", metavar="TEXT", help="the issue to fix")
+    issue.add_argument("--issue-file", metavar="FILE", help="read the issue from a file")
+    add_backend_args(parser)
+    add_limit_args(parser)
+    out = parser.add_argument_group("output")
+    out.add_argument("--patch-out", metavar="FILE", help="write the session's patch here when it ends")
+    out.add_argument("--trajectory", metavar="FILE",
+                     help="session log path (default: .git/navtui/sessions/<id>.jsonl)")
+    parser.add_argument("--resume", metavar="ID", help="continue a logged session (see `navtui sessions`)")
+    parser.add_argument("repo", metavar="REPO", help="path to a local git repository")
     return parser
 
 
+# --- building blocks (also used by `navtui batch`) -------------------------------------------
+
+
+def backend_config(args: argparse.Namespace) -> BackendConfig:
+    """The resolved backend choice of parsed flags; BackendError says what to fix."""
+    return resolve(
+        BackendConfig(
+            backend=args.backend,
+            model=args.model,
+            adapter=args.adapter,
+            load_in_4bit=args.load_in_4bit,
+            load_in_8bit=args.load_in_8bit,
+            base_url=args.base_url,
+            api_key=args.api_key,
+            script=args.script,
+            dialect=args.dialect,
+        )
+    )
+
+
+def make_backend(args: argparse.Namespace) -> Backend:
+    return create_backend(backend_config(args))
+
+
+def session_config(args: argparse.Namespace) -> SessionConfig:
+    resolved = backend_config(args)
+    return SessionConfig(
+        dialect=resolved.dialect,
+        context_window=resolved.context_window or SessionConfig.context_window,
+        max_steps=args.max_steps,
+        max_time=args.max_time,
+        command_timeout=args.command_timeout,
+        backend_info=describe(resolved),
+    )
+
+
+def backend_secrets(args: argparse.Namespace) -> list[str]:
+    """Values that must never reach a log."""
+    return [args.api_key] if args.api_key else []
+
+
+# --- main ---------------------------------------------------------------------------------
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return run_subcommand(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
-    if args.repo is None:
-        build_parser().print_help()
+    try:
+        return run(args)
+    except (CliError, BackendError, WorkspaceError, TrajectoryError) as error:
+        print(f"navtui: {error}", file=sys.stderr)
         return 1
-    print("navtui: the session runner is not wired in yet", file=sys.stderr)
-    return 1
+
+
+def run_subcommand(name: str, argv: list[str]) -> int:
+    if name == "demo":
+        from app.demo import demo_main
+
+        return demo_main(argv)
+    from app import subcommands
+
+    parser = Parser(prog=f"navtui {name}")
+    getattr(subcommands, f"add_{name}_args")(parser)
+    return getattr(subcommands, f"{name}_main")(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate the input cheaply, then build the session and hand it to the chosen front end."""
+    mode = "auto" if args.auto else "plain" if args.plain else "tui"
+    if args.auto and args.plain:
+        raise CliError("choose one of --auto (approve everything) and --plain (ask on stdin)")
+    if mode == "tui":
+        if args.json:
+            raise CliError("--json prints events for --auto or --plain; add one of them")
+        if not (sys.stdout.isatty() and sys.stdin.isatty()):
+            raise CliError(
+                "the interactive app needs a terminal, and stdin/stdout are not one here: "
+                "add --auto to run headless, or --plain to answer on stdin"
+            )
+    workspace = Workspace.open(args.repo)
+    issue = read_issue(args)
+    if args.resume is None and mode == "auto" and not issue:
+        raise CliError("--auto needs the issue: pass --issue TEXT or --issue-file FILE")
+    if args.resume is not None and issue:
+        raise CliError("--resume continues the logged issue; drop --issue/--issue-file")
+    if mode == "tui":
+        return run_app(args, workspace, issue)
+    if mode == "plain" and args.resume is None and not issue:
+        issue = ask_issue()
+    return run_headless(args, workspace, issue, mode)
+
+
+def read_issue(args: argparse.Namespace) -> str | None:
+    if args.issue_file:
+        try:
+            text = Path(args.issue_file).expanduser().read_text(encoding="utf-8")
+        except OSError as error:
+            raise CliError(f"cannot read --issue-file {args.issue_file}: {error.strerror or error}") from None
+        if not text.strip():
+            raise CliError(f"--issue-file {args.issue_file} is empty; write the issue into it")
+        return text
+    if args.issue is not None and not args.issue.strip():
+        raise CliError("--issue is empty; describe the problem to fix")
+    return args.issue
+
+
+def ask_issue() -> str:
+    print("Describe the issue to fix; end with an empty line:", file=sys.stderr)
+    lines = []
+    for line in sys.stdin:
+        if not line.strip():
+            break
+        lines.append(line.rstrip("\n"))
+    if not lines:
+        raise CliError("no issue given: pass --issue TEXT or --issue-file FILE")
+    return "\n".join(lines)
+
+
+def trajectory_path(args: argparse.Namespace, workspace: Workspace, session_id: str) -> Path:
+    from agent_core.trajectory import default_path, repo_state_dir
+
+    if args.trajectory:
+        return Path(args.trajectory).expanduser()
+    return default_path(repo_state_dir(workspace.root), session_id)
+
+
+def new_session(args: argparse.Namespace, workspace: Workspace, issue: str | None) -> Session:
+    """A fresh session; its log is written from its first event on."""
+    from agent_core.executor import Executor
+    from agent_core.trajectory import TrajectoryWriter
+
+    config = session_config(args)
+    backend = make_backend(args)
+    session_id = new_session_id()
+    session = Session(
+        workspace=workspace,
+        executor=Executor(workspace.root, command_timeout=config.command_timeout, path_alias=config.path_alias),
+        backend=backend,
+        issue=issue or "",
+        config=config,
+        session_id=session_id,
+    )
+    writer = TrajectoryWriter(trajectory_path(args, workspace, session_id), secrets=backend_secrets(args))
+    session.subscribe(writer)
+    return session
+
+
+def resume(
+    args: argparse.Namespace, workspace: Workspace, listeners: tuple[Callable[[Event], None], ...] = ()
+) -> Session:
+    """Carry on the logged session `args.resume` (its log is appended to)."""
+    from agent_core.executor import Executor
+    from agent_core.resume import resume_session
+    from agent_core.trajectory import TrajectoryWriter, find_trajectory, read_trajectory
+
+    path = Path(args.trajectory).expanduser() if args.trajectory else find_trajectory(workspace.root, args.resume)
+    args = with_logged_backend(args, read_trajectory(path).config.get("backend_info") or {})
+    config = session_config(args)
+    writer = TrajectoryWriter(path, secrets=backend_secrets(args), resumed=True)
+    return resume_session(
+        path,
+        workspace=workspace,
+        executor=Executor(workspace.root, command_timeout=config.command_timeout, path_alias=config.path_alias),
+        backend=make_backend(args),
+        listeners=[writer, *listeners],
+        max_steps=args.max_steps,
+        max_time=args.max_time,
+        command_timeout=args.command_timeout,
+    )
+
+
+BACKEND_CHOICE_FLAGS = ("backend", "model", "script", "base_url")
+
+
+def with_logged_backend(args: argparse.Namespace, info: dict) -> argparse.Namespace:
+    """`args` with the logged session's backend when no flag chose one (plain `--resume ID`)."""
+    if any(getattr(args, flag) for flag in BACKEND_CHOICE_FLAGS):
+        return args
+    logged = {
+        "backend": info.get("backend"),
+        "model": info.get("preset") or info.get("model"),
+        "adapter": args.adapter or info.get("adapter"),
+        "script": info.get("script"),
+        "base_url": info.get("base_url"),
+        "load_in_4bit": args.load_in_4bit or info.get("quantization") == "4-bit",
+        "load_in_8bit": args.load_in_8bit or info.get("quantization") == "8-bit",
+    }
+    if args.dialect == "auto" and info.get("dialect"):
+        logged["dialect"] = info["dialect"]
+    return argparse.Namespace(**{**vars(args), **logged})
+
+
+def run_headless(args: argparse.Namespace, workspace: Workspace, issue: str | None, mode: str) -> int:
+    """`--auto` / `--plain`: run to the end, printing a transcript or JSON lines."""
+    from rich.console import Console
+
+    from agent_core.policy import AskPolicy, AutoPolicy
+    from app.headless import JsonLines, StdinPrompter, Transcript
+
+    console = Console(stderr=args.json, highlight=False)
+    printer = JsonLines(sys.stdout) if args.json else Transcript(console)
+    if args.resume:
+        session = resume(args, workspace, listeners=(printer,))
+    else:
+        session = new_session(args, workspace, issue)
+        session.subscribe(printer)
+    policy = AutoPolicy() if mode == "auto" else AskPolicy(
+        StdinPrompter(session.parse_edit, console, read_line=lambda prompt: read_line(prompt, console.file))
+    )
+    try:
+        finished = session.run(policy)
+    except KeyboardInterrupt:
+        session.decide(Quit())
+        finished = session.finished
+    finally:
+        session.close()
+    if args.patch_out:
+        Path(args.patch_out).expanduser().write_text(finished.patch, encoding="utf-8", errors="surrogateescape")
+    return EXIT_CODES.get(finished.reason, 1)
+
+
+def read_line(prompt: str, out: IO[str]) -> str:
+    """One line from stdin after writing `prompt` to `out`; EOFError at the end of input."""
+    out.write(prompt)
+    out.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
+
+
+def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -> int:
+    """The Textual app; the model loads in its worker after the first frame."""
+    from app.tui import run_tui
+
+    backend_config(args)  # refuse bad model flags before the screen opens
+
+    def build(text: str) -> Session:
+        return new_session(args, workspace, text)
+
+    def resume_by_id(session_id: str) -> Session:
+        return resume(argparse.Namespace(**{**vars(args), "resume": session_id}), workspace)
+
+    if args.resume:
+        from agent_core.trajectory import find_trajectory, read_trajectory
+
+        logged = read_trajectory(find_trajectory(workspace.root, args.resume))
+        return run_tui(lambda _issue: resume_by_id(args.resume), repo=workspace.root,
+                       issue=logged.issue, resume=resume_by_id)
+    return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,172 @@
+"""Build the backend the command line asks for.
+
+`resolve(config)` settles everything that can be known without loading a model: which backend,
+the preset's base model / adapter / dialect / context window (explicit `--model`, `--adapter`,
+`--dialect` win over a preset's), and a dialect for `auto` (from the preset, the model's name or
+the replay script's first turn; otherwise it stays `auto` and the session detects it from the
+first reply). `create_backend(config)` then builds the backend, importing only what it needs
+(torch and transformers only for `hf`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_core.backends.base import Backend, BackendError
+
+BACKENDS = ("hf", "openai", "replay")
+DEFAULT_CONTEXT_WINDOW = 16_384
+# Hints in a model's name that give its dialect away (checked in order, lower-cased).
+NAME_DIALECTS = (
+    ("navigator", "toolcall"),
+    ("r2e", "text"),
+    ("swe-smith", "xml"),
+    ("swesmith", "xml"),
+    ("swe-agent", "xml"),
+)
+
+
+@dataclass
+class BackendConfig:
+    """What the user asked for (command-line flags); `resolve` fills in the rest."""
+
+    backend: str | None = None  # hf | openai | replay; None: replay with --script, openai with --base-url, else hf
+    model: str | None = None  # preset name, Hugging Face id or local path; the served name for openai
+    adapter: str | None = None
+    load_in_4bit: bool = False
+    load_in_8bit: bool = False
+    base_url: str | None = None
+    api_key: str | None = None
+    script: str | None = None
+    dialect: str = "auto"
+    context_window: int | None = None
+    preset: str | None = None  # set by `resolve` when `model` named a preset
+
+
+def resolve(config: BackendConfig) -> BackendConfig:
+    """A copy with backend, preset, dialect and context window settled; BackendError on bad input.
+
+    Idempotent: resolving a resolved config changes nothing.
+    """
+    resolved = dataclasses.replace(config)
+    resolved.backend = config.backend or _default_backend(config)
+    if resolved.backend not in BACKENDS:
+        raise BackendError(f"unknown backend {resolved.backend!r}; choose one of {', '.join(BACKENDS)}")
+    _check_inputs(resolved)
+    if resolved.script:  # absolute, so a logged session can be resumed from anywhere
+        resolved.script = str(Path(resolved.script).expanduser().resolve())
+    preset = _preset(config.model) if config.model else None
+    if preset is not None:
+        resolved.preset = config.model
+        if resolved.backend == "hf":
+            resolved.model = preset.model
+            resolved.adapter = config.adapter or preset.adapter
+        if resolved.dialect == "auto":
+            resolved.dialect = preset.dialect
+        resolved.context_window = config.context_window or preset.context_window
+    if resolved.dialect == "auto":
+        resolved.dialect = _dialect_from_names(resolved) or _dialect_from_script(resolved) or "auto"
+    resolved.context_window = resolved.context_window or DEFAULT_CONTEXT_WINDOW
+    return resolved
+
+
+def _preset(name: str):
+    """The preset called `name`, or None (also while the presets module has not landed)."""
+    try:
+        from agent_core.backends.presets import resolve_preset
+    except ImportError:
+        return None
+    return resolve_preset(name)
+
+
+def _default_backend(config: BackendConfig) -> str:
+    if config.script:
+        return "replay"
+    if config.base_url:
+        return "openai"
+    return "hf"
+
+
+def _is_path_like(ref: str) -> bool:
+    return ref.startswith(("/", ".", "~")) or ref.count("/") > 1
+
+
+def _check_inputs(config: BackendConfig) -> None:
+    """Refuse, with the fix, what would otherwise fail late (after minutes of loading)."""
+    if config.load_in_4bit and config.load_in_8bit:
+        raise BackendError("choose one of --load-in-4bit and --load-in-8bit, not both")
+    if config.backend == "replay":
+        if config.script and not Path(config.script).expanduser().is_file():
+            raise BackendError(f"replay script not found: {config.script}; check the --script path")
+    elif config.backend == "openai":
+        if not config.base_url:
+            raise BackendError(
+                "--backend openai needs --base-url, e.g. --base-url http://localhost:8000/v1"
+            )
+        if not config.model:
+            raise BackendError("--backend openai needs --model: the model name the server serves")
+    else:
+        if not config.model:
+            raise BackendError(
+                "--backend hf needs --model: a preset (navigator-8b, r2e-30b), a Hugging Face id "
+                "or a local directory"
+            )
+        for flag, ref in (("--model", config.model), ("--adapter", config.adapter)):
+            if ref and _is_path_like(ref) and not Path(ref).expanduser().exists():
+                raise BackendError(f"{flag} {ref}: no such file or directory; check the path")
+
+
+def _dialect_from_names(config: BackendConfig) -> str | None:
+    names = " ".join(n for n in (config.preset, config.model, config.adapter) if n).lower()
+    return next((dialect for hint, dialect in NAME_DIALECTS if hint in names), None)
+
+
+def _dialect_from_script(config: BackendConfig) -> str | None:
+    """The dialect the first scripted turn is written in (replay only)."""
+    if config.backend != "replay" or not config.script:
+        return None
+    from agent_core.backends.replay import load_script
+    from agent_core.formats import detect_dialect
+
+    outputs = load_script(Path(config.script).expanduser())
+    return detect_dialect(outputs[0]) if outputs else None
+
+
+def create_backend(config: BackendConfig) -> Backend:
+    """The backend `config` describes; BackendError says what to fix."""
+    config = resolve(config)
+    if config.backend == "replay":
+        from agent_core.backends.replay import ReplayBackend
+
+        if not config.script:
+            raise BackendError('--backend replay needs --script FILE (JSON Lines of {"output": ...})')
+        return ReplayBackend(Path(config.script).expanduser())
+    if config.backend == "openai":
+        from agent_core.backends.openai_compat import OpenAIBackend
+
+        return OpenAIBackend(config.base_url or "", config.model or "", api_key=config.api_key)
+    from agent_core.backends.hf import HFBackend
+
+    return HFBackend(
+        config.model or "",
+        adapter=config.adapter,
+        load_in_4bit=config.load_in_4bit,
+        load_in_8bit=config.load_in_8bit,
+    )
+
+
+def describe(config: BackendConfig) -> dict[str, str]:
+    """What the status bar and the log show about the backend (never the API key)."""
+    info = {
+        "backend": config.backend or "",
+        "preset": config.preset or "",
+        "model": config.model or "",
+        "adapter": config.adapter or "",
+        "quantization": "4-bit" if config.load_in_4bit else "8-bit" if config.load_in_8bit else "",
+        "base_url": config.base_url or "",
+        "script": config.script or "",
+        "dialect": config.dialect,
+    }
+    return {k: v for k, v in info.items() if v}
