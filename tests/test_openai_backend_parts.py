@@ -110,6 +110,9 @@ def test_blank_reasoning_opens_no_thinking_block() -> None:
     thinking = ChunkAssembler()
     text = thinking.feed(chunk(reasoning="\nhm")) + thinking.feed(chunk(content="ok"))
     assert text == "<think>\nhm\n</think>\n\nok"
+    newline_ended = ChunkAssembler()
+    text = newline_ended.feed(chunk(reasoning_content="\nhm\n")) + newline_ended.finish()
+    assert text == "<think>\nhm\n</think>\n\n"
 
 
 def test_other_choices_are_ignored() -> None:

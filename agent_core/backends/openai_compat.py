@@ -155,7 +155,7 @@ class OpenAIBackend:
             prompt.messages or [], tools=prompt.tools, add_generation_prompt=True, tokenize=True,
             **self._template_kwargs(),
         )
-        if isinstance(ids, dict) or hasattr(ids, "keys"):
+        if hasattr(ids, "keys"):
             ids = ids["input_ids"]
         return len(ids)
 

@@ -59,6 +59,7 @@ class ChunkAssembler:
         self.finish_reason: str | None = None
         self._thinking = False
         self._blank_reasoning = ""
+        self._thought_ends_line = False
         self._call: _OpenCall | None = None
 
     def feed(self, chunk: dict[str, Any]) -> str:
@@ -128,12 +129,14 @@ class ChunkAssembler:
         """Open the thinking block at the first visible reasoning (servers send the empty
         `<think>\n\n</think>` of thinking-off prompts as whitespace reasoning)."""
         if self._thinking:
+            self._thought_ends_line = text.endswith("\n")
             return text
         self._blank_reasoning += text
         if not self._blank_reasoning.strip():
             return ""
         self._thinking = True
         text, self._blank_reasoning = self._blank_reasoning.lstrip("\n"), ""
+        self._thought_ends_line = text.endswith("\n")
         return THINK_OPEN + text
 
     def _close_think(self) -> str:
@@ -141,7 +144,7 @@ class ChunkAssembler:
         if not self._thinking:
             return ""
         self._thinking = False
-        return THINK_CLOSE
+        return THINK_CLOSE[1:] if self._thought_ends_line else THINK_CLOSE
 
 
 def malformed_tool_call_text(server_message: str) -> str | None:
