@@ -68,7 +68,7 @@ def test_syntax_error_is_an_observation_and_shell_survives(shell: Shell):
 def test_sleep_1000_times_out_kills_group_and_restarts_in_same_cwd(git_repo: Path, tmp_path: Path):
     pidfile = tmp_path / "sleep.pid"
     with Shell(git_repo, timeout=5) as sh:
-        sh.run("cd calc && export GONE=1")
+        sh.run("cd calc && export KEPT='a b' && GONE=1")
         started = time.monotonic()
         obs = sh.run(f"echo before; sleep 1000 & echo $! > {pidfile}; sleep 1000", timeout=1)
         elapsed = time.monotonic() - started
@@ -77,9 +77,9 @@ def test_sleep_1000_times_out_kills_group_and_restarts_in_same_cwd(git_repo: Pat
         assert "timed out after 1 s" in obs.error and "new shell" in obs.error
         assert obs.output == "before\n"
         assert _gone(int(pidfile.read_text()))
-        after = sh.run("pwd; echo ${GONE:-unset}")
+        after = sh.run("pwd; echo ${GONE:-unset} $KEPT")
         assert after.exit_code == 0
-        assert after.output == f"{git_repo / 'calc'}\nunset\n"
+        assert after.output == f"{git_repo / 'calc'}\nunset a b\n"
 
 
 def test_yes_flood_is_capped_and_memory_bounded(git_repo: Path):

@@ -93,6 +93,12 @@ def _detach_terminal() -> None:
     termios.tcsetattr(0, termios.TCSANOW, attrs)
 
 
+def _memory_tmp() -> str | None:
+    """A RAM-backed temp dir when there is one: the per-command files are rewritten constantly."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
 def shell_environment() -> dict[str, str]:
     """The environment the session's bash starts with."""
     env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
@@ -144,15 +150,18 @@ class Shell:
         self.timeout = timeout
         self.output_limit = output_limit
         self.send_delay = send_delay
-        self._dir = Path(tempfile.mkdtemp(prefix="navtui-shell-"))
+        self._dir = Path(tempfile.mkdtemp(prefix="navtui-shell-", dir=_memory_tmp()))
         self._script = self._dir / "command.sh"
         self._script_fd = os.open(self._script, os.O_RDWR | os.O_CREAT, 0o600)
+        self._exports = self._dir / "exports.sh"
         token = secrets.token_hex(8)
         self._marker = f"NAVTUI_{token}:".encode()
         # The marker is assembled by printf, so the line we send never contains it verbatim.
+        # The exported variables are saved after every command, for a restart to bring back.
         self._line = (
             f". {shlex.quote(str(self._script))} < /dev/null; "
-            f"printf '%s_%s:%s:%s\\n' NAVTUI {token} \"$?\" \"$PWD\"\n"
+            f"printf '%s_%s:%s:%s\\n' NAVTUI {token} \"$?\" \"$PWD\"; "
+            f"export -p > {shlex.quote(str(self._exports))}\n"
         ).encode()
         self._lock = threading.Lock()
         self._closed = False
@@ -181,6 +190,7 @@ class Shell:
         self._child = child
         self._write_script(
             SCREEN_PROGRAM_FUNCTIONS
+            + f". {shlex.quote(str(self._exports))} 2>/dev/null\n"
             + f"cd -- {shlex.quote(str(self.cwd))} 2>/dev/null || cd -- {shlex.quote(str(self.home))}"
         )
         try:
@@ -283,8 +293,8 @@ class Shell:
             return Observation(output=self._tidy(text), truncated=truncated, error=what)
         self._start()
         message = (
-            f"{what}; a new shell was started in {self.cwd} (variables, functions and exports "
-            f"from earlier commands are gone).{hint}"
+            f"{what}; a new shell was started in {self.cwd} with the exported variables restored "
+            f"(shell functions and unexported variables from earlier commands are gone).{hint}"
         )
         return Observation(output=self._tidy(text), truncated=truncated, error=message)
 
