@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 import time
@@ -208,3 +209,16 @@ def test_command_longer_than_a_terminal_line(shell: Shell, git_repo: Path):
     obs = shell.run(f"cat > big.txt <<'EOF'\n{body}\nEOF\nwc -l < big.txt")
     assert obs.output == "3000\n"
     assert (git_repo / "big.txt").read_text() == body + "\n"
+
+
+def test_private_files_removed_on_close_and_when_dropped(git_repo: Path):
+    sh = Shell(git_repo, timeout=5)
+    private = Path(sh.run("echo $BASH_SOURCE").output.strip()).parent
+    assert private.name.startswith("navtui-shell-") and private.is_dir()
+    sh.close()
+    assert not private.exists()
+    dropped = Shell(git_repo, timeout=5)
+    private = Path(dropped.run("echo $BASH_SOURCE").output.strip()).parent
+    del dropped
+    gc.collect()
+    assert not private.exists()

@@ -22,6 +22,7 @@ import tempfile
 import termios
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -123,6 +124,11 @@ def _session_members(sid: int) -> list[int]:
     return members
 
 
+def _remove_private_files(script_fd: int, directory: Path) -> None:
+    os.close(script_fd)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def _signal(send: Callable[[int, int], None], target: int) -> None:
     try:
         send(target, signal.SIGKILL)
@@ -154,6 +160,8 @@ class Shell:
         self._script = self._dir / "command.sh"
         self._script_fd = os.open(self._script, os.O_RDWR | os.O_CREAT, 0o600)
         self._exports = self._dir / "exports.sh"
+        # Removes the private files even when a Shell is dropped without close().
+        self._cleanup = weakref.finalize(self, _remove_private_files, self._script_fd, self._dir)
         token = secrets.token_hex(8)
         self._marker = f"NAVTUI_{token}:".encode()
         # The marker is assembled by printf, so the line we send never contains it verbatim.
@@ -240,10 +248,7 @@ class Shell:
         self._kill_processes()
         with self._lock:
             self._kill()
-            if self._script_fd >= 0:
-                os.close(self._script_fd)
-                self._script_fd = -1
-            shutil.rmtree(self._dir, ignore_errors=True)
+            self._cleanup()
 
     def __enter__(self) -> Shell:
         return self
