@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from agent_core.batch import Batch, BatchError, BatchOptions, Instance, InstanceResult, load_instances
 from agent_core.exports import FORMATS, ExportError, export, to_jsonl
@@ -51,20 +51,22 @@ def sessions_main(args: argparse.Namespace) -> int:
                 "path": str(s.path),
             }))
         return 0
-    console = Console()
     if not sessions:
-        console.print(f"No navtui sessions in {args.repo}.")
+        print(f"No navtui sessions in {args.repo}.")
         return 0
-    table = Table(box=None, header_style="bold")
-    for column in ("id", "started", "steps", "status", "issue"):
-        table.add_column(column, no_wrap=column != "issue", overflow="ellipsis")
-    for s in sessions:
-        started = s.started.strftime("%Y-%m-%d %H:%M") if s.started else "?"
-        table.add_row(s.id, started, str(s.steps), s.status, s.issue)
-    console.print(table)
+    rows = [("id", "started", "steps", "status", "issue")] + [
+        (s.id, s.started.strftime("%Y-%m-%d %H:%M") if s.started else "?", str(s.steps),
+         s.status, s.issue)
+        for s in sessions
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    room = shutil.get_terminal_size((200, 24)).columns if sys.stdout.isatty() else None
+    for row in rows:
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4]
+        print(line if room is None or len(line) <= room else line[: room - 1] + "…")
     resumable = [s for s in sessions if s.status not in ("submitted", "running")]
     if resumable:
-        console.print(f"Resume one with: navtui --resume {resumable[-1].id} {args.repo}")
+        print(f"Resume one with: navtui --resume {resumable[-1].id} {args.repo}")
     return 0
 
 

@@ -1,0 +1,95 @@
+"""The `navtui export`, `navtui sessions` and `navtui batch` commands as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fixtures.repos import BUGGY_PROJECT, git, make_repo
+from tests.test_session import FIX_SCRIPTS, FIXED_LINE, repo_tests_pass, write_script
+
+NAVTUI = str(Path(sys.executable).parent / "navtui")
+
+
+def navtui(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([NAVTUI, *args], capture_output=True, text=True, timeout=180)
+
+
+def test_export_replay_then_rerun_gives_the_identical_patch(git_repo: Path, tmp_path: Path):
+    script = write_script(tmp_path / "s.jsonl", FIX_SCRIPTS["toolcall"])
+    first_patch = tmp_path / "first.patch"
+    run = navtui("--auto", "--script", str(script), "--issue", "average is off by one",
+                 "--patch-out", str(first_patch), str(git_repo))
+    assert run.returncode == 0, run.stderr
+
+    listed = navtui("sessions", str(git_repo))
+    assert listed.returncode == 0 and "submitted" in listed.stdout
+    assert "average is off by one" in listed.stdout
+    [session] = [json.loads(line) for line in navtui("sessions", "--json", str(git_repo)).stdout.splitlines()]
+
+    exported = tmp_path / "exported.jsonl"
+    out = navtui("export", session["id"], "--format", "replay", "--repo", str(git_repo),
+                 "-o", str(exported))
+    assert out.returncode == 0, out.stderr
+    assert [json.loads(line)["output"] for line in exported.read_text().splitlines()] == \
+        FIX_SCRIPTS["toolcall"]
+
+    fresh = make_repo(tmp_path / "fresh", BUGGY_PROJECT)
+    second_patch = tmp_path / "second.patch"
+    again = navtui("--auto", "--script", str(exported), "--issue", "average is off by one",
+                   "--patch-out", str(second_patch), str(fresh))
+    assert again.returncode == 0, again.stderr
+    assert second_patch.read_text() == first_patch.read_text()
+    assert f"+{FIXED_LINE}" in first_patch.read_text() and repo_tests_pass(fresh)
+
+    swebench = navtui("export", session["id"][:10], "--format", "swebench", "--repo",
+                      str(git_repo))
+    assert json.loads(swebench.stdout)["model_patch"] == first_patch.read_text()
+
+    sft = navtui("export", session["path"], "--format", "sft-toolcall")
+    row = json.loads(sft.stdout)
+    assert row["messages"][1]["content"] == "average is off by one" and row["tools"]
+
+
+def test_sessions_of_a_repo_without_sessions_and_of_a_non_repo(tmp_path: Path):
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    empty = navtui("sessions", str(repo))
+    assert empty.returncode == 0 and "No navtui sessions" in empty.stdout
+    (tmp_path / "plain").mkdir()
+    bad = navtui("sessions", str(tmp_path / "plain"))
+    assert bad.returncode == 1 and "not a git repository" in bad.stderr
+
+
+def test_batch_command_with_a_script_dir(tmp_path: Path):
+    repos = [make_repo(tmp_path / f"r{i}", BUGGY_PROJECT) for i in range(3)]
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    lines = []
+    for i, repo in enumerate(repos):
+        instance_id = f"calc__{i}"
+        write_script(scripts / f"{instance_id}.jsonl", FIX_SCRIPTS["xml"])
+        lines.append(json.dumps({"instance_id": instance_id, "repo": str(repo),
+                                 "base_commit": git(repo, "rev-parse", "HEAD").strip(),
+                                 "problem_statement": "average is off by one"}))
+    instances = tmp_path / "instances.jsonl"
+    instances.write_text("\n".join(lines) + "\n")
+    output = tmp_path / "out"
+
+    run = navtui("batch", str(instances), "--workers", "2", "--backend", "replay",
+                 "--script-dir", str(scripts), "--dialect", "xml", "--output", str(output))
+    assert run.returncode == 0, run.stderr
+    assert "3 of 3 instances have predictions" in run.stderr
+    predictions = [json.loads(line) for line in (output / "predictions.jsonl").read_text().splitlines()]
+    assert sorted(p["instance_id"] for p in predictions) == ["calc__0", "calc__1", "calc__2"]
+    assert all(f"+{FIXED_LINE}" in p["model_patch"] for p in predictions)
+    assert all(git(repo, "status", "--porcelain") == "" for repo in repos)
+
+    rerun = navtui("batch", str(instances), "--workers", "2", "--backend", "replay",
+                   "--script-dir", str(scripts), "--output", str(output))
+    assert rerun.returncode == 0 and rerun.stderr.count("skipped") == 3
+    assert len((output / "predictions.jsonl").read_text().splitlines()) == 3
+
+    missing = navtui("batch", str(instances), "--backend", "replay", "--output", str(output))
+    assert missing.returncode == 1 and "--script-dir" in missing.stderr
