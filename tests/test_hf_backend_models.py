@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from tests.tiny_model import SCRIPTED_MESSAGES, SCRIPTED_REPLY, qwen_tiktoken_path
+from tests.tiny_model import (
+    SCRIPTED_MESSAGES,
+    SCRIPTED_REPLY,
+    SCRIPTED_THINKING_REPLY,
+    qwen_tiktoken_path,
+)
 
 TOOLS = [
     {
@@ -125,16 +130,22 @@ def test_tiny_model_and_adapter_load(tiny_model_dir, tiny_adapter_dir):
     assert not torch.allclose(before, after)
 
 
-def test_scripted_model_replies_with_its_tool_call(scripted_model_dir):
+@pytest.mark.parametrize("thinking", [False, True])
+def test_scripted_model_replies_with_its_tool_call(scripted_model_dir, thinking):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(scripted_model_dir)
     model = AutoModelForCausalLM.from_pretrained(scripted_model_dir)
     ids = tokenizer.apply_chat_template(
-        SCRIPTED_MESSAGES, add_generation_prompt=True, enable_thinking=False, return_tensors="pt", return_dict=True
+        SCRIPTED_MESSAGES,
+        add_generation_prompt=True,
+        enable_thinking=thinking,
+        return_tensors="pt",
+        return_dict=True,
     )["input_ids"]
     with torch.no_grad():
-        out = model.generate(ids, max_new_tokens=40, do_sample=False)
-    assert tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True) == SCRIPTED_REPLY
+        out = model.generate(ids, max_new_tokens=60, do_sample=False)
+    expected = SCRIPTED_THINKING_REPLY if thinking else SCRIPTED_REPLY
+    assert tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True) == expected
     assert out[0, -1].item() == tokenizer.eos_token_id

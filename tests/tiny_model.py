@@ -8,7 +8,8 @@
 * `build_tiny_model` saves a random 2-layer Qwen3 (hidden 64) with that tokenizer.
 * `build_tiny_adapter` saves a random (non-zero) LoRA adapter for such a base via peft.
 * `build_scripted_model` trains a tiny Qwen3 briefly so greedy decoding of `SCRIPTED_MESSAGES`
-  emits `SCRIPTED_REPLY` (a toolcall-dialect action) followed by `<|im_end|>`.
+  emits `SCRIPTED_REPLY` (a toolcall-dialect action) then `<|im_end|>` with thinking off, and
+  `SCRIPTED_THINKING_REPLY` (a think block, then the same action) with thinking on.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 # Qwen3's added tokens, at the ids the real Qwen3 tokenizers give them (after the 151,643 ranks).
 # The flag says whether the token is "special" (dropped by skip_special_tokens); Qwen3 keeps the
@@ -138,6 +140,8 @@ SCRIPTED_MESSAGES: list[dict[str, str]] = [
     {"role": "user", "content": "Fix the failing test in this repository."},
 ]
 SCRIPTED_REPLY = '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>'
+SCRIPTED_THOUGHT = "The test fails; list the files first."
+SCRIPTED_THINKING_REPLY = f"<think>\n{SCRIPTED_THOUGHT}\n</think>\n\n{SCRIPTED_REPLY}"
 SCRIPTED_SEED = 1234
 
 
@@ -218,41 +222,67 @@ def build_tiny_adapter(base_dir: str | Path, out_dir: str | Path, *, seed: int =
     return out
 
 
+def scripted_examples(tokenizer: Any) -> list[tuple[list[int], list[int]]]:
+    """(prompt ids, reply ids + <|im_end|>) for thinking off and on."""
+    examples = []
+    for thinking, reply in ((False, SCRIPTED_REPLY), (True, SCRIPTED_THINKING_REPLY)):
+        prompt = tokenizer.apply_chat_template(
+            SCRIPTED_MESSAGES,
+            add_generation_prompt=True,
+            enable_thinking=thinking,
+            tokenize=True,
+            return_dict=False,
+        )
+        answer = tokenizer.encode(reply, add_special_tokens=False) + [tokenizer.eos_token_id]
+        examples.append((list(prompt), answer))
+    return examples
+
+
 def build_scripted_model(
-    out_dir: str | Path, *, tokenizer_dir: str | Path, steps: int = 300, seed: int = SCRIPTED_SEED
+    out_dir: str | Path, *, tokenizer_dir: str | Path, steps: int = 400, seed: int = SCRIPTED_SEED
 ) -> Path:
-    """Train a tiny Qwen3 until greedy decoding of SCRIPTED_MESSAGES gives SCRIPTED_REPLY."""
+    """Train a tiny Qwen3 so greedy decoding of SCRIPTED_MESSAGES gives the scripted replies.
+
+    Thinking off (empty think block in the prompt) -> SCRIPTED_REPLY; thinking on ->
+    SCRIPTED_THINKING_REPLY (a think block, then the same tool call). Both end with <|im_end|>.
+    """
     import torch
     from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
 
     out = Path(out_dir)
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    prompt_ids = tokenizer.apply_chat_template(
-        SCRIPTED_MESSAGES, add_generation_prompt=True, enable_thinking=False, tokenize=True, return_dict=False
-    )
-    reply_ids = tokenizer.encode(SCRIPTED_REPLY, add_special_tokens=False) + [tokenizer.eos_token_id]
-    ids = torch.tensor([list(prompt_ids) + reply_ids])
-    labels = ids.clone()
-    labels[0, : len(prompt_ids)] = -100
+    examples = scripted_examples(tokenizer)
+    width = max(len(p) + len(r) for p, r in examples)
+    ids = torch.full((len(examples), width), tokenizer.pad_token_id)
+    labels = torch.full((len(examples), width), -100)
+    mask = torch.zeros((len(examples), width), dtype=torch.long)
+    for row, (prompt, reply) in enumerate(examples):
+        seq = torch.tensor(prompt + reply)
+        ids[row, : len(seq)] = seq
+        labels[row, len(prompt) : len(seq)] = seq[len(prompt) :]
+        mask[row, : len(seq)] = 1
 
     torch.manual_seed(seed)
     model = Qwen3ForCausalLM(Qwen3Config(**TINY_CONFIG))
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
+    targets = labels[:, 1:]
     for _ in range(steps):
-        loss = model(input_ids=ids, labels=labels).loss
+        result = model(input_ids=ids, attention_mask=mask, labels=labels)
+        predicted = result.logits[:, :-1].argmax(-1)
+        if bool(((predicted == targets) | (targets == -100)).all()):
+            break  # teacher-forced argmax is right everywhere: greedy decoding reproduces the replies
         optimizer.zero_grad()
-        loss.backward()
+        result.loss.backward()
         optimizer.step()
-        if loss.item() < 1e-3:
-            break
     model.eval()
-    with torch.no_grad():
-        generated = model.generate(
-            ids[:, : len(prompt_ids)], max_new_tokens=len(reply_ids), do_sample=False
-        )[0, len(prompt_ids) :].tolist()
-    if generated != reply_ids:
-        raise RuntimeError(f"scripted model did not learn its reply: {tokenizer.decode(generated)!r}")
+    for prompt, reply in examples:
+        with torch.no_grad():
+            generated = model.generate(
+                torch.tensor([prompt]), max_new_tokens=len(reply), do_sample=False
+            )[0, len(prompt) :].tolist()
+        if generated != reply:
+            raise RuntimeError(f"scripted model did not learn its reply: {tokenizer.decode(generated)!r}")
     model.generation_config.eos_token_id = [151645, 151643]
     model.generation_config.pad_token_id = 151643
     model.save_pretrained(out)
