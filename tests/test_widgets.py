@@ -132,7 +132,10 @@ async def test_status_bar_and_card_and_log_render_what_they_are_given():
         status.context_used, status.context_limit, status.policy = 15_000, 16_384, "auto"
         await pilot.pause()
         text = status.render().plain
-        assert "replay │ toolcall │ step 3/50" in text and "ctx 15.0k/16.4k" in text and "auto" in text
+        assert text == "navtui │ starting │ step 3/50 │ auto │ replay │ toolcall │ 0 tok/s │ ctx 15.0k/16.4k"
+        status.styles.width = 40
+        await pilot.pause()
+        assert status.render().plain == "navtui │ starting │ step 3/50 │ auto"
         card.show_action("Step 3", Edit("a.py", 1, 1, "x"), "edit a.py lines 1-1", TWO_FILES)
         assert card.has_class("-pending") and card.query_one("#card-diff").display
         card.show_status("thinking", "thinking…")
@@ -140,3 +143,19 @@ async def test_status_bar_and_card_and_log_render_what_they_are_given():
         assert not card.query_one("#card-diff").display
         log.show_observation("Step 1", Observation("\n".join(str(i) for i in range(20)), exit_code=0))
         assert log.line_count == 5 and log.lines[-1] == "19"
+
+
+async def test_thought_stream_starts_at_the_top_and_follows_the_end_once_full():
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(60, 10)) as pilot:
+        await stream.begin_turn("Step 1")
+        await stream.write("short")
+        await pilot.pause()
+        assert not stream.is_anchored and stream.scroll_y == 0
+        for n in range(40):
+            await stream.write(f"line {n}\n\n")
+        await pilot.pause()
+        await stream.write("the end")
+        await pilot.pause()
+        assert stream.is_anchored and stream.max_scroll_y > 0
+        assert stream.scroll_y == stream.max_scroll_y

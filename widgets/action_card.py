@@ -34,6 +34,13 @@ def action_summary(action: Action, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def hunks_only(diff: str) -> str:
+    """The diff from its first `@@` hunk on (file headers are already in the card's title)."""
+    lines = diff.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.startswith("@@")), 0)
+    return "\n".join(lines[first:])
+
+
 class ActionCard(VerticalScroll):
     """Shows one proposal (or what the session is doing while there is none).
 
@@ -85,7 +92,7 @@ class ActionCard(VerticalScroll):
         self.query_one("#card-command", Static).update(command)
         diff_widget = self.query_one("#card-diff", Static)
         if preview_diff:
-            diff_widget.update(highlight_diff(preview_diff))
+            diff_widget.update(highlight_diff(hunks_only(preview_diff)))
             diff_widget.display = True
         else:
             diff_widget.update("")

@@ -29,20 +29,26 @@ class StatusBar(Widget):
     state: reactive[str] = reactive("starting")
 
     def render(self) -> Content:
-        parts = [
-            Content.from_markup("[b]navtui[/b]"),
-            Content(self.model or "model"),
-            Content(self.dialect or "?"),
-            Content(f"step {self.step}/{self.max_steps}" if self.max_steps else f"step {self.step}"),
-            Content(f"{self.tokens_per_second:.0f} tok/s"),
+        # (priority, part): the lowest priorities are dropped first when the bar is too narrow.
+        parts: list[tuple[int, Content]] = [
+            (9, Content.from_markup("[b]navtui[/b]")),
+            (8, Content.styled(self.state, "$text-accent b")),
+            (7, Content(f"step {self.step}/{self.max_steps}" if self.max_steps else f"step {self.step}")),
+            (6, Content.styled(self.policy, "$text-warning b" if self.policy.startswith("auto") else "")),
+            (3, Content(self.model or "model")),
+            (2, Content(self.dialect or "?")),
+            (4, Content(f"{self.tokens_per_second:.0f} tok/s")),
         ]
         if self.context_limit:
             ratio = self.context_used / self.context_limit
             style = "$text-error" if ratio > 0.9 else "$text-warning" if ratio > 0.7 else ""
-            parts.append(
-                Content.styled(f"ctx {_tokens(self.context_used)}/{_tokens(self.context_limit)}", style)
-            )
-        policy_style = "$text-warning b" if self.policy.startswith("auto") else ""
-        parts.append(Content.styled(self.policy, policy_style))
-        parts.append(Content.styled(self.state, "$text-accent"))
-        return Content(" │ ").join(parts)
+            used = f"ctx {_tokens(self.context_used)}/{_tokens(self.context_limit)}"
+            parts.append((5, Content.styled(used, style)))
+        separator = Content(" │ ")
+        width = self.content_size.width or 80
+        while len(parts) > 1:
+            line = separator.join(part for _, part in parts)
+            if line.cell_length <= width:
+                return line
+            parts.remove(min(parts, key=lambda item: item[0]))
+        return parts[0][1]

@@ -78,17 +78,22 @@ class StepTimeline(OptionList):
     def _rebuild(self) -> None:
         keep = self.highlighted_step
         self.clear_options()
+        width = max(12, (self.scrollable_content_region.width or 26) - 1)
         for entry in sorted(self.entries.values(), key=lambda e: e.index):
             icon, style = STATUS_LOOK.get(entry.status, ("·", "$text-muted"))
+            room = max(4, width - len(str(entry.index)) - 3)
+            summary = entry.summary if len(entry.summary) <= room else entry.summary[: room - 1] + "…"
             prompt = Content.from_markup(
-                f"[{style}]$icon[/] [b]$n[/] $summary", icon=icon, n=entry.index,
-                summary=entry.summary,
+                f"[{style}]$icon[/] [b]$n[/] $summary", icon=icon, n=entry.index, summary=summary,
             )
             self.add_option(Option(prompt, id=f"step-{entry.index}"))
         if keep is not None and keep in self.entries:
             self.highlighted = self.get_option_index(f"step-{keep}")
         elif self.option_count:
             self.highlighted = self.option_count - 1
+
+    def on_resize(self) -> None:
+        self._rebuild()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

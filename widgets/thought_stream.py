@@ -18,7 +18,8 @@ def _plain_markdown() -> MarkdownIt:
 class ThoughtStream(VerticalScroll):
     """One Markdown block per model turn; older turns are dropped past `max_turns`.
 
-    The container is anchored once, so it follows new text until the user scrolls up.
+    The container is anchored once its content first overflows (anchoring earlier would pin
+    short content to the bottom), so it follows new text until the user scrolls up.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -30,14 +31,17 @@ class ThoughtStream(VerticalScroll):
         self._stream: MarkdownStream | None = None
         self.text = ""
 
-    def on_mount(self) -> None:
-        self.anchor()
+    def follow_if_full(self) -> None:
+        """Anchor (once) as soon as the laid-out content overflows the view."""
+        if not self.is_anchored and self.max_scroll_y > 0:
+            self.anchor()
 
     async def begin_turn(self, title: str) -> None:
         """Start a new block for a model turn titled `title`."""
         await self.end_turn()
         self.text = ""
         self._markdown = Markdown(classes="turn", parser_factory=_plain_markdown)
+        self.follow_if_full()
         await self.mount_all([Static(title, classes="turn-title"), self._markdown])
         self._stream = Markdown.get_stream(self._markdown)
         await self._trim()
@@ -48,6 +52,7 @@ class ThoughtStream(VerticalScroll):
             await self.begin_turn("Model")
         assert self._stream is not None
         self.text += fragment
+        self.follow_if_full()
         await self._stream.write(fragment)
 
     async def end_turn(self, thought: str | None = None) -> None:
@@ -58,10 +63,12 @@ class ThoughtStream(VerticalScroll):
         if thought is not None and self._markdown is not None:
             self.text = thought
             await self._markdown.update(thought.strip() or "*(no thought, only an action)*")
-
+            self.call_after_refresh(self.follow_if_full)
+    
     async def note(self, text: str, variant: str = "info") -> None:
         """A line that is not model text: a rejection, a user message, a format error."""
         await self.end_turn()
+        self.follow_if_full()
         await self.mount(Static(text, classes=f"note -{variant}", markup=False))
         await self._trim()
 

@@ -146,7 +146,7 @@ class MainScreen(Screen[None]):
                         yield DiffView(id="step-diff", empty_text="This step changed no file.")
                     with TabPane("Session diff", id="tab-session-diff"):
                         yield DiffView(id="session-diff", empty_text="No changes yet.")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         status = self.query_one(StatusBar)
@@ -214,6 +214,7 @@ class MainScreen(Screen[None]):
             return
         for event in self.inbox.drain():
             await self.handle_event(event)
+        self.query_one(ThoughtStream).follow_if_full()
         self.refresh_bindings()
 
     async def handle_event(self, event: Event) -> None:
