@@ -24,13 +24,13 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_core.backends.base import Backend
+from agent_core.backends.base import Backend, Prompt, Usage
 from agent_core.events import SessionFinished
 from agent_core.executor import Executor
 from agent_core.exports import model_name
@@ -163,6 +163,43 @@ class Worktrees:
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+
+
+class SharedBackend:
+    """One loaded model serving every worker: turns are generated one at a time.
+
+    For a local (hf) model, which cannot generate for two sessions at once and is too big to
+    load per instance. Sessions' `close()` leaves it loaded; `shutdown()` frees it.
+    """
+
+    def __init__(self, inner: Backend):
+        self.inner = inner
+        self.name = inner.name
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    @property
+    def last_usage(self) -> Usage | None:
+        return getattr(self._local, "usage", None)
+
+    def stream(self, prompt: Prompt) -> Iterator[str]:
+        with self._lock:
+            try:
+                yield from self.inner.stream(prompt)
+            finally:
+                self._local.usage = self.inner.last_usage
+
+    def cancel(self) -> None:
+        self.inner.cancel()
+
+    def count_tokens(self, prompt: Prompt) -> int:
+        return self.inner.count_tokens(prompt)
+
+    def close(self) -> None:
+        """Kept loaded for the other instances (see `shutdown`)."""
+
+    def shutdown(self) -> None:
+        self.inner.close()
 
 
 @dataclass

@@ -90,7 +90,6 @@ class _Renderer:
 
     def __init__(self, trajectory: Trajectory, dialect: str, repo: Path | None):
         self.dialect = dialect
-        self.source = trajectory.config.get("dialect", dialect)
         self.repo = repo
         self.alias = trajectory.config.get("path_alias", "/testbed")
 
@@ -159,9 +158,12 @@ def training_turns(trajectory: Trajectory, dialect: str, repo: Path | None = Non
 
 
 def export_replay(trajectory: Trajectory, repo: Path | None = None) -> list[dict[str, Any]]:
-    dialect = trajectory.config.get("dialect")
+    dialect = trajectory.dialect
     if dialect not in formats.DIALECTS:
-        raise ExportError(f"the log of {trajectory.session_id} names no dialect; cannot replay")
+        raise ExportError(
+            f"session {trajectory.session_id} never proposed a step, so its dialect is unknown: "
+            "there is nothing to replay"
+        )
     renderer = _Renderer(trajectory, dialect, repo)
     return [{"output": renderer.turn(step)} for step in effective_steps(trajectory)]
 

@@ -38,7 +38,7 @@ from agent_core.events import (
 )
 from agent_core.executor import Executor
 from agent_core.formats import ParseError
-from agent_core.session import Session, SessionConfig
+from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig
 from agent_core.steps import EditAction, StepRecord
 from agent_core.trajectory import Trajectory, TrajectoryError, read_trajectory
 from agent_core.workspace import Workspace
@@ -69,7 +69,9 @@ def load_state(trajectory: Trajectory) -> ResumeState:
             f"{trajectory.path} has no SessionStarted line: it is not a session log navtui can resume"
         )
     config = dict(starts[-1].config)
-    dialect = _dialect(config, trajectory)
+    config["dialect"] = trajectory.dialect
+    # The shape observations were written in (the session's default while "auto" is unsettled).
+    dialect = AUTO_PROMPT_DIALECT if config["dialect"] == "auto" else config["dialect"]
     records: list[StepRecord] = []
     turns: list[TurnEntry] = []
     format_errors = used = 0
@@ -97,7 +99,6 @@ def load_state(trajectory: Trajectory) -> ResumeState:
             records = [r for r in records if r.index <= event.to_index]
             turns = [t for t in turns if t[0] <= event.to_index]
             format_errors = 0
-    config["dialect"] = dialect
     return ResumeState(
         session_id=trajectory.session_id,
         issue=trajectory.issue,
@@ -107,17 +108,6 @@ def load_state(trajectory: Trajectory) -> ResumeState:
         format_errors=format_errors,
         model_turns_used=used,
     )
-
-
-def _dialect(config: dict, trajectory: Trajectory) -> str:
-    """The dialect the session settled on ("auto" resolves to its first parsed proposal's)."""
-    dialect = config.get("dialect", "auto")
-    if dialect != "auto":
-        return dialect
-    for event in trajectory.events:
-        if isinstance(event, (StepExecuted, StepRejected)) and event.record.extra.get("source") != "user":
-            return event.record.proposed.dialect
-    return "auto"
 
 
 def executed_turn(record: StepRecord, dialect: str) -> prompts.Turn:

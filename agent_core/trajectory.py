@@ -347,6 +347,19 @@ class Trajectory:
         return dict(started.config) if started else {}
 
     @property
+    def dialect(self) -> str:
+        """The dialect the session settled on: its config's, or (for "auto") its first proposal's."""
+        dialect = self.config.get("dialect", "auto")
+        if dialect != "auto":
+            return dialect
+        for event in self.events:
+            if isinstance(event, StepProposed):
+                return event.step.dialect
+            if isinstance(event, (StepExecuted, StepRejected)) and not event.record.extra.get("source"):
+                return event.record.proposed.dialect
+        return "auto"
+
+    @property
     def finished(self) -> SessionFinished | None:
         """The last SessionFinished, unless the session was resumed after it."""
         for i in range(len(self.events) - 1, -1, -1):

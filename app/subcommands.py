@@ -15,7 +15,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from agent_core.batch import Batch, BatchError, BatchOptions, Instance, InstanceResult, load_instances
+from agent_core.backends.base import Backend, BackendError
+from agent_core.batch import (
+    Batch,
+    BatchError,
+    BatchOptions,
+    Instance,
+    InstanceResult,
+    SharedBackend,
+    load_instances,
+)
 from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
 
@@ -114,14 +123,15 @@ def add_batch_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default="navtui-batch", metavar="DIR",
                         help="predictions.jsonl and trajectories/ go here (default: navtui-batch)")
     parser.add_argument("--script-dir", metavar="DIR",
-                        help="with --backend replay: <instance_id>.jsonl per instance")
+                        help="replay a script per instance: DIR/<instance_id>.jsonl "
+                             "(implies --backend replay)")
     add_backend_args(parser)
     add_limit_args(parser)
 
 
 def batch_main(args: argparse.Namespace) -> int:
     """Run every instance headless in its own worktree; writes predictions + trajectories."""
-    from app.cli import backend_secrets, make_backend, session_config
+    from app.cli import backend_config, backend_secrets, make_backend, session_config
 
     try:
         instances = load_instances(args.instances)
@@ -129,10 +139,19 @@ def batch_main(args: argparse.Namespace) -> int:
         return _error(str(error))
     if args.workers < 1:
         return _error("--workers must be at least 1")
+    if args.script_dir and args.backend is None:
+        args.backend = "replay"
     if args.backend == "replay" and not (args.script_dir or args.script):
         return _error("--backend replay needs --script-dir DIR (one <instance_id>.jsonl each)")
+    try:
+        config = session_config(args)
+        shared = SharedBackend(make_backend(args)) if backend_config(args).backend == "hf" else None
+    except BackendError as error:
+        return _error(str(error))
 
-    def backend_for(instance: Instance):
+    def backend_for(instance: Instance) -> Backend:
+        if shared is not None:
+            return shared
         if args.script_dir:
             script = Path(args.script_dir) / f"{instance.instance_id}.jsonl"
             return make_backend(argparse.Namespace(**{**vars(args), "script": str(script)}))
@@ -140,7 +159,7 @@ def batch_main(args: argparse.Namespace) -> int:
 
     options = BatchOptions(
         output_dir=Path(args.output),
-        config=session_config(args),
+        config=config,
         make_backend=backend_for,
         workers=args.workers,
         secrets=tuple(backend_secrets(args)),
@@ -152,7 +171,11 @@ def batch_main(args: argparse.Namespace) -> int:
         console.print(f"[{style}]{result.status:>16}[/] {escape(result.instance_id)} "
                       f"{escape(result.message)}", highlight=False)
 
-    results = Batch(options).run(instances, on_result=report)
+    try:
+        results = Batch(options).run(instances, on_result=report)
+    finally:
+        if shared is not None:
+            shared.shutdown()
     errors = [r for r in results if r.status == "error"]
     console.print(
         f"{len(results) - len(errors)} of {len(results)} instances have predictions in "

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from agent_core.backends.base import Prompt
 from agent_core.backends.replay import ReplayBackend
-from agent_core.batch import Batch, BatchError, BatchOptions, Instance, load_instances
+from agent_core.batch import (
+    Batch,
+    BatchError,
+    BatchOptions,
+    Instance,
+    SharedBackend,
+    load_instances,
+)
 from agent_core.session import SessionConfig
 from agent_core.trajectory import read_trajectory
 from tests.fixtures.repos import BUGGY_PROJECT, git, make_repo
@@ -177,3 +187,33 @@ def test_duplicate_ids_and_missing_file_are_refused(tmp_path: Path):
         load_instances(path)
     with pytest.raises(BatchError, match="cannot read instances file"):
         load_instances(tmp_path / "missing.jsonl")
+
+
+def test_shared_backend_generates_one_turn_at_a_time_and_keeps_usage_per_thread(tmp_path: Path):
+    outputs = ["Thought: a\nAction: bash ls", "Thought: a much longer reply\nAction: bash pwd"]
+    inner = ReplayBackend(write_script(tmp_path / "s.jsonl", outputs), delay=0.01)
+    shared = SharedBackend(inner)
+    spans: dict[str, tuple[float, float]] = {}
+    texts: dict[str, str] = {}
+    usages: dict[str, object] = {}
+    start = threading.Barrier(2)
+
+    def worker(name: str) -> None:
+        start.wait()
+        began = time.monotonic()
+        texts[name] = "".join(shared.stream(Prompt(text="x")))
+        spans[name] = (began, time.monotonic())
+        usages[name] = shared.last_usage
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in ("one", "two")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert sorted(texts.values()) == sorted(outputs)
+    first, second = sorted(spans.values())
+    assert second[1] - first[0] >= sum(len(o) // inner.chunk_size for o in outputs) * 0.01
+    longer = max(texts, key=lambda n: len(texts[n]))
+    shorter = min(texts, key=lambda n: len(texts[n]))
+    assert usages[longer].new_tokens > usages[shorter].new_tokens

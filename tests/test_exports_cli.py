@@ -86,10 +86,12 @@ def test_batch_command_with_a_script_dir(tmp_path: Path):
     assert all(f"+{FIXED_LINE}" in p["model_patch"] for p in predictions)
     assert all(git(repo, "status", "--porcelain") == "" for repo in repos)
 
-    rerun = navtui("batch", str(instances), "--workers", "2", "--backend", "replay",
-                   "--script-dir", str(scripts), "--output", str(output))
+    rerun = navtui("batch", str(instances), "--workers", "2", "--script-dir", str(scripts),
+                   "--output", str(output))
     assert rerun.returncode == 0 and rerun.stderr.count("skipped") == 3
     assert len((output / "predictions.jsonl").read_text().splitlines()) == 3
 
     missing = navtui("batch", str(instances), "--backend", "replay", "--output", str(output))
     assert missing.returncode == 1 and "--script-dir" in missing.stderr
+    no_model = navtui("batch", str(instances), "--backend", "hf", "--output", str(output))
+    assert no_model.returncode == 1 and "--model" in no_model.stderr

@@ -210,3 +210,23 @@ def test_a_log_without_a_start_is_refused(tmp_path):
     writer.close()
     with pytest.raises(TrajectoryError, match="no SessionStarted"):
         load_state(read_trajectory(log))
+
+
+def test_an_auto_dialect_session_resumes_in_the_dialect_it_settled_on(git_repo, tmp_path,
+                                                                     closing):
+    script = write_script(tmp_path / "s.jsonl", FIX_SCRIPTS["xml"])
+    session, _, events = make_session(git_repo, script, "auto")
+    log = tmp_path / "auto.jsonl"
+    session.subscribe(TrajectoryWriter(log))
+    closing(session)
+    session.start()
+    session.propose()
+    session.decide(Approve())
+    assert read_trajectory(log).config["dialect"] == "auto"
+    assert read_trajectory(log).dialect == "xml"
+
+    again, _, _ = resumed(git_repo, log, script)
+    closing(again)
+    assert again.config.dialect == "xml"
+    finished = again.run(AutoPolicy())
+    assert finished.reason == "submitted" and repo_tests_pass(git_repo)
