@@ -68,6 +68,8 @@ def test_kill_9_mid_step_then_resume_finishes_without_losing_a_step(git_repo: Pa
     resumed = navtui("--auto", "--script", str(script), "--resume", session["id"][:15],
                      str(git_repo))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    printed = " ".join(resumed.stdout.split())
+    assert "resumed session" in printed and "restored it to checkpoint 2" in printed
 
     text = (git_repo / "calc/ops.py").read_text()
     assert FIXED_LINE in text and "junk" not in text
