@@ -1,0 +1,232 @@
+"""Local models through transformers (+ peft LoRA, bitsandbytes 4/8-bit), streamed as they decode.
+
+`generate` runs in a thread and feeds a `TextIteratorStreamer`; `stream()` yields its chunks, cut
+at the prompt's stop strings. A stopping criterion checked after every token ends generation on a
+stop string, on `cancel()`, or when the consumer stops reading. Between turns the KV cache is kept
+and only the new suffix of the prompt is prefilled (see `kv_cache.PrefixCache`).
+
+torch/transformers are imported inside methods: `from agent_core.backends.hf import HFBackend` is
+cheap, the cost is paid when the model is loaded.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from agent_core.backends.base import BackendError, Prompt, Usage
+from agent_core.backends.hf_load import (
+    describe,
+    is_out_of_memory,
+    load_model,
+    load_tokenizer,
+    out_of_memory_error,
+    quantization_config,
+)
+from agent_core.backends.kv_cache import PrefixCache
+from agent_core.backends.stop_strings import StopScanner
+
+
+class _TurnClock:
+    """A transformers stopping criterion: stop on an event or a stop string; time the tokens."""
+
+    def __init__(self, tokenizer: Any, prompt_len: int, stops: list[str], halt: threading.Event) -> None:
+        self.tokenizer = tokenizer
+        self.prompt_len = prompt_len
+        self.stops = [s for s in stops if s]
+        # A stop string of n characters spans at most n tokens (+1 for a partial leading byte).
+        self.window = max((len(s) for s in self.stops), default=0) + 1
+        self.halt = halt
+        self.first_token_at: float | None = None
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        if self.first_token_at is None:
+            self.first_token_at = time.perf_counter()
+        stop = self.halt.is_set() or self._stop_string_seen(input_ids[0])
+        return torch.full((input_ids.shape[0],), stop, dtype=torch.bool, device=input_ids.device)
+
+    def _stop_string_seen(self, ids: Any) -> bool:
+        if not self.stops:
+            return False
+        tail = ids[max(self.prompt_len, ids.shape[0] - self.window) :].tolist()
+        text = self.tokenizer.decode(tail, skip_special_tokens=True)
+        return any(stop in text for stop in self.stops)
+
+
+class HFBackend:
+    """A Backend running a local transformers model, optionally with a LoRA adapter."""
+
+    name = "hf"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        adapter: str | None = None,
+        load_in_4bit: bool = False,
+        load_in_8bit: bool = False,
+        dtype: str = "auto",
+        device_map: str | dict | None = "auto",
+        merge_adapter: bool = False,
+        enable_thinking: bool | None = None,
+        reuse_cache: bool = True,
+    ) -> None:
+        self.model_ref = model
+        self.adapter_ref = adapter
+        self.enable_thinking = enable_thinking
+        self.quantized = load_in_4bit or load_in_8bit
+        self.label = describe(model, adapter)
+        quantization = quantization_config(load_in_4bit, load_in_8bit)
+        self.tokenizer = load_tokenizer(model, adapter)
+        self.model: Any = load_model(
+            model,
+            adapter=adapter,
+            quantization=quantization,
+            dtype=dtype,
+            device_map=device_map,
+            merge_adapter=merge_adapter,
+        )
+        self.last_usage: Usage | None = None
+        self._prefix = PrefixCache(self._new_cache, enabled=reuse_cache)
+        self._halt = threading.Event()
+        self._busy = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"HFBackend({self.label!r})"
+
+    def _new_cache(self) -> Any:
+        from transformers import DynamicCache
+
+        return DynamicCache(config=self.model.config)
+
+    def prompt_ids(self, prompt: Prompt) -> list[int]:
+        """Token ids of the rendered prompt: chat template for messages, plain text otherwise."""
+        if prompt.messages is not None:
+            if not self.tokenizer.chat_template:
+                raise BackendError(
+                    f"{self.label} has no chat template: use a text-dialect prompt or a chat model"
+                )
+            extra = {} if self.enable_thinking is None else {"enable_thinking": self.enable_thinking}
+            ids = self.tokenizer.apply_chat_template(
+                prompt.messages,
+                tools=prompt.tools,
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=False,
+                **extra,
+            )
+            return list(ids)
+        if prompt.text is not None:
+            return self.tokenizer.encode(prompt.text, add_special_tokens=False)
+        raise BackendError("empty prompt: neither messages nor text were given")
+
+    def count_tokens(self, prompt: Prompt) -> int:
+        return len(self.prompt_ids(prompt))
+
+    def cancel(self) -> None:
+        self._halt.set()
+
+    def stream(self, prompt: Prompt) -> Iterator[str]:
+        """Yield the reply in chunks; `last_usage` is set when the turn ends (cancelled or not)."""
+        ids = self.prompt_ids(prompt)
+        if not self._busy.acquire(blocking=False):
+            raise BackendError("the model is already generating: cancel that turn first")
+        try:
+            self._halt.clear()
+            yield from self._generate(ids, prompt)
+        finally:
+            self._halt.set()
+            self._busy.release()
+
+    def _generate(self, ids: list[int], prompt: Prompt) -> Iterator[str]:
+        import torch
+        from transformers import StoppingCriteriaList, TextIteratorStreamer
+
+        started = time.perf_counter()
+        cache, cached = self._prefix.prepare(ids)
+        clock = _TurnClock(self.tokenizer, len(ids), prompt.stop_after + prompt.stop_before, self._halt)
+        streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
+        inputs = torch.tensor([ids], device=self.model.device)
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                outcome["sequence"] = self.model.generate(
+                    input_ids=inputs,
+                    attention_mask=torch.ones_like(inputs),
+                    max_new_tokens=prompt.max_new_tokens,
+                    streamer=streamer,
+                    stopping_criteria=StoppingCriteriaList([clock]),
+                    cache=cache,
+                    pad_token_id=self.tokenizer.pad_token_id,
+                )[0].tolist()
+            except BaseException as exc:  # re-raised in the consumer's thread below
+                outcome["error"] = exc
+                streamer.end()
+
+        worker = threading.Thread(target=run, name="hf-generate", daemon=True)
+        worker.start()
+        scanner = StopScanner(prompt.stop_after, prompt.stop_before)
+        try:
+            for chunk in streamer:
+                if self._halt.is_set():
+                    break
+                piece = scanner.feed(chunk)
+                if piece:
+                    yield piece
+                if scanner.done:
+                    break
+            else:
+                tail = scanner.flush()
+                if tail:
+                    yield tail
+        finally:
+            self._halt.set()
+            worker.join()
+            self._finish_turn(ids, cached, started, clock, outcome)
+
+    def _finish_turn(
+        self, ids: list[int], cached: int, started: float, clock: _TurnClock, outcome: dict[str, Any]
+    ) -> None:
+        error = outcome.get("error")
+        if error is not None:
+            self._prefix.reset()
+            if is_out_of_memory(error):
+                self._free_accelerator_memory()
+                raise out_of_memory_error(
+                    f"generating from a {len(ids)}-token prompt", self.quantized
+                ) from None
+            raise error
+        sequence: list[int] = outcome["sequence"]
+        self._prefix.store(sequence)
+        ended = time.perf_counter()
+        new_tokens = len(sequence) - len(ids)
+        first = clock.first_token_at or ended
+        decode_time = ended - first
+        self.last_usage = Usage(
+            prompt_tokens=len(ids),
+            new_tokens=new_tokens,
+            cached_tokens=cached,
+            time_to_first_token=first - started,
+            tokens_per_second=(new_tokens - 1) / decode_time if new_tokens > 1 and decode_time > 0 else 0.0,
+        )
+
+    def _free_accelerator_memory(self) -> None:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def close(self) -> None:
+        """Drop the model and its cache so their memory can be reclaimed."""
+        import gc
+
+        self.cancel()
+        self._prefix.reset()
+        self.model = None
+        gc.collect()
+        self._free_accelerator_memory()

@@ -1,0 +1,199 @@
+"""Load a local model for the hf backend: base + optional LoRA, 4/8-bit, with errors that say the fix.
+
+torch, transformers, peft and bitsandbytes are imported inside the functions, so importing this
+module costs nothing until a model is actually loaded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+from agent_core.backends.base import BackendError
+
+BNB_KERNEL_WARNING = "Failed to load CPU gemm_4bit_forward"
+MEMORY_ERROR_MARKERS = ("out of memory", "can't allocate memory", "not enough memory")
+
+
+class _DropMessage(logging.Filter):
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.prefix)
+
+
+def quiet_bitsandbytes() -> None:
+    """Hide bitsandbytes' harmless import-time warning about optional CPU kernels."""
+    logger = logging.getLogger("bitsandbytes.backends.cpu.ops")
+    if not any(isinstance(f, _DropMessage) for f in logger.filters):
+        logger.addFilter(_DropMessage(BNB_KERNEL_WARNING))
+
+
+def fetch_hint(repo_id: str) -> str:
+    """The commands that download `repo_id` into the Hugging Face cache."""
+    return f"`hf download {repo_id}` (older huggingface_hub: `huggingface-cli download {repo_id}`)"
+
+
+def _is_path_like(ref: str) -> bool:
+    return ref.startswith(("/", ".", "~")) or ref.count("/") > 1 or Path(ref).expanduser().exists()
+
+
+def _not_found(ref: str, what: str, exc: BaseException) -> BackendError:
+    if _is_path_like(ref):
+        return BackendError(f"cannot load {what} from {ref}: {exc}; check the path")
+    if "not a valid model identifier" in str(exc) or "Repository Not Found" in str(exc):
+        return BackendError(f"no {what} named {ref!r} on the Hugging Face Hub or on disk; check the name")
+    return BackendError(
+        f"{what} {ref!r} is not on this machine and could not be downloaded (offline?). "
+        f"Fetch it while online with {fetch_hint(ref)}, or pass a local directory."
+    )
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True for CUDA/MPS out-of-memory errors and failed CPU allocations."""
+    import torch
+
+    if isinstance(exc, torch.OutOfMemoryError):
+        return True
+    return isinstance(exc, (RuntimeError, MemoryError)) and any(
+        marker in str(exc).lower() for marker in MEMORY_ERROR_MARKERS
+    )
+
+
+def out_of_memory_error(doing: str, quantized: bool) -> BackendError:
+    fix = (
+        "use a smaller model or free memory (other processes on the GPU: `nvidia-smi`)"
+        if quantized
+        else "retry with --load-in-4bit (nf4 weights take about a quarter of their bf16 size)"
+    )
+    return BackendError(f"out of memory {doing}: {fix}")
+
+
+def quantization_config(load_in_4bit: bool, load_in_8bit: bool) -> Any:
+    """A BitsAndBytesConfig for 4-bit nf4 (double quant, bf16 compute) or 8-bit, else None."""
+    if load_in_4bit and load_in_8bit:
+        raise BackendError("choose one of --load-in-4bit and --load-in-8bit, not both")
+    if not (load_in_4bit or load_in_8bit):
+        return None
+    flag = "--load-in-4bit" if load_in_4bit else "--load-in-8bit"
+    quiet_bitsandbytes()
+    try:
+        import bitsandbytes  # noqa: F401
+    except ImportError:
+        raise BackendError(
+            f"{flag} needs bitsandbytes: run `pip install 'bitsandbytes>=0.46'` "
+            "(0.46 and later also run on CPU), or drop the flag"
+        ) from None
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    if load_in_8bit:
+        return BitsAndBytesConfig(load_in_8bit=True)
+    return BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=torch.bfloat16,
+    )
+
+
+def _has_tokenizer(ref: str | None) -> bool:
+    return ref is not None and (Path(ref).expanduser() / "tokenizer_config.json").is_file()
+
+
+def load_tokenizer(model: str, adapter: str | None) -> Any:
+    """The adapter's own tokenizer when its directory has one, else the base model's."""
+    from transformers import AutoTokenizer
+
+    source = adapter if _has_tokenizer(adapter) else model
+    try:
+        return AutoTokenizer.from_pretrained(source)
+    except OSError as exc:
+        raise _not_found(source, "model", exc) from None
+
+
+def adapter_base(adapter: str) -> str | None:
+    """The base model an adapter says it was trained on (adapter_config.json), if it says."""
+    quiet_bitsandbytes()  # peft imports bitsandbytes when it is installed
+    from peft import PeftConfig
+
+    try:
+        config = PeftConfig.from_pretrained(adapter)
+    except (OSError, ValueError) as exc:
+        raise _not_found(adapter, "adapter", exc) from None
+    return config.base_model_name_or_path
+
+
+def attach_adapter(model: Any, base: str, adapter: str) -> Any:
+    """Wrap `model` with the LoRA `adapter`; a shape or module mismatch names the adapter's base."""
+    from peft import PeftModel
+
+    trained_on = adapter_base(adapter)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # peft calling deprecated transformers API
+            return PeftModel.from_pretrained(model, adapter)
+    except OSError as exc:
+        raise _not_found(adapter, "adapter", exc) from None
+    except (RuntimeError, ValueError) as exc:
+        text = str(exc)
+        if "size mismatch" not in text and "Target module" not in text:
+            raise
+        hint = f"pass --model {trained_on}" if trained_on else "pass the base model it was trained on"
+        raise BackendError(
+            f"adapter {adapter} does not fit base {base}: it was made for {trained_on or 'another base'} "
+            f"({text.splitlines()[0][:160]}); {hint}"
+        ) from None
+
+
+def load_model(
+    model: str,
+    *,
+    adapter: str | None,
+    quantization: Any,
+    dtype: str,
+    device_map: str | dict | None,
+    merge_adapter: bool,
+) -> Any:
+    """Load base (+ adapter, merged when asked) ready for generation."""
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    if merge_adapter and quantization is not None:
+        raise BackendError(
+            "merging an adapter needs full-precision weights: drop --merge-adapter or --load-in-4bit/8bit"
+        )
+    hf_logging.disable_progress_bar()
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    kwargs: dict[str, Any] = {"dtype": dtype, "device_map": device_map}
+    if quantization is not None:
+        kwargs["quantization_config"] = quantization
+    try:
+        loaded = AutoModelForCausalLM.from_pretrained(model, **kwargs)
+        if adapter is not None:
+            loaded = attach_adapter(loaded, model, adapter)
+            if merge_adapter:
+                loaded = loaded.merge_and_unload()
+    except OSError as exc:
+        raise _not_found(model, "model", exc) from None
+    except BackendError:
+        raise
+    except Exception as exc:
+        if is_out_of_memory(exc):
+            raise out_of_memory_error(f"loading {model}", quantization is not None) from None
+        raise
+    loaded.eval()
+    return loaded
+
+
+def describe(model: str, adapter: str | None) -> str:
+    """Short label for status lines: base name plus adapter name."""
+    label = Path(model).name if _is_path_like(model) else model
+    if adapter:
+        label += " + " + (Path(adapter).name if _is_path_like(adapter) else adapter)
+    return label
