@@ -21,6 +21,7 @@ from agent_core import __version__
 from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend, describe, resolve
 from agent_core.events import Event
+from agent_core.executor import Executor
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
@@ -250,9 +251,14 @@ def trajectory_path(args: argparse.Namespace, workspace: Workspace, session_id: 
     return default_path(repo_state_dir(workspace.root), session_id)
 
 
-def new_session(args: argparse.Namespace, workspace: Workspace, issue: str | None) -> Session:
+def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:
+    return Executor(workspace.root, command_timeout=args.command_timeout)
+
+
+def new_session(
+    args: argparse.Namespace, workspace: Workspace, issue: str | None, executor: Executor | None = None
+) -> Session:
     """A fresh session; its log is written from its first event on."""
-    from agent_core.executor import Executor
     from agent_core.trajectory import TrajectoryWriter
 
     config = session_config(args)
@@ -260,7 +266,7 @@ def new_session(args: argparse.Namespace, workspace: Workspace, issue: str | Non
     session_id = new_session_id()
     session = Session(
         workspace=workspace,
-        executor=Executor(workspace.root, command_timeout=config.command_timeout, path_alias=config.path_alias),
+        executor=executor or make_executor(args, workspace),
         backend=backend,
         issue=issue or "",
         config=config,
@@ -272,10 +278,12 @@ def new_session(args: argparse.Namespace, workspace: Workspace, issue: str | Non
 
 
 def resume(
-    args: argparse.Namespace, workspace: Workspace, listeners: tuple[Callable[[Event], None], ...] = ()
+    args: argparse.Namespace,
+    workspace: Workspace,
+    listeners: tuple[Callable[[Event], None], ...] = (),
+    executor: Executor | None = None,
 ) -> Session:
     """Carry on the logged session `args.resume` (its log is appended to)."""
-    from agent_core.executor import Executor
     from agent_core.resume import resume_session
     from agent_core.trajectory import TrajectoryWriter, find_trajectory, read_trajectory
 
@@ -286,7 +294,7 @@ def resume(
     return resume_session(
         path,
         workspace=workspace,
-        executor=Executor(workspace.root, command_timeout=config.command_timeout, path_alias=config.path_alias),
+        executor=executor or make_executor(args, workspace),
         backend=make_backend(args),
         listeners=[writer, *listeners],
         max_steps=args.max_steps,
@@ -355,17 +363,28 @@ def read_line(prompt: str, out: IO[str]) -> str:
     return line.rstrip("\n")
 
 
+def start_shell_before_textual(executor: Executor) -> None:
+    """Start the session's bash before Textual installs its SIGWINCH handler.
+
+    A bash forked once the app runs inherits that Python handler; the pty's window-size signal
+    then fires it inside the child, and the fork fails with "no running event loop".
+    """
+    executor.shell.run("true")
+
+
 def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -> int:
     """The Textual app; the model loads in its worker after the first frame."""
     from app.tui import run_tui
 
     backend_config(args)  # refuse bad model flags before the screen opens
+    executor = make_executor(args, workspace)
+    start_shell_before_textual(executor)
 
     def build(text: str) -> Session:
-        return new_session(args, workspace, text)
+        return new_session(args, workspace, text, executor)
 
     def resume_by_id(session_id: str) -> Session:
-        return resume(argparse.Namespace(**{**vars(args), "resume": session_id}), workspace)
+        return resume(argparse.Namespace(**{**vars(args), "resume": session_id}), workspace, executor=executor)
 
     if args.resume:
         from agent_core.trajectory import find_trajectory, read_trajectory

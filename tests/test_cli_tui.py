@@ -1,0 +1,54 @@
+"""`navtui REPO` in a real pseudo-terminal opens the Textual app on the CLI-built session."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pexpect
+
+from tests.test_session import write_script
+
+
+def spawn_navtui(*args: str, cwd) -> pexpect.spawn:
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+    return pexpect.spawn(
+        sys.executable, ["-m", "app.cli", *args], cwd=str(cwd), env=env, dimensions=(40, 120), timeout=90
+    )
+
+
+def test_app_runs_approved_commands_and_exits_0_on_submit(git_repo, tmp_path):
+    script = write_script(
+        tmp_path / "s.jsonl",
+        ["Thought: make a note\nAction: bash echo hi > note.txt", "Thought: done\nAction: submit"],
+    )
+    child = spawn_navtui("--script", str(script), "--issue", "write a note", str(git_repo), cwd=tmp_path)
+    try:
+        child.expect("note.txt")
+        child.expect("Decide")
+        child.send("a")
+        child.expect("submit")
+        child.expect("Decide")
+        child.send("a")
+        child.expect("Keep")
+        child.send("k")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert (git_repo / "note.txt").read_text() == "hi\n"
+
+
+def test_app_quit_exits_3(git_repo, tmp_path):
+    script = write_script(tmp_path / "s.jsonl", ["Thought: look\nAction: bash touch x.txt"])
+    child = spawn_navtui("--script", str(script), "--issue", "look around", str(git_repo), cwd=tmp_path)
+    try:
+        child.expect("Decide")
+        child.send("q")
+        child.expect("Quit")
+        child.send("y")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 3
+    assert not (git_repo / "x.txt").exists()
