@@ -66,7 +66,8 @@ def load_state(trajectory: Trajectory) -> ResumeState:
     starts = [e for e in trajectory.events if isinstance(e, SessionStarted)]
     if not starts:
         raise TrajectoryError(
-            f"{trajectory.path} has no SessionStarted line: it is not a session log navtui can resume"
+            f"{trajectory.path} has no SessionStarted line: "
+            "it is not a session log navtui can resume"
         )
     config = dict(starts[-1].config)
     config["dialect"] = trajectory.dialect
@@ -78,7 +79,8 @@ def load_state(trajectory: Trajectory) -> ResumeState:
     for event in trajectory.events:
         if isinstance(event, FormatError):
             error = ParseError(event.message, dialect)
-            turns.append((event.index, prompts.Turn(event.raw, prompts.format_parse_error(dialect, error))))
+            observation = prompts.format_parse_error(dialect, error)
+            turns.append((event.index, prompts.Turn(event.raw, observation)))
             format_errors = event.consecutive
             used += 1
         elif isinstance(event, StepRejected):
@@ -146,7 +148,9 @@ def reconcile(state: ResumeState, workspace: Workspace) -> ResumeState:
     notices = list(state.notices)
     if len(kept) < len(state.records):
         lost = [r.index for r in state.records[len(kept):]]
-        notices.append(f"steps {lost} are logged but their checkpoints are gone; resuming before them")
+        notices.append(
+            f"steps {lost} are logged but their checkpoints are gone; resuming before them"
+        )
     last = max([r.checkpoint.index for r in kept if r.checkpoint is not None], default=0)
     unlogged = sorted(i for i in checkpoints if i > last)
     if unlogged or workspace.dirty_since(last):

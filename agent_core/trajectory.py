@@ -15,12 +15,13 @@ notices, finished), so a `kill -9` loses at most a proposal that was not decided
 line (killed mid-write) is ignored by the reader.
 
 Secrets never reach the file: string values under keys that name a credential (`api_key`,
-`token`, `authorization`, `*_token`, ...) are replaced by "[redacted]" wherever they appear, and any literal secret the caller passes
-(e.g. the `--api-key` value) is replaced in every line.
+`token`, `authorization`, `*_token`, ...) are replaced by "[redacted]" wherever they appear, and
+any literal secret the caller passes (e.g. the `--api-key` value) is replaced in every line.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -348,15 +349,16 @@ class Trajectory:
 
     @property
     def dialect(self) -> str:
-        """The dialect the session settled on: its config's, or (for "auto") its first proposal's."""
+        """The dialect the session settled on: its config's, or (if "auto") its first proposal's."""
         dialect = self.config.get("dialect", "auto")
         if dialect != "auto":
             return dialect
         for event in self.events:
             if isinstance(event, StepProposed):
                 return event.step.dialect
-            if isinstance(event, (StepExecuted, StepRejected)) and not event.record.extra.get("source"):
-                return event.record.proposed.dialect
+            if isinstance(event, (StepExecuted, StepRejected)):
+                if event.record.extra.get("source") != "user":
+                    return event.record.proposed.dialect
         return "auto"
 
     @property
@@ -453,7 +455,7 @@ def find_trajectory(repo: Path | str, session_id: str) -> Path:
     exact = folder / f"{session_id}.jsonl"
     if exact.is_file():
         return exact
-    matches = sorted(folder.glob(f"{session_id}*.jsonl")) if session_id else []
+    matches = sorted(folder.glob(f"{glob.escape(session_id)}*.jsonl")) if session_id else []
     if len(matches) == 1:
         return matches[0]
     if matches:

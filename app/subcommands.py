@@ -29,6 +29,9 @@ from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
 
 
+STATUS_STYLES = {"submitted": "green", "skipped": "dim", "error": "red"}
+
+
 def _error(message: str) -> int:
     print(f"navtui: {message}", file=sys.stderr)
     return 1
@@ -86,7 +89,8 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="ID",
                         help="session id (a unique prefix is enough) or a path to its .jsonl log")
     parser.add_argument("--format", "-f", required=True, choices=FORMATS, dest="format")
-    parser.add_argument("--repo", default=".", help="the repository the session ran on (default: .)")
+    parser.add_argument("--repo", default=".",
+                        help="the repository the session ran on (default: .)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 
 
@@ -167,7 +171,7 @@ def batch_main(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
 
     def report(result: InstanceResult) -> None:
-        style = {"submitted": "green", "skipped": "dim", "error": "red"}.get(result.status, "yellow")
+        style = STATUS_STYLES.get(result.status, "yellow")
         console.print(f"[{style}]{result.status:>16}[/] {escape(result.instance_id)} "
                       f"{escape(result.message)}", highlight=False)
 

@@ -94,7 +94,8 @@ def test_batch_of_three_instances_with_two_workers(setup, tmp_path: Path):
     assert [(r.instance_id, r.status) for r in results] == [
         ("calc__avg-1", "submitted"), ("calc__sub-2", "submitted"), ("other__avg-3", "submitted")
     ]
-    predictions = [json.loads(line) for line in (output / "predictions.jsonl").read_text().splitlines()]
+    lines = (output / "predictions.jsonl").read_text().splitlines()
+    predictions = [json.loads(line) for line in lines]
     by_id = {p["instance_id"]: p for p in predictions}
     assert sorted(by_id) == ["calc__avg-1", "calc__sub-2", "other__avg-3"]
     assert all(p["model_name_or_path"] == "scripted" for p in predictions)

@@ -27,7 +27,8 @@ def test_export_replay_then_rerun_gives_the_identical_patch(git_repo: Path, tmp_
     listed = navtui("sessions", str(git_repo))
     assert listed.returncode == 0 and "submitted" in listed.stdout
     assert "average is off by one" in listed.stdout
-    [session] = [json.loads(line) for line in navtui("sessions", "--json", str(git_repo)).stdout.splitlines()]
+    listed_json = navtui("sessions", "--json", str(git_repo)).stdout
+    [session] = [json.loads(line) for line in listed_json.splitlines()]
 
     exported = tmp_path / "exported.jsonl"
     out = navtui("export", session["id"], "--format", "replay", "--repo", str(git_repo),
@@ -81,7 +82,8 @@ def test_batch_command_with_a_script_dir(tmp_path: Path):
                  "--script-dir", str(scripts), "--dialect", "xml", "--output", str(output))
     assert run.returncode == 0, run.stderr
     assert "3 of 3 instances have predictions" in run.stderr
-    predictions = [json.loads(line) for line in (output / "predictions.jsonl").read_text().splitlines()]
+    lines = (output / "predictions.jsonl").read_text().splitlines()
+    predictions = [json.loads(line) for line in lines]
     assert sorted(p["instance_id"] for p in predictions) == ["calc__0", "calc__1", "calc__2"]
     assert all(f"+{FIXED_LINE}" in p["model_patch"] for p in predictions)
     assert all(git(repo, "status", "--porcelain") == "" for repo in repos)

@@ -52,8 +52,10 @@ from tests.fixtures.repos import git
 
 STEP = ProposedStep(
     thought="look at ops",
-    action=Edit(path="calc/ops.py", start=7, end=7, content="    return sum(values) / len(values)\n"),
-    raw="Thought: look at ops\nAction: edit calc/ops.py 7 7\n    return sum(values) / len(values)\n",
+    action=Edit(path="calc/ops.py", start=7, end=7,
+                content="    return sum(values) / len(values)\n"),
+    raw="Thought: look at ops\nAction: edit calc/ops.py 7 7\n"
+        "    return sum(values) / len(values)\n",
     dialect="text",
 )
 CHECKPOINT = Checkpoint(index=1, ref="refs/navtui/s1/1", commit="ab" * 20, head="cd" * 20,
