@@ -1,0 +1,71 @@
+"""End to end over HTTP: `navtui --auto` against a real local server that streams OpenAI chat
+completions (structured tool-call deltas, as vLLM's hermes parser sends them, and plain text)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from tests.fixtures.servers import Reply, content_chunk, sse
+from tests.test_cli import ISSUE, navtui
+from tests.test_session import BUGGY_LINE, FIXED_LINE, repo_tests_pass
+
+
+def tool_call_reply(name: str, arguments: dict) -> Reply:
+    """A streamed turn whose action arrives as `tool_calls` deltas, arguments in two pieces."""
+    text = json.dumps(arguments)
+    half = len(text) // 2
+    first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": text[:half]}}
+    second = {"index": 0, "function": {"arguments": text[half:]}}
+    return Reply(body=sse(
+        content_chunk("Looking at it."),
+        {"choices": [{"index": 0, "delta": {"tool_calls": [first]}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [second]}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        "[DONE]",
+    ))
+
+
+def test_auto_fixes_the_bug_through_an_openai_compatible_server(git_repo, scripted_http):
+    scripted_http.queue(
+        tool_call_reply("bash", {"command": "grep -n 'len(values)' /testbed/calc/ops.py"}),
+        tool_call_reply("str_replace_editor", {
+            "command": "str_replace", "path": "/testbed/calc/ops.py", "old_str": BUGGY_LINE, "new_str": FIXED_LINE,
+        }),
+        Reply(body=sse(
+            content_chunk('<tool_call>\n{"name": "submit", '),
+            content_chunk('"arguments": {}}\n</tool_call>', finish="stop"),
+            "[DONE]",
+        )),
+    )
+    result = navtui(
+        "--auto", "--json", "--base-url", scripted_http.base_url, "--model", "navigator",
+        "--dialect", "toolcall", "--api-key", "sk-test-secret", "--issue", ISSUE, str(git_repo),
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "sk-test-secret" not in result.stdout
+    finished = json.loads(result.stdout.splitlines()[-1])
+    assert finished["reason"] == "submitted" and f"+{FIXED_LINE}" in finished["patch"]
+    assert repo_tests_pass(git_repo)
+    logs = list((git_repo / ".git/navtui/sessions").glob("*.jsonl"))
+    assert logs and "sk-test-secret" not in logs[0].read_text()
+
+    requests = scripted_http.requests
+    assert len(requests) == 3
+    assert all(r.headers.get("Authorization") == "Bearer sk-test-secret" for r in requests)
+    first, second = requests[0].body, requests[1].body
+    assert first["model"] == "navigator" and first["stream"] is True
+    assert {t["function"]["name"] for t in first["tools"]} == {"bash", "str_replace_editor", "submit"}
+    assert ISSUE in first["messages"][1]["content"]
+    assert "7:" in json.dumps(second["messages"][-1]) and BUGGY_LINE.strip() in json.dumps(second["messages"])
+
+
+def test_a_server_error_ends_the_session_with_exit_1(git_repo, scripted_http):
+    scripted_http.queue(Reply(status=500, headers={"Content-Type": "application/json"},
+                              body=['{"error": {"message": "model exploded"}}']))
+    result = navtui("--auto", "--base-url", scripted_http.base_url, "--model", "m", "--dialect", "toolcall",
+                    "--issue", ISSUE, str(git_repo))
+    assert result.returncode == 1
+    assert "model exploded" in result.stdout + result.stderr
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=git_repo, capture_output=True, text=True).stdout == ""
