@@ -16,6 +16,7 @@ from tests.fixtures.servers import (
     ScriptedHTTPServer,
     closed_port_url,
     content_chunk,
+    free_port,
     sse,
     usage_chunk,
 )
@@ -171,6 +172,26 @@ def test_server_down_says_which_url_and_how_to_start_vllm() -> None:
     message = str(caught.value)
     assert url in message and "connection refused" in message
     assert "vllm serve" in message and "--enable-lora --lora-modules" in message
+
+
+def test_refused_connections_are_retried_until_the_server_is_up() -> None:
+    port = free_port()
+    started: list[ScriptedHTTPServer] = []
+
+    def start_late() -> None:
+        server = ScriptedHTTPServer(port)
+        server.queue(Reply(body=sse(content_chunk("up", finish="stop"))))
+        started.append(server)
+
+    timer = threading.Timer(0.3, start_late)
+    timer.start()
+    try:
+        backend = OpenAIBackend(f"http://127.0.0.1:{port}/v1", "m", backoff=0.5)
+        assert "".join(backend.stream(CHAT)) == "up"
+    finally:
+        timer.join()
+        for server in started:
+            server.stop()
 
 
 def test_malformed_error_event_becomes_a_clear_error(scripted_http: ScriptedHTTPServer) -> None:

@@ -245,7 +245,8 @@ class OpenAIBackend:
                     yield self._error_event(_error_text(chunk, data))
                     return
                 if chunk is None:
-                    log.warning("skipping a stream event that is not JSON: %.200s", data)
+                    log.warning("skipping a stream event that is not JSON: %.200s",
+                                self._scrub(data))
                     continue
                 yield chunk
         except httpx.TimeoutException:
@@ -266,7 +267,7 @@ class OpenAIBackend:
             raise BackendError(self._scrub(
                 f"{self.base_url} reported an error mid-stream: {message}"
             ))
-        log.warning("server could not parse the model's tool call: %.300s", message)
+        log.warning("server could not parse the model's tool call: %.300s", self._scrub(message))
         return {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": "stop"}]}
 
     def _usage(
