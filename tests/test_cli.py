@@ -157,6 +157,8 @@ def shadow_without_bitsandbytes(tmp_path: Path) -> dict[str, str]:
         ("no-tty", "needs a terminal"),
         ("missing-issue-file", "cannot read --issue-file"),
         ("4bit-8bit", "not allowed with argument"),
+        ("auto-and-plain", "choose one of --auto"),
+        ("json-without-auto", "--json prints events for --auto or --plain"),
     ],
 )
 def test_bad_input_exits_1_with_a_clear_message(case, expected, git_repo, tmp_path):
@@ -175,6 +177,8 @@ def test_bad_input_exits_1_with_a_clear_message(case, expected, git_repo, tmp_pa
         "no-tty": ["--script", script, "--issue", ISSUE, repo],
         "missing-issue-file": ["--auto", "--script", script, "--issue-file", str(tmp_path / "x.md"), repo],
         "4bit-8bit": ["--auto", "--model", "m", "--load-in-4bit", "--load-in-8bit", "--issue", ISSUE, repo],
+        "auto-and-plain": ["--auto", "--plain", "--script", script, "--issue", ISSUE, repo],
+        "json-without-auto": ["--json", "--script", script, "--issue", ISSUE, repo],
     }[case]
     result = navtui(*args)
     assert result.returncode == 1, (result.stdout, result.stderr)
