@@ -93,6 +93,13 @@ class Notice:
 
 
 @dataclass
+class UserMessage:
+    """The user wrote to the model between turns; it reads `text` with its next prompt."""
+
+    text: str
+
+
+@dataclass
 class SessionFinished:
     """`reason`: submitted | limit | script_exhausted | quit | error."""
 
@@ -117,6 +124,7 @@ Event = (
     | StepUndone
     | UsageReported
     | Notice
+    | UserMessage
     | SessionFinished
     | SessionError
 )

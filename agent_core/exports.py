@@ -10,7 +10,9 @@ in order, each with the action that really ran. So:
   feedback is lost with it; the model's next turn, which read it, is kept);
 * undone steps are dropped, as is anything after them that was undone with them;
 * commands the user ran themselves stay as what they were for the model: a note with the
-  command's output (in `replay` they become bash turns, so a re-run runs them too).
+  command's output (in `replay` they become bash turns, so a re-run runs them too);
+* messages the user wrote to the model stay as user notes in the SFT formats (a replay script
+  holds model turns only, so `replay` leaves them out).
 
 Formats (one JSON object per line):
 
@@ -42,6 +44,7 @@ from typing import Any
 
 from agent_core import formats, prompts
 from agent_core.actions import Action, Bash
+from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
 from agent_core.steps import EditAction, StepRecord
 from agent_core.trajectory import Trajectory, live_records
 
@@ -145,15 +148,40 @@ def _observation(step: Step, dialect: str) -> str:
     )
 
 
+def live_messages(trajectory: Trajectory) -> list[tuple[int, str]]:
+    """(step it follows, text) of each message the user wrote to the model and did not undo."""
+    messages: list[tuple[int, str]] = []
+    records = 0
+    for event in trajectory.events:
+        if isinstance(event, (StepExecuted, StepRejected)):
+            records = event.record.index
+        elif isinstance(event, UserMessage):
+            messages.append((records, event.text))
+        elif isinstance(event, StepUndone):
+            records = min(records, event.to_index)
+            messages = [m for m in messages if m[0] <= event.to_index]
+    return messages
+
+
 def training_turns(trajectory: Trajectory, dialect: str, repo: Path | None = None) -> list[
     prompts.Turn
 ]:
-    """The effective history as prompt turns of `dialect` (user commands: empty assistant)."""
+    """The effective history as prompt turns of `dialect`; the user's commands and messages are
+    turns with an empty assistant text."""
     renderer = _Renderer(trajectory, dialect, repo)
+    messages = live_messages(trajectory)
     turns = []
+
+    def say(before: float) -> None:
+        while messages and messages[0][0] < before:
+            text = prompts.format_user_message(dialect, messages.pop(0)[1])
+            turns.append(prompts.Turn(assistant="", observation=text))
+
     for step in effective_steps(trajectory):
+        say(step.record.index)
         assistant = "" if step.by_user else renderer.turn(step)
         turns.append(prompts.Turn(assistant=assistant, observation=_observation(step, dialect)))
+    say(float("inf"))
     return turns
 
 

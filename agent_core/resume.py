@@ -13,8 +13,7 @@ line) is dropped, and the working tree is put back to the last kept checkpoint w
 differs from it (a command that was running when the process died), with a Notice saying so. A
 proposal that was streaming or waiting for a decision is simply asked for again.
 
-Not in the log, hence not restored: messages the user typed to the model (`add_user_message`
-emits no event) and the wall clock already spent (`--max-time` counts from the resume).
+Not restored: the wall clock already spent (`--max-time` counts from the resume).
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from agent_core.events import (
     StepExecuted,
     StepRejected,
     StepUndone,
+    UserMessage,
 )
 from agent_core.executor import Executor
 from agent_core.formats import ParseError
@@ -97,6 +97,9 @@ def load_state(trajectory: Trajectory) -> ResumeState:
             if record.extra.get("source") != "user":
                 format_errors = 0
                 used += 1
+        elif isinstance(event, UserMessage):
+            step = records[-1].index if records else 0
+            turns.append((step, prompts.Turn("", prompts.format_user_message(dialect, event.text))))
         elif isinstance(event, StepUndone):
             records = [r for r in records if r.index <= event.to_index]
             turns = [t for t in turns if t[0] <= event.to_index]

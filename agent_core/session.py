@@ -37,6 +37,7 @@ from agent_core.events import (
     TokenStreamed,
     TurnStarted,
     UsageReported,
+    UserMessage,
 )
 from agent_core.executor import Executor
 from agent_core.formats import ParseError, translate
@@ -421,6 +422,7 @@ class Session:
         step = self.records[-1].index if self.records else 0
         note = prompts.format_user_message(self.dialect, text)
         self._entries.append(_Entry(step, prompts.Turn("", note)))
+        self._emit(UserMessage(text))
 
     # --- resume ---------------------------------------------------------------------------
 

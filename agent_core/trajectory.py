@@ -11,7 +11,7 @@ time>, ...fields}`; `read_trajectory` turns a file back into typed events. What 
 * a `meta` line for facts outside the event stream (e.g. a batch's `instance_id`).
 
 Lines are flushed as written and fsync'ed at step boundaries (started, executed, rejected, undone,
-notices, finished), so a `kill -9` loses at most a proposal that was not decided yet. A torn last
+notices, user messages, finished), so a `kill -9` loses at most a proposal that was not decided yet. A torn last
 line (killed mid-write) is ignored by the reader.
 
 Secrets never reach the file: string values under keys that name a credential (`api_key`,
@@ -49,6 +49,7 @@ from agent_core.events import (
     TokenStreamed,
     TurnStarted,
     UsageReported,
+    UserMessage,
 )
 from agent_core.steps import (
     Approve,
@@ -65,7 +66,9 @@ from agent_core.steps import (
 REDACTED = "[redacted]"
 _SECRET_KEYS = frozenset({"apikey", "token", "secret", "password", "authorization", "cookie"})
 _SECRET_SUFFIXES = ("api_key", "_token", "_secret", "_password")
-_SYNC_TYPES = (SessionStarted, StepExecuted, StepRejected, StepUndone, Notice, SessionFinished)
+_SYNC_TYPES = (
+    SessionStarted, StepExecuted, StepRejected, StepUndone, Notice, UserMessage, SessionFinished
+)
 
 
 class TrajectoryError(Exception):
@@ -178,6 +181,7 @@ _PLAIN_EVENTS: dict[str, type] = {
         FormatError,
         StepUndone,
         Notice,
+        UserMessage,
         SessionFinished,
         SessionError,
     )

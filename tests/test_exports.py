@@ -92,8 +92,10 @@ def decided_session(repo: Path, tmp_path: Path, closing):
     session.propose()
     session.decide(Approve())
     session.run_user_command("touch NOTES.txt")
+    session.add_user_message("keep the README as it is")
     session.propose()
     session.decide(Approve())
+    session.add_user_message("this one is undone with its step")
     session.undo()
     assert "broken" not in (repo / "README.md").read_text()
     session.propose()
@@ -118,6 +120,7 @@ def test_replay_export_keeps_only_what_ran_and_stayed(git_repo, tmp_path, closin
     assert edit.content.rstrip("\n") == FIXED_LINE
     text = to_jsonl(rows)
     assert "rm -rf tests" not in text and "broken" not in text and GARBAGE not in text
+    assert "README" not in text  # messages are not model turns
 
     fresh, patch = rerun(rows, "text", tmp_path, closing)
     assert patch == session.finished.patch
@@ -147,6 +150,10 @@ def test_sft_toolcall_export_is_the_toolcall_training_shape(git_repo, tmp_path, 
     # The user's own command is a user note between tool results.
     notes = [m for m in messages if m["role"] == "user" and "touch NOTES.txt" in m["content"]]
     assert len(notes) == 1
+    said = [i for i, m in enumerate(messages) if "keep the README as it is" in m["content"]]
+    assert len(said) == 1 and messages[said[0]]["role"] == "user"
+    assert messages.index(notes[0]) < said[0] < len(messages) - 1
+    assert "undone with its step" not in text
     tools = [m for m in messages if m["role"] == "tool"]
     assert len(tools) == len(assistant)
 

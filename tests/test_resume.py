@@ -80,6 +80,7 @@ def drive_to_the_edit(session) -> None:
     session.propose()
     session.decide(Approve())
     session.run_user_command("touch NOTES.txt")
+    session.add_user_message("the README must not change")
     session.propose()
     session.decide(Approve())
     session.undo()
@@ -104,6 +105,7 @@ def test_resumed_session_prompts_the_model_exactly_as_the_original(git_repo, tmp
     assert ours.step == theirs.step  # the replay was fast-forwarded past the used turns
     assert again_backend.prompts[-1] == original_backend.prompts[-1]
     assert "never delete tests" in again_backend.prompts[-1].text
+    assert "the README must not change" in again_backend.prompts[-1].text
     assert "broken" not in again_backend.prompts[-1].text
 
     assert isinstance(events[0], SessionStarted) and events[0].session_id == original.id

@@ -25,6 +25,7 @@ from agent_core.events import (
     TokenStreamed,
     TurnStarted,
     UsageReported,
+    UserMessage,
 )
 from agent_core.steps import (
     Approve,
@@ -87,6 +88,7 @@ def all_events() -> list:
         StepUndone(0, ["calc/ops.py"]),
         UsageReported(1, Usage(10, 5, 2, 0.1, 50.0), 15, 4096),
         Notice("restored"),
+        UserMessage("look at ops.py first"),
         SessionError("boom"),
         SessionFinished("submitted", "done", "diff --git a/x b/x\n"),
     ]
