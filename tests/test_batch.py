@@ -11,6 +11,7 @@ import pytest
 
 from agent_core.backends.base import Prompt
 from agent_core.backends.replay import ReplayBackend
+from agent_core.events import FormatError, UsageReported
 from agent_core.batch import (
     Batch,
     BatchError,
@@ -218,3 +219,35 @@ def test_shared_backend_generates_one_turn_at_a_time_and_keeps_usage_per_thread(
     longer = max(texts, key=lambda n: len(texts[n]))
     shorter = min(texts, key=lambda n: len(texts[n]))
     assert usages[longer].new_tokens > usages[shorter].new_tokens
+
+
+def test_two_workers_share_one_real_local_model(setup, tmp_path: Path, tiny_model_dir: Path):
+    from agent_core.backends.factory import BackendConfig, create_backend
+
+    path, _, _, _ = setup
+    instances = load_instances(path)[:2]
+    shared = SharedBackend(create_backend(BackendConfig(model=str(tiny_model_dir))))
+    made: list = []
+
+    def backend(instance: Instance):
+        made.append(instance.instance_id)
+        return shared
+
+    config = SessionConfig(dialect="toolcall", context_window=4096, max_new_tokens=8,
+                           max_format_errors=1, command_timeout=60.0)
+    output = tmp_path / "out"
+    try:
+        results = Batch(BatchOptions(output_dir=output, config=config, make_backend=backend,
+                                     workers=2)).run(instances)
+    finally:
+        shared.shutdown()
+
+    # The random model writes nonsense: each session ends on its format error, not a crash.
+    assert [r.status for r in results] == ["format_errors", "format_errors"]
+    assert sorted(made) == ["calc__avg-1", "calc__sub-2"]
+    for instance in instances:
+        log = read_trajectory(output / "trajectories" / f"{instance.instance_id}.jsonl")
+        [usage] = [e for e in log.events if isinstance(e, UsageReported)]
+        [error] = [e for e in log.events if isinstance(e, FormatError)]
+        assert 0 < usage.usage.new_tokens <= 8 and error.raw
+    assert len((output / "predictions.jsonl").read_text().splitlines()) == 2
