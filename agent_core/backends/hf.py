@@ -81,7 +81,6 @@ class HFBackend:
         self.quantized = load_in_4bit or load_in_8bit
         self.label = describe(model, adapter)
         quantization = quantization_config(load_in_4bit, load_in_8bit)
-        self.tokenizer = load_tokenizer(model, adapter)
         self.model: Any = load_model(
             model,
             adapter=adapter,
@@ -90,6 +89,7 @@ class HFBackend:
             device_map=device_map,
             merge_adapter=merge_adapter,
         )
+        self.tokenizer = load_tokenizer(model, adapter)
         self.last_usage: Usage | None = None
         self._prefix = PrefixCache(self._new_cache, enabled=reuse_cache)
         self._halt = threading.Event()

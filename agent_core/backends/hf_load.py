@@ -119,7 +119,6 @@ def load_tokenizer(model: str, adapter: str | None) -> Any:
 
 def adapter_base(adapter: str) -> str | None:
     """The base model an adapter says it was trained on (adapter_config.json), if it says."""
-    quiet_bitsandbytes()  # peft imports bitsandbytes when it is installed
     from peft import PeftConfig
 
     try:
@@ -168,6 +167,7 @@ def load_model(
         raise BackendError(
             "merging an adapter needs full-precision weights: drop --merge-adapter or --load-in-4bit/8bit"
         )
+    quiet_bitsandbytes()  # transformers and peft import it whenever it is installed
     hf_logging.disable_progress_bar()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     kwargs: dict[str, Any] = {"dtype": dtype, "device_map": device_map}
