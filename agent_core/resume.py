@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +210,12 @@ def resume_session(
     if isinstance(trajectory, Path):
         trajectory = read_trajectory(trajectory)
     finished = trajectory.finished
+    running = trajectory.running_in
+    if running is not None and running != os.getpid():
+        raise TrajectoryError(
+            f"session {trajectory.session_id} is still running (process {running}): "
+            "quit it there, or stop that process, before resuming it"
+        )
     if finished is not None and finished.reason == "submitted":
         raise TrajectoryError(
             f"session {trajectory.session_id} already submitted its fix; nothing to resume "

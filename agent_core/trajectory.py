@@ -366,6 +366,14 @@ class Trajectory:
         return "auto"
 
     @property
+    def running_in(self) -> int | None:
+        """The pid of a live process still writing this unfinished session, if any."""
+        if self.finished is not None or not self.writer_pids:
+            return None
+        pid = self.writer_pids[-1]
+        return pid if _alive(pid) else None
+
+    @property
     def finished(self) -> SessionFinished | None:
         """The last SessionFinished, unless the session was resumed after it."""
         for i in range(len(self.events) - 1, -1, -1):
@@ -433,7 +441,7 @@ def summarize(trajectory: Trajectory) -> SessionSummary:
     finished = trajectory.finished
     if finished is not None:
         status = finished.reason
-    elif trajectory.writer_pids and _alive(trajectory.writer_pids[-1]):
+    elif trajectory.running_in is not None:
         status = "running"
     else:
         status = "interrupted"
@@ -482,8 +490,10 @@ def list_sessions(repo: Path | str) -> list[SessionSummary]:
 
 
 def _alive(pid: int) -> bool:
-    if pid <= 0 or pid == os.getpid():
-        return pid == os.getpid()
+    if pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

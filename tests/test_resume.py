@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -232,3 +235,27 @@ def test_an_auto_dialect_session_resumes_in_the_dialect_it_settled_on(git_repo, 
     assert again.config.dialect == "xml"
     finished = again.run(AutoPolicy())
     assert finished.reason == "submitted" and repo_tests_pass(git_repo)
+
+
+def test_a_session_still_running_elsewhere_is_not_resumed(git_repo, tmp_path, closing):
+    script = write_script(tmp_path / "s.jsonl", FIX_SCRIPTS["text"])
+    session, _, log = logged(git_repo, script)
+    closing(session)
+    session.start()
+    session.propose()
+    session.decide(Approve())
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lines = log.read_text().splitlines()
+        header = json.loads(lines[0])
+        assert header["type"] == "writer"
+        header["pid"] = sleeper.pid  # as if another navtui process were writing this log
+        log.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+        with pytest.raises(TrajectoryError, match=f"still running \\(process {sleeper.pid}\\)"):
+            resumed(git_repo, log, script)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    again, _, _ = resumed(git_repo, log, script)  # its process is gone: resumable
+    closing(again)
+    assert [r.index for r in again.records] == [1]
