@@ -16,7 +16,8 @@ line (killed mid-write) is ignored by the reader.
 
 Secrets never reach the file: string values under keys that name a credential (`api_key`,
 `token`, `authorization`, `*_token`, ...) are replaced by "[redacted]" wherever they appear, and
-any literal secret the caller passes (e.g. the `--api-key` value) is replaced in every line.
+any literal secret the caller passes (e.g. the `--api-key` value) and passwords in URLs
+(`https://user:password@host`) are replaced in every line.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -66,6 +68,8 @@ from agent_core.steps import (
 REDACTED = "[redacted]"
 _SECRET_KEYS = frozenset({"apikey", "token", "secret", "password", "authorization", "cookie"})
 _SECRET_SUFFIXES = ("api_key", "_token", "_secret", "_password")
+# The password of a URL like https://user:password@host/...
+_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][\w+.-]*://[^/\s:@]+:)[^@\s/]+@")
 _SYNC_TYPES = (
     SessionStarted, StepExecuted, StepRejected, StepUndone, Notice, UserMessage, SessionFinished
 )
@@ -298,7 +302,7 @@ class TrajectoryWriter:
         line = json.dumps(scrub({**data, "t": time.time()}), ensure_ascii=False)
         for secret in self._secrets:
             line = line.replace(secret, REDACTED)
-        return line + "\n"
+        return _URL_PASSWORD.sub(rf"\g<1>{REDACTED}@", line) + "\n"
 
     def _write(self, data: dict[str, Any], *, sync: bool) -> None:
         line = self._line(data)

@@ -129,15 +129,17 @@ def test_api_keys_never_reach_the_file(tmp_path: Path):
     path = tmp_path / "s.jsonl"
     writer = TrajectoryWriter(path, secrets=["sk-live-123"])
     config = {"dialect": "toolcall", "backend_info": {"api_key": "sk-live-123", "model": "m",
-                                                      "headers": {"Authorization": "Bearer x"}}}
+                                                      "headers": {"Authorization": "Bearer x"},
+                                                      "base_url": "http://me:hunter2@h:8000/v1"}}
     writer(SessionStarted("s", "issue", config))
     writer(Notice("server said: bad key sk-live-123"))
     writer.close()
     text = path.read_text()
-    assert "sk-live-123" not in text and "Bearer x" not in text
+    assert "sk-live-123" not in text and "Bearer x" not in text and "hunter2" not in text
     started = read_trajectory(path).started
     assert started.config["backend_info"] == {
-        "api_key": REDACTED, "model": "m", "headers": {"Authorization": REDACTED}
+        "api_key": REDACTED, "model": "m", "headers": {"Authorization": REDACTED},
+        "base_url": f"http://me:{REDACTED}@h:8000/v1",
     }
 
 
