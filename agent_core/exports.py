@@ -101,12 +101,9 @@ class _Renderer:
         record = step.record
         if not step.edited and not step.by_user and record.proposed.dialect == self.dialect:
             return record.proposed.raw
-        action = self.translated(step)
-        return formats.render(action, self.dialect, record.proposed.thought)
-
-    def translated(self, step: Step) -> Action:
         try:
-            return formats.translate(step.action, self.dialect, read_file=self._reader(step))
+            action = formats.translate(step.action, self.dialect, read_file=self._reader(step))
+            return formats.render(action, self.dialect, record.proposed.thought)
         except ValueError as error:
             raise ExportError(
                 f"step {step.record.index} ({step.action.kind}) has no {self.dialect} form: {error}"
