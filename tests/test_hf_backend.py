@@ -9,7 +9,12 @@ import pytest
 
 from agent_core.backends.base import Backend, BackendError, Prompt
 from agent_core.backends.hf import HFBackend
-from tests.tiny_model import SCRIPTED_MESSAGES, SCRIPTED_REPLY, SCRIPTED_THINKING_REPLY
+from tests.tiny_model import (
+    SCRIPTED_MESSAGES,
+    SCRIPTED_REPLY,
+    SCRIPTED_THINKING_REPLY,
+    SCRIPTED_THOUGHT,
+)
 
 CODE_PROMPT = Prompt(text="def main():\n    return", max_new_tokens=24)
 
@@ -79,6 +84,17 @@ def test_4bit_on_cpu_with_adapter(tiny_model_dir, tiny_adapter_dir):
         backend.close()
 
 
+def test_8bit_on_cpu(tiny_model_dir):
+    import bitsandbytes as bnb
+
+    backend = HFBackend(str(tiny_model_dir), load_in_8bit=True)
+    try:
+        assert any(isinstance(m, bnb.nn.Linear8bitLt) for m in backend.model.modules())
+        assert len(run(backend, CODE_PROMPT)) > 1
+    finally:
+        backend.close()
+
+
 def test_cancel_from_another_thread_stops_promptly(base):
     long_turn = Prompt(text="Once upon a time", max_new_tokens=4000)
     received: list[str] = []
@@ -139,6 +155,20 @@ def test_thinking_on_streams_the_think_block(scripted_model_dir, scripted):
         assert scripted.count_tokens(prompt) == thinking.count_tokens(prompt) + empty_think_block
     finally:
         thinking.close()
+
+
+def test_think_block_becomes_the_thought_of_the_parsed_step(scripted_model_dir):
+    from agent_core.actions import Bash
+    from agent_core.formats import parse
+
+    thinking = HFBackend(str(scripted_model_dir), enable_thinking=True)
+    try:
+        raw = "".join(run(thinking, Prompt(messages=SCRIPTED_MESSAGES, stop_after=["</tool_call>"])))
+    finally:
+        thinking.close()
+    step = parse(raw, "toolcall")
+    assert step.action == Bash(command="ls")
+    assert step.thought.strip() == SCRIPTED_THOUGHT
 
 
 def test_thinking_defaults_to_the_template_default(scripted_model_dir):
