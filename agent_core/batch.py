@@ -12,7 +12,8 @@ The user's checkout is never touched: every instance gets `git worktree add --de
 base commit. An instance counts as finished once its prediction is written (the session ended
 by submit, a limit, an exhausted script or format errors); re-running skips finished instances
 and retries the rest (those that crashed, errored or were interrupted). Workers are threads, one
-Session each: the time goes to the model server and to bash, not to Python.
+Session each: the time goes to the model server and to bash, not to Python. Every session
+approves every action (the auto policy) until `Batch.stop()`.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.backends.base import Backend, Prompt, Usage
-from agent_core.events import SessionFinished
+from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
 from agent_core.exports import model_name
-from agent_core.policy import AutoPolicy
 from agent_core.session import Session, SessionConfig, new_session_id
+from agent_core.steps import Approve, Decision, Quit
 from agent_core.trajectory import TrajectoryWriter, read_trajectory
 from agent_core.workspace import Workspace
 
@@ -216,8 +217,12 @@ def run_parallel(
     run_one: Callable[[Instance], InstanceResult],
     workers: int,
     on_result: Callable[[InstanceResult], None] | None = None,
+    on_interrupt: Callable[[], None] | None = None,
 ) -> list[InstanceResult]:
-    """Run `run_one` over `instances` in `workers` threads; results in input order."""
+    """Run `run_one` over `instances` in `workers` threads; results in input order.
+
+    On Ctrl-C, `on_interrupt` is called so running work can wind down before the pool is joined.
+    """
     def task(instance: Instance) -> InstanceResult:
         try:
             result = run_one(instance)
@@ -227,8 +232,18 @@ def run_parallel(
             on_result(result)
         return result
 
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="navtui-batch") as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="navtui-batch")
+    try:
         return list(pool.map(task, instances))
+    except KeyboardInterrupt:
+        if on_interrupt is not None:
+            on_interrupt()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+STOPPED = "stopped"  # status of an instance the batch was stopped before or during
 
 
 # Reasons after which an instance has a prediction and is not run again.
@@ -253,6 +268,23 @@ class Batch:
         self.trajectories = self.output_dir / "trajectories"
         self.predictions = Predictions(self.output_dir / "predictions.jsonl")
         self.worktrees = Worktrees(self.output_dir / "worktrees")
+        self._stopping = threading.Event()
+        self._running: set[Session] = set()
+        self._running_lock = threading.Lock()
+
+    def decide(self, proposal: StepProposed) -> Decision:
+        """The batch's policy: approve everything, until the batch is stopped."""
+        return Quit() if self._stopping.is_set() else Approve()
+
+    def stop(self) -> None:
+        """Stop the batch (thread-safe): generation in progress is cancelled, running sessions
+        quit at their next decision, waiting instances are not started. None of them gets a
+        prediction, so a re-run picks them up."""
+        self._stopping.set()
+        with self._running_lock:
+            running = list(self._running)
+        for session in running:
+            session.cancel()
 
     def run(
         self,
@@ -269,6 +301,7 @@ class Batch:
             else self.run_one(instance),
             self.options.workers,
             on_result,
+            on_interrupt=self.stop,
         )
 
     def _skip(self, instance: Instance) -> InstanceResult:
@@ -280,6 +313,8 @@ class Batch:
 
     def run_one(self, instance: Instance) -> InstanceResult:
         """Check out, run with the auto policy, record the prediction, remove the checkout."""
+        if self._stopping.is_set():
+            return InstanceResult(instance.instance_id, STOPPED, "the batch was stopped")
         path = self._trajectory_path(instance)
         if path.exists():
             path.unlink()  # an earlier attempt that did not finish: start over
@@ -288,8 +323,8 @@ class Batch:
             finished = self._session(instance, worktree, path)
         finally:
             self.worktrees.remove(instance, worktree)
-        result = InstanceResult(instance.instance_id, finished.reason, finished.message,
-                                finished.patch, path)
+        status = STOPPED if self._stopping.is_set() and finished.reason == "quit" else finished.reason
+        result = InstanceResult(instance.instance_id, status, finished.message, finished.patch, path)
         if finished.reason in FINISHED_REASONS:
             self.predictions.append(
                 {
@@ -316,9 +351,13 @@ class Batch:
             session_id=f"{safe_name(instance.instance_id)}-{new_session_id()}",
         )
         session.subscribe(writer)
+        with self._running_lock:
+            self._running.add(session)
         try:
-            return session.run(AutoPolicy())
+            return session.run(self)
         finally:
+            with self._running_lock:
+                self._running.discard(session)
             session.close()
             writer.close()
             # The worktree goes away with its checkpoints' use; keep the user's refs clean.

@@ -177,6 +177,9 @@ def batch_main(args: argparse.Namespace) -> int:
 
     try:
         results = Batch(options).run(instances, on_result=report)
+    except KeyboardInterrupt:
+        console.print("Stopped. Re-run the same command to continue where it left off.")
+        return 3
     finally:
         if shared is not None:
             shared.shutdown()

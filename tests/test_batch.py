@@ -251,3 +251,33 @@ def test_two_workers_share_one_real_local_model(setup, tmp_path: Path, tiny_mode
         [error] = [e for e in log.events if isinstance(e, FormatError)]
         assert 0 < usage.usage.new_tokens <= 8 and error.raw
     assert len((output / "predictions.jsonl").read_text().splitlines()) == 2
+
+
+def test_stop_quits_running_sessions_and_a_rerun_finishes_them(setup, tmp_path: Path):
+    path, scripts, repo_a, _ = setup
+    instances = load_instances(path)
+    output = tmp_path / "out"
+    slow = Batch(BatchOptions(
+        output_dir=output,
+        config=SessionConfig(dialect="text", command_timeout=60.0),
+        make_backend=lambda i: ReplayBackend(scripts / f"{i.instance_id}.jsonl", delay=0.05),
+        workers=2,
+    ))
+    results: list = []
+    runner = threading.Thread(target=lambda: results.extend(slow.run(instances)))
+    runner.start()
+    logs = output / "trajectories"
+    deadline = time.monotonic() + 60
+    while not (logs.exists() and any("TurnStarted" in p.read_text() for p in logs.iterdir())):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    slow.stop()
+    runner.join(timeout=120)
+
+    assert [r.status for r in results] == ["stopped"] * 3
+    assert not (output / "predictions.jsonl").exists()
+    assert len(git(repo_a, "worktree", "list").splitlines()) == 1
+    assert git(repo_a, "for-each-ref", "refs/navtui") == ""
+
+    again = batch(output, scripts).run(instances)
+    assert [r.status for r in again] == ["submitted"] * 3

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.fixtures.repos import BUGGY_PROJECT, git, make_repo
@@ -97,3 +99,38 @@ def test_batch_command_with_a_script_dir(tmp_path: Path):
     assert missing.returncode == 1 and "--script-dir" in missing.stderr
     no_model = navtui("batch", str(instances), "--backend", "hf", "--output", str(output))
     assert no_model.returncode == 1 and "--model" in no_model.stderr
+
+
+def test_ctrl_c_stops_a_batch_that_a_rerun_then_finishes(tmp_path: Path):
+    repo = make_repo(tmp_path / "r", BUGGY_PROJECT)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    started = tmp_path / "started"
+    slow = [f"Thought: Wait.\nAction: bash touch {started} && sleep 2", *FIX_SCRIPTS["text"]]
+    rows = []
+    for i in range(2):
+        write_script(scripts / f"calc__{i}.jsonl", slow)
+        rows.append(json.dumps({"instance_id": f"calc__{i}", "repo": str(repo),
+                                "base_commit": base, "problem_statement": "average is off"}))
+    instances = tmp_path / "instances.jsonl"
+    instances.write_text("\n".join(rows) + "\n")
+    output = tmp_path / "out"
+    command = [NAVTUI, "batch", str(instances), "--script-dir", str(scripts), "--output",
+               str(output)]
+
+    running = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline and running.poll() is None
+        time.sleep(0.02)
+    running.send_signal(signal.SIGINT)
+    _, err = running.communicate(timeout=60)
+    assert running.returncode == 3, err
+    assert "Re-run the same command" in err and "stopped" in err
+    assert not (output / "predictions.jsonl").exists()
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 0, again.stderr
+    assert len((output / "predictions.jsonl").read_text().splitlines()) == 2
