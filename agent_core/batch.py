@@ -323,8 +323,10 @@ class Batch:
             finished = self._session(instance, worktree, path)
         finally:
             self.worktrees.remove(instance, worktree)
-        status = STOPPED if self._stopping.is_set() and finished.reason == "quit" else finished.reason
-        result = InstanceResult(instance.instance_id, status, finished.message, finished.patch, path)
+        stopped = self._stopping.is_set() and finished.reason == "quit"
+        status = STOPPED if stopped else finished.reason
+        result = InstanceResult(instance.instance_id, status, finished.message, finished.patch,
+                                path)
         if finished.reason in FINISHED_REASONS:
             self.predictions.append(
                 {

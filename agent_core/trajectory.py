@@ -11,8 +11,8 @@ time>, ...fields}`; `read_trajectory` turns a file back into typed events. What 
 * a `meta` line for facts outside the event stream (e.g. a batch's `instance_id`).
 
 Lines are flushed as written and fsync'ed at step boundaries (started, executed, rejected, undone,
-notices, user messages, finished), so a `kill -9` loses at most a proposal that was not decided yet. A torn last
-line (killed mid-write) is ignored by the reader.
+notices, user messages, finished), so a `kill -9` loses at most a proposal that was not decided
+yet. A torn last line (killed mid-write) is ignored by the reader.
 
 Secrets never reach the file: string values under keys that name a credential (`api_key`,
 `token`, `authorization`, `*_token`, ...) are replaced by "[redacted]" wherever they appear, and
