@@ -20,6 +20,7 @@ from typing import IO, NoReturn
 from agent_core import __version__
 from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend, describe, resolve
+from agent_core.backends.presets import PRESETS
 from agent_core.events import Event
 from agent_core.executor import Executor
 from agent_core.session import Session, SessionConfig, new_session_id
@@ -60,7 +61,7 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
                        help="hf: local transformers; openai: an OpenAI-compatible server; replay: a "
                             "script (default: replay with --script, openai with --base-url, else hf)")
     group.add_argument("--model", metavar="NAME|ID|PATH",
-                       help="preset (navigator-8b, r2e-30b), Hugging Face id or local directory; "
+                       help=f"preset ({', '.join(PRESETS)}), Hugging Face id or local directory; "
                             "with --backend openai, the name the server serves")
     group.add_argument("--adapter", metavar="ID|PATH", help="LoRA adapter (overrides a preset's)")
     quant = group.add_mutually_exclusive_group()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.backends.base import Backend, BackendError
+from agent_core.backends.presets import PRESETS, resolve_preset
 
 BACKENDS = ("hf", "openai", "replay")
 DEFAULT_CONTEXT_WINDOW = 16_384
@@ -57,9 +58,9 @@ def resolve(config: BackendConfig) -> BackendConfig:
     _check_inputs(resolved)
     if resolved.script:  # absolute, so a logged session can be resumed from anywhere
         resolved.script = str(Path(resolved.script).expanduser().resolve())
-    preset = _preset(config.model) if config.model else None
+    preset = resolve_preset(config.model) if config.model else None
     if preset is not None:
-        resolved.preset = config.model
+        resolved.preset = preset.name
         if resolved.backend == "hf":
             resolved.model = preset.model
             resolved.adapter = config.adapter or preset.adapter
@@ -70,15 +71,6 @@ def resolve(config: BackendConfig) -> BackendConfig:
         resolved.dialect = _dialect_from_names(resolved) or _dialect_from_script(resolved) or "auto"
     resolved.context_window = resolved.context_window or DEFAULT_CONTEXT_WINDOW
     return resolved
-
-
-def _preset(name: str):
-    """The preset called `name`, or None (also while the presets module has not landed)."""
-    try:
-        from agent_core.backends.presets import resolve_preset
-    except ImportError:
-        return None
-    return resolve_preset(name)
 
 
 def _default_backend(config: BackendConfig) -> str:
@@ -110,7 +102,7 @@ def _check_inputs(config: BackendConfig) -> None:
     else:
         if not config.model:
             raise BackendError(
-                "--backend hf needs --model: a preset (navigator-8b, r2e-30b), a Hugging Face id "
+                f"--backend hf needs --model: a preset ({', '.join(PRESETS)}), a Hugging Face id "
                 "or a local directory"
             )
         for flag, ref in (("--model", config.model), ("--adapter", config.adapter)):
