@@ -88,7 +88,9 @@ def sessions_main(args: argparse.Namespace) -> int:
 def add_export_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="ID",
                         help="session id (a unique prefix is enough) or a path to its .jsonl log")
-    parser.add_argument("--format", "-f", required=True, choices=FORMATS, dest="format")
+    parser.add_argument("--format", "-f", required=True, choices=FORMATS, dest="format",
+                        help="replay: a script for --backend replay; sft-toolcall / sft-text: "
+                             "training data in each dialect's shape; swebench: a prediction")
     parser.add_argument("--repo", default=".",
                         help="the repository the session ran on (default: .)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
