@@ -86,7 +86,9 @@ def _content_text(content: Any) -> str:
     return ""
 
 
-def _replace_observations(turns: Sequence[T], indices: range, change: Callable[[str], str]) -> list[T]:
+def _replace_observations(
+    turns: Sequence[T], indices: range, change: Callable[[str], str]
+) -> list[T]:
     return [
         dataclasses.replace(turn, observation=change(turn.observation)) if i in indices else turn
         for i, turn in enumerate(turns)
@@ -100,7 +102,7 @@ def fit_prompt(
     limit: int,
     keep_last: int = 2,
 ) -> Fitted:
-    """Build the prompt from `turns`, shrinking old observations until it takes <= `limit` tokens."""
+    """Build the prompt from `turns`, shrinking observations until it takes <= `limit` tokens."""
     turns = list(turns)
     prompt = build(turns)
     tokens = count(prompt)

@@ -345,7 +345,7 @@ class Session:
         return record
 
     def _edited_turn(self, proposal: StepProposed, action: Action) -> tuple[str, str]:
-        """(assistant text, note) for a step the user edited: the model's turn shows their action."""
+        """(assistant text, note) for an edited step: the model's turn shows the user's action."""
         try:
             shown = translate(action, self.dialect)
             return formats.render(shown, self.dialect, proposal.step.thought), (

@@ -57,33 +57,51 @@ class Parser(argparse.ArgumentParser):
 def add_backend_args(parser: argparse.ArgumentParser) -> None:
     """The flags that choose and load the model (shared with `navtui batch`)."""
     group = parser.add_argument_group("model")
-    group.add_argument("--backend", choices=BACKENDS,
-                       help="hf: local transformers; openai: an OpenAI-compatible server; replay: a "
-                            "script (default: replay with --script, openai with --base-url, else hf)")
-    group.add_argument("--model", metavar="NAME|ID|PATH",
-                       help=f"preset ({', '.join(PRESETS)}), Hugging Face id or local directory; "
-                            "with --backend openai, the name the server serves")
+    group.add_argument(
+        "--backend", choices=BACKENDS,
+        help="hf: local transformers; openai: an OpenAI-compatible server; replay: a script "
+        "(default: replay with --script, openai with --base-url, else hf)",
+    )
+    group.add_argument(
+        "--model", metavar="NAME|ID|PATH",
+        help=f"preset ({', '.join(PRESETS)}), Hugging Face id or local directory; "
+        "with --backend openai, the name the server serves",
+    )
     group.add_argument("--adapter", metavar="ID|PATH", help="LoRA adapter (overrides a preset's)")
     quant = group.add_mutually_exclusive_group()
     quant.add_argument("--load-in-4bit", action="store_true", help="nf4 weights via bitsandbytes")
     quant.add_argument("--load-in-8bit", action="store_true", help="int8 weights via bitsandbytes")
-    group.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
-    group.add_argument("--api-key", metavar="KEY",
-                       help="server API key (or NAVTUI_API_KEY / OPENAI_API_KEY); never logged")
-    group.add_argument("--script", metavar="FILE", help="replay script: JSON Lines of {\"output\": ...}")
-    group.add_argument("--dialect", choices=("auto", "text", "toolcall", "xml"), default="auto",
-                       help="the model's action format (default: from the preset or model name, "
-                            "else detected from its first reply)")
+    group.add_argument(
+        "--base-url", metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1"
+    )
+    group.add_argument(
+        "--api-key", metavar="KEY",
+        help="server API key (or NAVTUI_API_KEY / OPENAI_API_KEY); never logged",
+    )
+    group.add_argument(
+        "--script", metavar="FILE", help='replay script: JSON Lines of {"output": ...}'
+    )
+    group.add_argument(
+        "--dialect", choices=("auto", "text", "toolcall", "xml"), default="auto",
+        help="the model's action format (default: from the preset or model name, "
+        "else detected from its first reply)",
+    )
 
 
 def add_limit_args(parser: argparse.ArgumentParser) -> None:
     """Step, time and command limits (shared with `navtui batch`)."""
     group = parser.add_argument_group("limits")
-    group.add_argument("--max-steps", type=positive_int, default=50, metavar="N",
-                       help="proposals executed or rejected before stopping (default 50)")
-    group.add_argument("--max-time", type=positive_float, metavar="S", help="wall-clock seconds for the session")
-    group.add_argument("--command-timeout", type=positive_float, default=120.0, metavar="S",
-                       help="seconds one command may run before it is killed (default 120)")
+    group.add_argument(
+        "--max-steps", type=positive_int, default=50, metavar="N",
+        help="proposals executed or rejected before stopping (default 50)",
+    )
+    group.add_argument(
+        "--max-time", type=positive_float, metavar="S", help="wall-clock seconds for the session"
+    )
+    group.add_argument(
+        "--command-timeout", type=positive_float, default=120.0, metavar="S",
+        help="seconds one command may run before it is killed (default 120)",
+    )
 
 
 def positive_int(text: str) -> int:
@@ -108,18 +126,26 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"navtui {__version__}")
     parser.add_argument("--auto", action="store_true", help="approve every action (headless)")
-    parser.add_argument("--plain", action="store_true", help="ask on stdin for each action, no full-screen app")
-    parser.add_argument("--json", action="store_true", help="print one JSON event per line instead of a transcript")
+    parser.add_argument(
+        "--plain", action="store_true", help="ask on stdin for each action, no full-screen app"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON event per line, not a transcript"
+    )
     issue = parser.add_mutually_exclusive_group()
     issue.add_argument("--issue", metavar="TEXT", help="the issue to fix")
     issue.add_argument("--issue-file", metavar="FILE", help="read the issue from a file")
     add_backend_args(parser)
     add_limit_args(parser)
     out = parser.add_argument_group("output")
-    out.add_argument("--patch-out", metavar="FILE", help="write the session's patch here when it ends")
-    out.add_argument("--trajectory", metavar="FILE",
-                     help="session log path (default: .git/navtui/sessions/<id>.jsonl)")
-    parser.add_argument("--resume", metavar="ID", help="continue a logged session (see `navtui sessions`)")
+    out.add_argument("--patch-out", metavar="FILE", help="write the session's patch here")
+    out.add_argument(
+        "--trajectory", metavar="FILE",
+        help="session log path (default: .git/navtui/sessions/<id>.jsonl)",
+    )
+    parser.add_argument(
+        "--resume", metavar="ID", help="continue a logged session (see `navtui sessions`)"
+    )
     parser.add_argument("repo", metavar="REPO", help="path to a local git repository")
     return parser
 
@@ -223,7 +249,8 @@ def read_issue(args: argparse.Namespace) -> str | None:
         try:
             text = Path(args.issue_file).expanduser().read_text(encoding="utf-8")
         except OSError as error:
-            raise CliError(f"cannot read --issue-file {args.issue_file}: {error.strerror or error}") from None
+            reason = error.strerror or error
+            raise CliError(f"cannot read --issue-file {args.issue_file}: {reason}") from None
         if not text.strip():
             raise CliError(f"--issue-file {args.issue_file} is empty; write the issue into it")
         return text
@@ -257,7 +284,10 @@ def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:
 
 
 def new_session(
-    args: argparse.Namespace, workspace: Workspace, issue: str | None, executor: Executor | None = None
+    args: argparse.Namespace,
+    workspace: Workspace,
+    issue: str | None,
+    executor: Executor | None = None,
 ) -> Session:
     """A fresh session; its log is written from its first event on."""
     from agent_core.trajectory import TrajectoryWriter
@@ -273,7 +303,8 @@ def new_session(
         config=config,
         session_id=session_id,
     )
-    writer = TrajectoryWriter(trajectory_path(args, workspace, session_id), secrets=backend_secrets(args))
+    path = trajectory_path(args, workspace, session_id)
+    writer = TrajectoryWriter(path, secrets=backend_secrets(args))
     session.subscribe(writer)
     return session
 
@@ -288,7 +319,10 @@ def resume(
     from agent_core.resume import resume_session
     from agent_core.trajectory import TrajectoryWriter, find_trajectory, read_trajectory
 
-    path = Path(args.trajectory).expanduser() if args.trajectory else find_trajectory(workspace.root, args.resume)
+    if args.trajectory:
+        path = Path(args.trajectory).expanduser()
+    else:
+        path = find_trajectory(workspace.root, args.resume)
     args = with_logged_backend(args, read_trajectory(path).config.get("backend_info") or {})
     config = session_config(args)
     writer = TrajectoryWriter(path, secrets=backend_secrets(args), resumed=True)
@@ -325,11 +359,13 @@ def with_logged_backend(args: argparse.Namespace, info: dict) -> argparse.Namesp
     return argparse.Namespace(**{**vars(args), **logged})
 
 
-def run_headless(args: argparse.Namespace, workspace: Workspace, issue: str | None, mode: str) -> int:
+def run_headless(
+    args: argparse.Namespace, workspace: Workspace, issue: str | None, mode: str
+) -> int:
     """`--auto` / `--plain`: run to the end, printing a transcript or JSON lines."""
     from rich.console import Console
 
-    from agent_core.policy import AskPolicy, AutoPolicy
+    from agent_core.policy import AskPolicy, AutoPolicy, Policy
     from app.headless import JsonLines, StdinPrompter, Transcript
 
     console = Console(stderr=args.json, highlight=False)
@@ -339,9 +375,11 @@ def run_headless(args: argparse.Namespace, workspace: Workspace, issue: str | No
     else:
         session = new_session(args, workspace, issue)
         session.subscribe(printer)
-    policy = AutoPolicy() if mode == "auto" else AskPolicy(
-        StdinPrompter(session.parse_edit, console, read_line=lambda prompt: read_line(prompt, console.file))
-    )
+    if mode == "auto":
+        policy: Policy = AutoPolicy()
+    else:
+        ask = StdinPrompter(session.parse_edit, console, lambda text: read_line(text, console.file))
+        policy = AskPolicy(ask)
     try:
         finished = session.run(policy)
     except KeyboardInterrupt:
@@ -350,7 +388,8 @@ def run_headless(args: argparse.Namespace, workspace: Workspace, issue: str | No
     finally:
         session.close()
     if args.patch_out:
-        Path(args.patch_out).expanduser().write_text(finished.patch, encoding="utf-8", errors="surrogateescape")
+        patch_out = Path(args.patch_out).expanduser()
+        patch_out.write_text(finished.patch, encoding="utf-8", errors="surrogateescape")
     return EXIT_CODES.get(finished.reason, 1)
 
 
@@ -385,7 +424,8 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
         return new_session(args, workspace, text, executor)
 
     def resume_by_id(session_id: str) -> Session:
-        return resume(argparse.Namespace(**{**vars(args), "resume": session_id}), workspace, executor=executor)
+        chosen = argparse.Namespace(**{**vars(args), "resume": session_id})
+        return resume(chosen, workspace, executor=executor)
 
     if args.resume:
         from agent_core.trajectory import find_trajectory, read_trajectory

@@ -45,6 +45,10 @@ def trim_lines(text: str, head: int, tail: int) -> str:
     return "\n".join([*lines[:head], f"... [{hidden} lines not shown] ...", *lines[-tail:]])
 
 
+def diff_syntax(diff: str) -> Syntax:
+    return Syntax(diff, "diff", theme="ansi_dark", word_wrap=True)
+
+
 class Transcript:
     """Prints a readable account of a session: per step the thought, the action and a trimmed
     observation; at the end the session's diff and why it stopped."""
@@ -64,7 +68,8 @@ class Transcript:
         info = event.config.get("backend_info") or {}
         described = " · ".join(f"{k} {v}" for k, v in info.items() if v)
         self.console.rule(Text(f"navtui session {event.session_id}", style="bold"))
-        self.console.print(Panel(Text(trim_lines(event.issue.strip(), 12, 3)), title="Issue", title_align="left"))
+        issue = Text(trim_lines(event.issue.strip(), 12, 3))
+        self.console.print(Panel(issue, title="Issue", title_align="left"))
         if described:
             self.console.print(Text(described, style="dim"))
 
@@ -82,19 +87,21 @@ class Transcript:
             self.console.print(Text(trim_lines(thought, half, half), style="italic"))
         self.console.print(Text.assemble(("▶ ", "bold cyan"), (event.command_shown, "bold")))
         if event.preview_diff:
-            self.console.print(Syntax(event.preview_diff, "diff", theme="ansi_dark", word_wrap=True))
+            self.console.print(diff_syntax(event.preview_diff))
 
     def _on_StepExecuted(self, event: StepExecuted) -> None:
         record = event.record
         if record.extra.get("source") == "user" and record.action is not None:
-            self.console.rule(Text(f"Step {record.index} · your command", style="bold magenta"), align="left")
+            title = Text(f"Step {record.index} · your command", style="bold magenta")
+            self.console.rule(title, align="left")
             self.console.print(Text(f"$ {getattr(record.action, 'command', '')}", style="bold"))
         if record.observation is not None:
             self.console.print(self._observation(record.observation))
 
     def _observation(self, observation: Observation) -> Panel:
         half = self.observation_lines // 2
-        body = Text(trim_lines(observation.output.rstrip("\n"), half, half) or "(no output)", style="dim")
+        output = trim_lines(observation.output.rstrip("\n"), half, half)
+        body = Text(output or "(no output)", style="dim")
         parts: list = [body]
         if observation.error:
             parts.append(Text(observation.error, style="red"))
@@ -105,17 +112,23 @@ class Transcript:
 
     def _on_StepRejected(self, event: StepRejected) -> None:
         feedback = getattr(event.record.decision, "feedback", "")
-        self.console.print(Text(f"✗ rejected{': ' + feedback if feedback else ''}", style="yellow"))
+        said = f": {feedback}" if feedback else ""
+        self.console.print(Text(f"✗ rejected{said}", style="yellow"))
 
     def _on_FormatError(self, event: FormatError) -> None:
         first = event.message.strip().splitlines()[0] if event.message.strip() else ""
         self.console.print(
-            Text(f"! reply {event.index} could not be parsed ({event.consecutive} in a row): {first}", style="yellow")
+            Text(
+                f"! reply {event.index} could not be parsed ({event.consecutive} in a row): "
+                f"{first}",
+                style="yellow",
+            )
         )
 
     def _on_StepUndone(self, event: StepUndone) -> None:
         paths = ", ".join(event.changed_paths) or "no files"
-        self.console.print(Text(f"↶ back to step {event.to_index} ({paths} restored)", style="magenta"))
+        message = f"↶ back to step {event.to_index} ({paths} restored)"
+        self.console.print(Text(message, style="magenta"))
 
     def _on_Notice(self, event: Notice) -> None:
         self.console.print(Text(event.message, style="dim"))
@@ -126,7 +139,7 @@ class Transcript:
     def _on_SessionFinished(self, event: SessionFinished) -> None:
         self.console.rule(Text("Final diff", style="bold"))
         if event.patch.strip():
-            self.console.print(Syntax(event.patch, "diff", theme="ansi_dark", word_wrap=True))
+            self.console.print(diff_syntax(event.patch))
         else:
             self.console.print(Text("(no changes)", style="dim"))
         style = FINISH_STYLES.get(event.reason, "bold yellow")

@@ -33,8 +33,10 @@ NAME_DIALECTS = (
 class BackendConfig:
     """What the user asked for (command-line flags); `resolve` fills in the rest."""
 
-    backend: str | None = None  # hf | openai | replay; None: replay with --script, openai with --base-url, else hf
-    model: str | None = None  # preset name, Hugging Face id or local path; the served name for openai
+    # hf | openai | replay; None: replay with --script, openai with --base-url, else hf
+    backend: str | None = None
+    # a preset name, Hugging Face id or local path; for openai, the name the server serves
+    model: str | None = None
     adapter: str | None = None
     load_in_4bit: bool = False
     load_in_8bit: bool = False
@@ -54,7 +56,9 @@ def resolve(config: BackendConfig) -> BackendConfig:
     resolved = dataclasses.replace(config)
     resolved.backend = config.backend or _default_backend(config)
     if resolved.backend not in BACKENDS:
-        raise BackendError(f"unknown backend {resolved.backend!r}; choose one of {', '.join(BACKENDS)}")
+        raise BackendError(
+            f"unknown backend {resolved.backend!r}; choose one of {', '.join(BACKENDS)}"
+        )
     _check_inputs(resolved)
     if resolved.script:  # absolute, so a logged session can be resumed from anywhere
         resolved.script = str(Path(resolved.script).expanduser().resolve())
@@ -133,7 +137,9 @@ def create_backend(config: BackendConfig) -> Backend:
         from agent_core.backends.replay import ReplayBackend
 
         if not config.script:
-            raise BackendError('--backend replay needs --script FILE (JSON Lines of {"output": ...})')
+            raise BackendError(
+                '--backend replay needs --script FILE (JSON Lines of {"output": ...})'
+            )
         return ReplayBackend(Path(config.script).expanduser())
     if config.backend == "openai":
         from agent_core.backends.openai_compat import OpenAIBackend
