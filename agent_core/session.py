@@ -115,6 +115,7 @@ class Session:
         self._entries: list[_Entry] = []
         self._pending_raw = ""
         self._format_errors = 0
+        self._trimmed = (0, 0)  # (capped, elided) observations in the last prompt
         self._started_at: float | None = None
         self._cancelled = threading.Event()
 
@@ -230,13 +231,15 @@ class Session:
         except ContextOverflow as overflow:
             self._finish("limit", f"context window full: {overflow}")
             return None
-        if fitted.capped or fitted.elided:
+        trimmed = (fitted.capped, fitted.elided)
+        if any(trimmed) and trimmed != self._trimmed:
             self._emit(
                 Notice(
                     f"context: {fitted.capped} long observation(s) cut to head and tail and "
                     f"{fitted.elided} old one(s) omitted to fit {self.config.context_window} tokens"
                 )
             )
+        self._trimmed = trimmed
         raw = self._generate(index, fitted.prompt)
         if raw is None:
             return None
