@@ -215,7 +215,14 @@ def run_subcommand(name: str, argv: list[str]) -> int:
 
     parser = Parser(prog=f"navtui {name}")
     getattr(subcommands, f"add_{name}_args")(parser)
-    return getattr(subcommands, f"{name}_main")(parser.parse_args(argv))
+    if name != "export":
+        return getattr(subcommands, f"{name}_main")(parser.parse_args(argv))
+    # The contract is `navtui export ID --format F [REPO]`: REPO may also come last.
+    parser.add_argument("repo_path", metavar="REPO", nargs="?", help="same as --repo")
+    args = parser.parse_intermixed_args(argv)
+    if args.repo_path:
+        args.repo = args.repo_path
+    return subcommands.export_main(args)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -219,6 +219,9 @@ def test_subcommands_dispatch(git_repo, tmp_path):
     assert exported.returncode == 0, exported.stderr
     prediction = json.loads(exported.stdout)
     assert f"-{BUGGY_LINE}" in prediction["model_patch"]
+    positional = navtui("export", session["id"], "--format", "swebench", str(git_repo), cwd=tmp_path)
+    assert positional.returncode == 0, positional.stderr
+    assert json.loads(positional.stdout) == prediction
 
 
 def test_quit_then_resume_with_the_logged_backend(git_repo, tmp_path):
