@@ -37,7 +37,8 @@ ISSUE = (
 )
 CART_SOURCE = "\n".join(
     [f"def price_{i}(value, rate={i / 100}):\n    return round(value * (1 + rate), 2)\n" for i in range(12)]
-    + ["def total(items):\n    result = 0\n    for item in items[1:]:\n        result += item\n    return result"]
+    + ["def total(items):\n    result = 0\n    for item in items[1:]:\n        result += item"]
+    + ["    return result"]
 )
 TEST_LOG = "\n".join(
     [f"tests/test_cart.py::test_price_{i} PASSED" for i in range(12)]
@@ -66,7 +67,7 @@ def timed_turn(backend: HFBackend, prompt: Prompt) -> tuple[str, float]:
     return reply, time.perf_counter() - started
 
 
-def median_ratio(full: list[float], reuse: list[float]) -> str:
+def median_ratio(*, full: list[float], reuse: list[float]) -> str:
     a, b = statistics.median(full) * 1e3, statistics.median(reuse) * 1e3
     return f"{a:.1f}/{b:.1f} ms = {a / b:.2f}x"
 
@@ -86,7 +87,8 @@ def main() -> None:
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": ISSUE}]
 
     print(f"model: {model}   turns: {args.turns}   new tokens/turn: <= {args.new_tokens}")
-    print(f"{'':27}| {'with reuse':<14} | {'full':<7} | {'time to first token, ms':<23} | wall time per turn, ms")
+    groups = f"{'with reuse':<14} | {'full':<7} | {'time to first token, ms':<23} | wall time per turn, ms"
+    print(f"{'':27}| {groups}")
     print(
         f"{'turn':>4} {'prompt':>6} {'added':>6} {'unseen':>6} | {'prefill':>7} {'/added':>6} | "
         f"{'prefill':>7} | {'reuse':>6} {'full':>6} {'ratio':>6}  | {'reuse':>6} {'full':>6} {'ratio':>6}"
@@ -143,8 +145,8 @@ def main() -> None:
         f"all turns: prefilled tokens full/reuse = {prefill_total['full']}/{prefill_total['reuse']} = "
         f"{prefill_total['full'] / prefill_total['reuse']:.2f}x"
     )
-    print(f"turns 2..{n}: median time to first token full/reuse = {median_ratio(ttft['full'], ttft['reuse'])}")
-    print(f"turns 2..{n}: median wall time per turn full/reuse = {median_ratio(wall['full'], wall['reuse'])}")
+    print(f"turns 2..{n}: median time to first token full/reuse = {median_ratio(**ttft)}")
+    print(f"turns 2..{n}: median wall time per turn full/reuse = {median_ratio(**wall)}")
     reusing.close()
     fresh.close()
 

@@ -18,7 +18,7 @@ from agent_core.backends.hf import HFBackend
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_python(code: str, *, env: dict[str, str] | None = None, timeout: int = 240) -> subprocess.CompletedProcess:
+def run_python(code: str, *, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     merged = {**os.environ, **(env or {})}
     merged["PYTHONPATH"] = os.pathsep.join(filter(None, [merged.get("PYTHONPATH", ""), str(ROOT)]))
     return subprocess.run(
@@ -27,7 +27,7 @@ def run_python(code: str, *, env: dict[str, str] | None = None, timeout: int = 2
         text=True,
         env=merged,
         cwd=ROOT,
-        timeout=timeout,
+        timeout=240,
     )
 
 

@@ -87,7 +87,9 @@ def test_chat_template_tools_calls_and_responses(tokenizer):
         {
             "role": "assistant",
             "content": "Looking.",
-            "tool_calls": [{"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}],
+            "tool_calls": [
+                {"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}
+            ],
         },
         {"role": "tool", "content": "a.py"},
         {"role": "tool", "content": "b.py"},
