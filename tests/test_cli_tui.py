@@ -52,3 +52,17 @@ def test_app_quit_exits_3(git_repo, tmp_path):
         child.close(force=True)
     assert child.exitstatus == 3
     assert not (git_repo / "x.txt").exists()
+
+
+def test_demo_subcommand_opens_the_app(tmp_path):
+    child = spawn_navtui("demo", "--fast", "--dir", str(tmp_path / "demo"), cwd=tmp_path)
+    try:
+        child.expect("Decide")
+        child.send("q")
+        child.expect("Quit")
+        child.send("y")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 3
+    assert (tmp_path / "demo" / ".git").is_dir()
