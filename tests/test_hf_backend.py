@@ -191,5 +191,6 @@ def test_count_tokens_matches_the_chat_template(scripted):
 
 
 def test_empty_prompt_is_an_error(scripted):
-    with pytest.raises(BackendError, match="empty prompt"):
-        scripted.count_tokens(Prompt())
+    for empty in (Prompt(), Prompt(text="")):
+        with pytest.raises(BackendError, match="empty prompt"):
+            next(scripted.stream(empty))

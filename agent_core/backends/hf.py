@@ -120,7 +120,7 @@ class HFBackend:
                 **extra,
             )
             return list(ids)
-        if prompt.text is not None:
+        if prompt.text:
             return self.tokenizer.encode(prompt.text, add_special_tokens=False)
         raise BackendError("empty prompt: neither messages nor text were given")
 
