@@ -40,7 +40,6 @@ from agent_core.events import (
     UserMessage,
 )
 from agent_core.executor import Executor
-from agent_core.executor.paths import PathError
 from agent_core.formats import ParseError, translate
 from agent_core.policy import Policy
 from agent_core.steps import (
@@ -353,17 +352,13 @@ class Session:
     def _edited_turn(self, proposal: StepProposed, action: Action) -> tuple[str, str]:
         """(assistant text, note) for an edited step: the model's turn shows the user's action."""
         try:
-            shown = translate(action, self.dialect, read_file=self._read_file)
+            shown = translate(action, self.dialect)
             return formats.render(shown, self.dialect, proposal.step.thought), (
                 "(The user replaced your proposed action with the one above.)"
             )
-        except (ValueError, OSError, PathError):
+        except ValueError:
             described = json.dumps(action_to_dict(action))
             return self._pending_raw, f"(The user replaced your proposed action with: {described})"
-
-    def _read_file(self, path: str) -> str:
-        """A repository file's text, for translating a line edit into the dialect's editor."""
-        return self.executor.paths.resolve(path).read_text(encoding="utf-8")
 
     def _execute(
         self, proposal: StepProposed, decision: Decision, action: Action

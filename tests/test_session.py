@@ -368,18 +368,15 @@ def test_dialect_auto_is_detected_from_the_first_reply(git_repo, tmp_path, sessi
     assert "OBSERVATION:" in prompt_text(recorder.prompts[-1])
 
 
-def test_a_line_edit_is_shown_to_the_toolcall_model_as_its_editor_call(git_repo, tmp_path, sessions):
-    script = write_script(
-        tmp_path / "s.jsonl",
-        ['<tool_call>\n{"name": "bash", "arguments": {"command": "rm calc/ops.py"}}\n</tool_call>'] * 2,
-    )
-    session, recorder, _ = sessions(git_repo, script, "toolcall")
+
+def test_an_edit_the_dialect_cannot_express_is_described_to_the_model(git_repo, tmp_path, sessions):
+    script = write_script(tmp_path / "s.jsonl", ["Thought: wipe\nAction: bash rm calc/ops.py"] * 2)
+    session, recorder, _ = sessions(git_repo, script, "text")
     session.propose()
-    session.decide(EditAction(session.parse_edit(f"Action: edit calc/ops.py 7 7\n{FIXED_LINE}")))
+    editor = StrReplaceEditor(command="str_replace", path="calc/ops.py", old_str=BUGGY_LINE, new_str=FIXED_LINE)
+    session.decide(EditAction(editor))
     assert FIXED_LINE in (git_repo / "calc/ops.py").read_text()
     session.propose()
-    shown = recorder.prompts[1].messages[-2]["content"]
-    call = json.loads(shown.split("<tool_call>")[1].split("</tool_call>")[0])
-    assert call["name"] == "str_replace_editor" and call["arguments"]["command"] == "str_replace"
-    assert call["arguments"]["old_str"].strip() == BUGGY_LINE.strip()
-    assert call["arguments"]["new_str"].strip() == FIXED_LINE.strip()
+    text = prompt_text(recorder.prompts[1])
+    assert "bash rm calc/ops.py" in text  # the model's own turn stays
+    assert 'replaced your proposed action with: {"kind": "str_replace_editor"' in text
