@@ -25,28 +25,39 @@ if TYPE_CHECKING:
 INSTEAD_OF_PROPOSAL = "The user ran their own command instead of this one."
 
 
+class _Tokens:
+    """Back-to-back token chunks of one turn, joined only when the UI takes them."""
+
+    def __init__(self, event: TokenStreamed) -> None:
+        self.index = event.index
+        self.parts = [event.text]
+
+    def event(self) -> TokenStreamed:
+        return TokenStreamed(index=self.index, text="".join(self.parts))
+
+
 class EventInbox:
     """A thread-safe, ordered queue of session events that merges back-to-back token chunks.
 
     `wake` is called (from the producing thread) only when the inbox goes from empty to
-    non-empty, so a flood of tokens costs the UI one message per drain, not one per token.
+    non-empty, so a flood of tokens costs the UI one message per drain, not one per token; a
+    chunk costs the producer one list append, however far behind the UI is.
     """
 
     def __init__(self, wake: Callable[[], None]) -> None:
         self._wake = wake
-        self._events: deque[Event] = deque()
+        self._events: deque[Event | _Tokens] = deque()
         self._lock = threading.Lock()
         self._woken = False
 
     def put(self, event: Event) -> None:
         with self._lock:
             last = self._events[-1] if self._events else None
-            if (
-                isinstance(event, TokenStreamed)
-                and isinstance(last, TokenStreamed)
-                and last.index == event.index
-            ):
-                self._events[-1] = TokenStreamed(index=event.index, text=last.text + event.text)
+            if isinstance(event, TokenStreamed):
+                if isinstance(last, _Tokens) and last.index == event.index:
+                    last.parts.append(event.text)
+                else:
+                    self._events.append(_Tokens(event))
             else:
                 self._events.append(event)
             wake, self._woken = not self._woken, True
@@ -55,10 +66,10 @@ class EventInbox:
 
     def drain(self) -> list[Event]:
         with self._lock:
-            events = list(self._events)
+            items = list(self._events)
             self._events.clear()
             self._woken = False
-        return events
+        return [item.event() if isinstance(item, _Tokens) else item for item in items]
 
 
 @dataclass

@@ -7,6 +7,7 @@ a model can take a while: the factory runs in a worker thread after the first fr
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,6 +99,9 @@ class NavApp(App[int]):
         return str(self.repo) if self.repo is not None else ""
 
     def on_mount(self) -> None:
+        # Everything loaded so far lives as long as the app: keep it out of the collector's
+        # full passes, which otherwise pause the UI for tens of ms while a long turn streams.
+        self.call_after_refresh(gc.freeze)
         if hasattr(self.source, "subscribe"):
             session = self.source
             self._show_main(MainScreen(session.issue, repo_label=self.repo_label, auto=self.auto,

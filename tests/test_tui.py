@@ -372,3 +372,16 @@ async def test_quit_then_resume_from_the_start_screen(git_repo: Path):
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 3), "proposal 3")
         assert (git_repo / "two.txt").exists()
+
+
+def test_the_path_to_the_first_frame_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, app.cli, app.tui, app.demo\n"
+        "from app.tui import NavApp\n"
+        "print(','.join(sorted(m for m in ('torch', 'transformers', 'peft') if m in sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""

@@ -81,13 +81,31 @@ async def test_thought_stream_streams_and_keeps_a_bounded_history():
             await stream.begin_turn(f"Step {turn}")
             for word in ("Looking ", "at <tool_call> ", "**ops.py**"):
                 await stream.write(word)
-            await stream.end_turn()
+            assert stream.text == "Looking at <tool_call> **ops.py**"
+            await stream.end_turn(f"thought {turn}" if turn == 3 else None)
+        await stream.settled()
         await pilot.pause()
         titles = [str(w.render()) for w in stream.query(".turn-title")]
         assert titles == ["Step 2", "Step 3"]
-        assert stream.text == "Looking at <tool_call> **ops.py**"
-        await stream.end_turn("parsed thought")
-        assert stream.text == "parsed thought"
+        turns = list(stream.query(".turn"))
+        assert turns[0].source == "Looking at <tool_call> **ops.py**"
+        assert turns[1].source == "thought 3" and stream.text == "thought 3"
+
+
+async def test_thought_stream_feeds_a_backlog_in_slices_without_losing_text():
+    from widgets.thought_stream import SLICE
+
+    stream = ThoughtStream()
+    async with Harness(stream).run_test() as pilot:
+        await stream.begin_turn("Step 1")
+        burst = "".join(f"word{n} " for n in range(3 * SLICE // 5))
+        await stream.write(burst)
+        assert stream.rendering
+        await stream.end_turn("x" * 9_000)
+        await stream.settled()
+        await pilot.pause()
+        assert not stream.rendering
+        assert stream.query_one(".turn").source == burst
 
 
 async def test_diff_view_mounts_one_title_per_file_and_handles_big_diffs_in_a_thread():

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from markdown_it import MarkdownIt
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from widgets._css import css_beside
+
+# Text is handed to the Markdown stream at most this many characters at a time, the next slice
+# only once the Markdown has taken the last one in, so a backlog (a model faster than the screen)
+# never blocks the UI for longer than one slice takes to render.
+SLICE = 1_000
+
+# Thoughts longer than this (characters) keep their streamed form at the end of a turn.
+REPLACE_LIMIT = 8_000
 
 
 def _plain_markdown() -> MarkdownIt:
@@ -18,8 +28,10 @@ def _plain_markdown() -> MarkdownIt:
 class ThoughtStream(VerticalScroll):
     """One Markdown block per model turn; older turns are dropped past `max_turns`.
 
-    The container is anchored once its content first overflows (anchoring earlier would pin
-    short content to the bottom), so it follows new text until the user scrolls up.
+    `write` and `end_turn` only queue work: a feeder task moves the text into a
+    `MarkdownStream` slice by slice, so callers (the screen's event handler) never wait for
+    rendering. The container is anchored once its content first overflows (anchoring earlier
+    would pin short content to the bottom), so it follows new text until the user scrolls up.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -27,9 +39,17 @@ class ThoughtStream(VerticalScroll):
     def __init__(self, *, max_turns: int = 30, id: str | None = None) -> None:
         super().__init__(id=id)
         self.max_turns = max_turns
+        self.text = ""
         self._markdown: Markdown | None = None
         self._stream: MarkdownStream | None = None
-        self.text = ""
+        self._backlog: list[str] = []
+        self._closing: tuple[bool, str | None] | None = None
+        self._feeder: asyncio.Task[None] | None = None
+
+    @property
+    def rendering(self) -> bool:
+        """True while streamed text is still on its way into the Markdown."""
+        return self._feeder is not None and not self._feeder.done()
 
     def follow_if_full(self) -> None:
         """Anchor (once) as soon as the laid-out content overflows the view."""
@@ -37,8 +57,9 @@ class ThoughtStream(VerticalScroll):
             self.anchor()
 
     async def begin_turn(self, title: str) -> None:
-        """Start a new block for a model turn titled `title`."""
+        """Start a new block for a model turn titled `title` (after the last one is rendered)."""
         await self.end_turn()
+        await self.settled()
         self.text = ""
         self._markdown = Markdown(classes="turn", parser_factory=_plain_markdown)
         self.follow_if_full()
@@ -47,30 +68,67 @@ class ThoughtStream(VerticalScroll):
         await self._trim()
 
     async def write(self, fragment: str) -> None:
-        """Append streamed model text to the current turn."""
+        """Queue streamed model text for the current turn."""
         if self._stream is None:
             await self.begin_turn("Model")
-        assert self._stream is not None
         self.text += fragment
-        self.follow_if_full()
-        await self._stream.write(fragment)
+        self._backlog.append(fragment)
+        self._kick()
 
     async def end_turn(self, thought: str | None = None) -> None:
-        """Finish the current turn; when `thought` is given it replaces the raw streamed text."""
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-        if thought is not None and self._markdown is not None:
-            self.text = thought
-            await self._markdown.update(thought.strip() or "*(no thought, only an action)*")
-            self.call_after_refresh(self.follow_if_full)
-    
+        """Finish the current turn once its text is rendered; a given `thought` then replaces the
+        raw streamed text (tool-call markup and all) unless it is too long to re-render quickly."""
+        if self._stream is None:
+            return
+        replace = thought is not None and len(thought) <= REPLACE_LIMIT
+        if replace:
+            self.text = thought or ""
+        self._closing = (replace, thought)
+        self._kick()
+
+    async def settled(self) -> None:
+        """Wait until everything queued is rendered."""
+        while self._feeder is not None and not self._feeder.done():
+            await asyncio.shield(self._feeder)
+
     async def note(self, text: str, variant: str = "info") -> None:
         """A line that is not model text: a rejection, a user message, a format error."""
         await self.end_turn()
+        await self.settled()
         self.follow_if_full()
         await self.mount(Static(text, classes=f"note -{variant}", markup=False))
         await self._trim()
+
+    def _kick(self) -> None:
+        if self._feeder is None or self._feeder.done():
+            self._feeder = asyncio.create_task(self._feed())
+
+    async def _feed(self) -> None:
+        while self._backlog:
+            pending = "".join(self._backlog)
+            self._backlog = [pending[SLICE:]] if len(pending) > SLICE else []
+            self.follow_if_full()
+            if self._stream is not None and self._markdown is not None:
+                await self._handed_over(self._stream, self._markdown, pending[:SLICE])
+        if self._closing is not None and self._stream is not None:
+            replace, thought = self._closing
+            self._closing = None
+            stream, self._stream = self._stream, None
+            await stream.stop()
+            if replace and self._markdown is not None:
+                await self._markdown.update((thought or "").strip() or "*(no thought, only an action)*")
+            self.call_after_refresh(self.follow_if_full)
+
+    @staticmethod
+    async def _handed_over(stream: MarkdownStream, markdown: Markdown, piece: str) -> None:
+        """Write `piece` to the stream and wait until the Markdown has rendered it."""
+        target = len(markdown.source) + len(piece)
+        await stream.write(piece)
+        while len(markdown.source) < target:
+            await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        async with markdown.lock:
+            pass
 
     async def _trim(self) -> None:
         titles = list(self.query(".turn-title"))
