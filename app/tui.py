@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import signal
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,6 +63,17 @@ PALETTE_COMMANDS = [
     ("continue", "Model: go on", "Let the model propose again"),
     ("diff", "View: step/session diff", "Switch the diff tab"),
 ]
+
+
+def _default_signals_in_child() -> None:
+    """Forked children (the session's bash, spawned with pexpect) must not run the app's
+    SIGCONT/SIGTSTP/SIGWINCH handlers: they need the app's event loop, which a child lacks, and
+    giving up the pty (TIOCNOTTY) sends the child a SIGCONT."""
+    for number in (signal.SIGCONT, signal.SIGTSTP, signal.SIGWINCH):
+        signal.signal(number, signal.SIG_DFL)
+
+
+os.register_at_fork(after_in_child=_default_signals_in_child)
 
 
 class NavApp(App[int]):

@@ -385,3 +385,56 @@ def test_the_path_to_the_first_frame_imports_no_torch():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+def test_forked_children_do_not_inherit_the_apps_signal_handlers():
+    """pexpect forks the session's bash; the app's SIGCONT handler would crash in the child."""
+    import os
+    import signal
+
+    import app.tui  # noqa: F401  (registers the at-fork hook)
+
+    previous = signal.signal(signal.SIGCONT, lambda *_: None)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if signal.getsignal(signal.SIGCONT) == signal.SIG_DFL else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        signal.signal(signal.SIGCONT, previous)
+
+
+async def test_the_demo_session_fixes_the_demo_repo(tmp_path: Path):
+    import subprocess
+
+    from app.demo import ISSUE as DEMO_ISSUE
+    from app.demo import demo_session, make_demo_repo
+
+    repo = make_demo_repo(tmp_path / "stats")
+    failing = subprocess.run(["python3", "-m", "unittest", "-q"], cwd=repo, capture_output=True)
+    assert failing.returncode != 0
+    app, watch = NavApp(demo_session(repo, delay=0.0), repo=repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        assert main_screen(app).issue == DEMO_ISSUE
+        await pilot.press("t")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await pilot.press("k")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 0
+    assert subprocess.run(["python3", "-m", "unittest", "-q"], cwd=repo, capture_output=True).returncode == 0
+
+
+async def test_command_palette_offers_the_decisions_that_apply_now(git_repo: Path):
+    session = make_session(git_repo, [("Write.", Bash("echo p > p.txt")), ("More.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch):
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        commands = {c.title: c.callback for c in app.get_system_commands(app.screen)}
+        assert {"Decide: approve", "Decide: reject with feedback", "Decide: edit the action"} <= set(commands)
+        assert "Model: stop generating" not in commands and "Step: undo the last step" not in commands
+        commands["Decide: approve"]()
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        assert (git_repo / "p.txt").exists()
+        assert "Step: undo the last step" in {c.title for c in app.get_system_commands(app.screen)}

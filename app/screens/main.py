@@ -413,7 +413,8 @@ class MainScreen(Screen[None]):
         if action == "undo":
             return live and bool(self._executed_records())
         if action == "rewind":
-            step = self.query_one(StepTimeline).highlighted_step
+            timeline = self.query_one(StepTimeline)
+            step = timeline.highlighted_step if timeline.display else None
             return live and step is not None and any(r.index == step for r in self._executed_records())
         if action == "stop":
             return live and self.generating
@@ -526,6 +527,7 @@ class MainScreen(Screen[None]):
 
     def action_toggle_steps(self) -> None:
         self.toggle_class("-show-steps")
+        self.refresh_bindings()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
