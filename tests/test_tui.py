@@ -145,6 +145,8 @@ async def test_undo_and_rewind_restore_files(git_repo: Path):
         await pilot.press("u")
         await watch.until(lambda: waiting_on(app, 3), "new proposal 3 after undo")
         assert not (git_repo / "f2.txt").exists() and (git_repo / "f1.txt").exists()
+        assert main_screen(app).query_one("#step-diff").diff == session.records[-1].diff
+        assert "f1.txt" in session.records[-1].diff
         timeline = main_screen(app).query_one(StepTimeline)
         assert sorted(timeline.entries) == [1, 2, 3]
         timeline.highlighted = timeline.get_option_index("step-1")
@@ -438,3 +440,14 @@ async def test_command_palette_offers_the_decisions_that_apply_now(git_repo: Pat
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         assert (git_repo / "p.txt").exists()
         assert "Step: undo the last step" in {c.title for c in app.get_system_commands(app.screen)}
+
+
+def test_edit_text_round_trips_in_every_dialect():
+    from agent_core.formats import parse
+    from app.screens.edit import edit_text
+
+    for dialect in ("toolcall", "xml", "text"):
+        action = FIX if dialect != "text" else Bash("pytest -q")
+        text = edit_text(action, dialect)
+        assert parse(text, dialect).action == action
+    assert "\n  \"arguments\"" in edit_text(FIX, "toolcall")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -17,6 +18,16 @@ from textual.widgets import Label, Static, TextArea
 
 from agent_core.actions import Action
 from agent_core.formats import ParseError
+
+
+def edit_text(action: Action, dialect: str) -> str:
+    """`action` as the model of `dialect` would write it, laid out for a person to edit."""
+    from agent_core.formats import render, toolcall
+
+    if dialect == "toolcall":
+        body = json.dumps(toolcall.tool_call(action), indent=2, ensure_ascii=False)
+        return f"{toolcall.OPEN}\n{body}\n{toolcall.CLOSE}"
+    return render(action, dialect)
 
 
 def edit_in_external_editor(text: str, suffix: str = ".txt") -> str:

@@ -33,7 +33,7 @@ from agent_core.events import (
 )
 from agent_core.steps import Approve, Decision, EditAction, Quit, Reject, StepRecord
 from app.screens.allow import AllowPrefixScreen
-from app.screens.edit import EditScreen
+from app.screens.edit import EditScreen, edit_text
 from app.screens.help import HelpScreen
 from app.screens.message import MessageScreen
 from app.screens.quit import QuitScreen
@@ -265,6 +265,8 @@ class MainScreen(Screen[None]):
         elif isinstance(event, StepUndone):
             self.pending = None
             timeline.drop_after(event.to_index)
+            kept = [r for r in self._executed_records() if r.index <= event.to_index]
+            self.query_one("#step-diff", DiffView).set_diff(kept[-1].diff if kept else "")
             changed = ", ".join(event.changed_paths) or "no file changed"
             await thoughts.note(f"↶ Back to step {event.to_index}: {changed}", "user")
             self._request_session_diff()
@@ -462,9 +464,7 @@ class MainScreen(Screen[None]):
         proposal, session = self.pending, self.session
         if proposal is None or session is None:
             return
-        from agent_core.formats import render
-
-        text = render(proposal.step.action, session.config.dialect)
+        text = edit_text(proposal.step.action, session.config.dialect)
         action = await self.app.push_screen_wait(
             EditScreen(text, session.parse_edit, session.config.dialect)
         )
