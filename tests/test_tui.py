@@ -451,3 +451,19 @@ def test_edit_text_round_trips_in_every_dialect():
         text = edit_text(action, dialect)
         assert parse(text, dialect).action == action
     assert "\n  \"arguments\"" in edit_text(FIX, "toolcall")
+
+
+async def test_keys_can_be_remapped_by_binding_id_and_the_theme_toggles(git_repo: Path):
+    session = make_session(git_repo, [("Write.", Bash("echo k > k.txt")), ("More.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    app.set_keymap({"navtui.approve": "y"})
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        assert main_screen(app).pending is not None and session.pending is not None
+        await pilot.press("y")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        assert (git_repo / "k.txt").exists()
+        assert app.theme == "navtui-dark"
+        await pilot.press("T")
+        assert app.theme == "navtui-light" and not app.current_theme.dark
