@@ -100,6 +100,11 @@ class Call:
     on_done: Callable[[object, BaseException | None], None]
 
 
+@dataclass
+class Paused:
+    """Not a session event: the driver stopped proposing (after esc) and waits for the user."""
+
+
 class Continue:
     """Resume proposing after a stop (esc)."""
 
@@ -140,6 +145,10 @@ class SessionDriver:
         self.paused = True
         self.session.cancel()
 
+    def interrupt_command(self) -> None:
+        """Thread-safe: kill the bash command running now (its observation says so)."""
+        self.session.executor.interrupt()
+
     def approves_on_its_own(self, proposal: StepProposed) -> bool:
         """True when auto mode or an always-allow rule covers `proposal`."""
         return self.auto or self.rules.allows(proposal)
@@ -160,6 +169,8 @@ class SessionDriver:
                     command = self._commands.get_nowait()
                 except queue.Empty:
                     session.propose()
+                    if self.paused and session.pending is None and session.finished is None:
+                        self.inbox.put(Paused())
                     continue
             else:
                 command = self._commands.get()

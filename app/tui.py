@@ -59,7 +59,7 @@ PALETTE_COMMANDS = [
     ("rewind", "Step: rewind to the selected step", "Go back to right after it"),
     ("message", "Talk: message or own command", "Send the model a message or run a command"),
     ("toggle_auto", "Policy: toggle auto mode", "Approve everything within the limits"),
-    ("stop", "Model: stop generating", "Cancel the generation in progress"),
+    ("stop", "Stop: generation or command", "Cancel the generation, or kill the running command"),
     ("continue", "Model: go on", "Let the model propose again"),
     ("diff", "View: step/session diff", "Switch the diff tab"),
 ]

@@ -238,6 +238,19 @@ async def test_stop_generation_then_go_on(git_repo: Path):
         assert session.pending.step.action == Bash("pwd")
 
 
+async def test_escape_kills_a_running_command(git_repo: Path):
+    session = make_session(git_repo, [("Wait.", Bash("sleep 60")), ("Next.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        await watch.until(lambda: main_screen(app).running, "running")
+        await pilot.press("escape")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2 after the kill", timeout=20)
+        observation = session.records[0].observation
+        assert observation is not None and "interrupted" in (observation.error or "")
+
+
 async def test_quit_confirms_and_explains_how_to_come_back(git_repo: Path):
     session = make_session(git_repo, [("Write.", Bash("echo x > x.txt")), ("More.", Bash("ls"))])
     app, watch = NavApp(session, repo=git_repo), Watch()
@@ -435,7 +448,7 @@ async def test_command_palette_offers_the_decisions_that_apply_now(git_repo: Pat
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         commands = {c.title: c.callback for c in app.get_system_commands(app.screen)}
         assert {"Decide: approve", "Decide: reject with feedback", "Decide: edit the action"} <= set(commands)
-        assert "Model: stop generating" not in commands and "Step: undo the last step" not in commands
+        assert "Stop: generation or command" not in commands and "Step: undo the last step" not in commands
         commands["Decide: approve"]()
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         assert (git_repo / "p.txt").exists()

@@ -24,7 +24,7 @@ Every executed step is a git checkpoint you can undo.
 | `w` | rewind to the step selected in the timeline |
 | `m` | your own message to the model, or `!command` to run yourself |
 | `t` | toggle auto mode (approve everything, within the limits) |
-| `esc` | stop the generation in progress (`g` goes on) |
+| `esc` | stop the generation in progress (`g` goes on), or kill the command that runs |
 | `d` | switch between the step diff and the session diff |
 | `s` | show or hide the step timeline (Enter on a step shows it in full) |
 | `?` | this help |

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -45,6 +46,7 @@ from app.session_driver import (
     Continue,
     Decide,
     EventInbox,
+    Paused,
     SessionDriver,
     Undo,
     UserCommand,
@@ -92,7 +94,8 @@ class MainScreen(Screen[None]):
                 tooltip="Send the model a message, or run !command yourself"),
         Binding("t", "toggle_auto", "Auto", id="navtui.auto",
                 tooltip="Toggle auto mode: approve everything within the limits"),
-        Binding("escape", "stop", "Stop", id="navtui.stop", tooltip="Stop the generation in progress"),
+        Binding("escape", "stop", "Stop", id="navtui.stop",
+                tooltip="Stop the generation in progress, or kill the command that runs"),
         Binding("g", "continue", "Go on", id="navtui.continue",
                 tooltip="Let the model propose again after a stop"),
         Binding("d", "diff", "Diff", id="navtui.diff", tooltip="Switch between step and session diff"),
@@ -121,6 +124,7 @@ class MainScreen(Screen[None]):
         self.inbox: EventInbox | None = None
         self.pending: StepProposed | None = None
         self.generating = False
+        self.running = False
         self.finished: SessionFinished | None = None
         self.session_diff = ""
         self._initial = session
@@ -205,6 +209,8 @@ class MainScreen(Screen[None]):
         """Stop the session thread (idempotent)."""
         if self.driver is not None:
             self.driver.stop_generation()
+            if self.running:
+                self.driver.interrupt_command()
             self.driver.send(Close())
 
     # --- session events -------------------------------------------------------------------
@@ -217,7 +223,7 @@ class MainScreen(Screen[None]):
         self.query_one(ThoughtStream).follow_if_full()
         self.refresh_bindings()
 
-    async def handle_event(self, event: Event) -> None:
+    async def handle_event(self, event: Event | Paused) -> None:
         """Render one session event."""
         status = self.query_one(StatusBar)
         card = self.query_one(ActionCard)
@@ -256,6 +262,7 @@ class MainScreen(Screen[None]):
         elif isinstance(event, StepExecuted):
             self._show_executed(event.record)
         elif isinstance(event, StepRejected):
+            self.running = False
             record = event.record
             timeline.set_step(record.index, "rejected", self._record_summary(record))
             feedback = record.decision.feedback if isinstance(record.decision, Reject) else ""
@@ -270,13 +277,14 @@ class MainScreen(Screen[None]):
             changed = ", ".join(event.changed_paths) or "no file changed"
             await thoughts.note(f"↶ Back to step {event.to_index}: {changed}", "user")
             self._request_session_diff()
+        elif isinstance(event, Paused):
+            self.generating = False
+            card.show_status("idle", "Stopped. g lets the model go on · m sends it a message")
+            status.state = "stopped"
         elif isinstance(event, Notice):
             await thoughts.note(event.message, "info")
-            if event.message == "generation cancelled":
-                self.generating = False
-                card.show_status("idle", "Stopped. g lets the model go on · m sends it a message")
-                status.state = "stopped"
         elif isinstance(event, SessionError):
+            self.running = False
             await thoughts.note(event.message, "error")
             self.notify(event.message, severity="error", timeout=10)
         elif isinstance(event, SessionFinished):
@@ -304,7 +312,7 @@ class MainScreen(Screen[None]):
             self.notify(f"Step {event.index} waits for your decision: {summary}", timeout=4)
 
     def _show_executed(self, record: StepRecord) -> None:
-        self.pending = None
+        self.pending, self.running = None, False
         self.query_one(StepTimeline).set_step(
             record.index, self._record_status(record), self._record_summary(record)
         )
@@ -350,7 +358,7 @@ class MainScreen(Screen[None]):
         self.session_diff = diff
         self.query_one("#session-diff", DiffView).set_diff(diff)
 
-    async def run_on_session(self, fn) -> object:
+    async def run_on_session(self, fn: Callable[[Session], object]) -> object:
         """Run `fn(session)` on the session thread and await its result (errors re-raised)."""
         assert self.driver is not None
         loop = asyncio.get_running_loop()
@@ -403,6 +411,7 @@ class MainScreen(Screen[None]):
         self.query_one(ActionCard).state = "running"
         self.query_one(StatusBar).state = "running"
         self.query_one(StepTimeline).set_step(index, "running")
+        self.running = not isinstance(decision, Reject)
         self.driver.send(Decide(decision))
         self.refresh_bindings()
 
@@ -419,7 +428,7 @@ class MainScreen(Screen[None]):
             step = timeline.highlighted_step if timeline.display else None
             return live and step is not None and any(r.index == step for r in self._executed_records())
         if action == "stop":
-            return live and self.generating
+            return live and (self.generating or self.running)
         if action == "continue":
             return live and self.driver is not None and self.driver.paused and not self.generating
         if action in ("message", "toggle_auto"):
@@ -494,7 +503,7 @@ class MainScreen(Screen[None]):
         thoughts = self.query_one(ThoughtStream)
         if answer.kind == "command":
             await thoughts.note(f"$ {answer.text}", "user")
-            self.pending = None
+            self.pending, self.running = None, True
             self.driver.send(UserCommand(answer.text))
         else:
             await thoughts.note(f"You: {answer.text}", "user")
@@ -513,9 +522,14 @@ class MainScreen(Screen[None]):
         self.driver.send(Wake())
 
     def action_stop(self) -> None:
-        if self.driver is not None and self.generating:
+        """Stop the generation, or kill the command that runs now."""
+        if self.driver is None:
+            return
+        if self.generating:
             self.driver.stop_generation()
-            self.refresh_bindings()
+        elif self.running:
+            self.driver.interrupt_command()
+        self.refresh_bindings()
 
     def action_continue(self) -> None:
         if self.driver is not None:
