@@ -480,3 +480,19 @@ async def test_keys_can_be_remapped_by_binding_id_and_the_theme_toggles(git_repo
         assert app.theme == "navtui-dark"
         await pilot.press("T")
         assert app.theme == "navtui-light" and not app.current_theme.dark
+
+
+async def test_format_errors_are_shown_and_a_limit_ends_with_exit_code_2(git_repo: Path):
+    session = make_session(git_repo, ["I think the bug is in ops.py.", ("Look.", Bash("ls")),
+                                      ("More.", Bash("pwd"))], max_steps=1)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1 after a format error")
+        notes = [str(n.render()) for n in main_screen(app).query(".note.-warning")]
+        assert len(notes) == 1 and "could not be parsed" in notes[0]
+        await pilot.press("a")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen (limit)")
+        assert "stopped (limit)" in str(app.screen.query_one("#finish-title").render())
+        await pilot.press("k")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 2
