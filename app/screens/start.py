@@ -35,6 +35,7 @@ def session_option(summary: SessionSummary) -> Option:
 
 class StartScreen(Screen[StartChoice]):
     CSS_PATH = "start.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("ctrl+s,ctrl+j", "submit", "Start", id="navtui.start.submit", priority=True,
                 tooltip="Start a session on this issue (ctrl+s or ctrl+j; both work in tmux)"),
