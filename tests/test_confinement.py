@@ -104,3 +104,33 @@ def test_configurable_alias(git_repo: Path):
 def test_empty_path_refused(git_repo: Path):
     with pytest.raises(PathError, match="empty path"):
         Confinement(git_repo).resolve("  ")
+
+
+@pytest.mark.parametrize("name", ["my repo", "it's \"quoted\" $HOME `x` \\ dir"])
+def test_alias_rewrite_quotes_a_root_with_spaces_and_quotes(tmp_path: Path, name: str):
+    root = tmp_path / name
+    root.mkdir()
+    (root / "README.md").write_text("# calc\n")
+    commands = [
+        "cat /testbed/README.md",
+        "cd /testbed && cat README.md",
+        "cat '/testbed/README.md'",
+        'cat "/testbed/README.md"',
+        "cat $'/testbed/README.md'",
+        "cat /testbed/'README.md'",
+        'cat "$(echo /testbed/README.md)"',
+        "(cd /testbed; cat README.md)",
+    ]
+    with Executor(root, command_timeout=5) as ex:
+        for command in commands:
+            prepared = ex.prepare(Bash(command))
+            assert "/testbed" not in prepared.command_shown
+            assert ex.execute(Bash(command)).output == "# calc\n", (command, prepared.command_shown)
+        # Here-document bodies get the path as is: literal text, not shell words.
+        for heredoc in (
+            "cat <<EOF\n/testbed/README.md\nEOF",
+            "cat <<'EOF'\n/testbed/README.md\nEOF",
+            "cat <<-\\EOF\n\t/testbed/README.md\n\tEOF\n",
+        ):
+            assert ex.execute(Bash(heredoc)).output == f"{root}/README.md\n", heredoc
+    assert rewrite_alias("echo $((1<<2)) /testbed", root, "/testbed").startswith("echo $((1<<2)) '")

@@ -222,3 +222,13 @@ def test_private_files_removed_on_close_and_when_dropped(git_repo: Path):
     del dropped
     gc.collect()
     assert not private.exists()
+
+
+def test_exported_variables_from_any_kind_of_change_survive_a_restart(shell: Shell, tmp_path: Path):
+    env_file = tmp_path / "env.sh"
+    env_file.write_text("export FROM_FILE=sourced\n")
+    shell.run(f"export A=1 B=gone; . {env_file}")
+    shell.run("A=2; unset B")  # an assignment to an exported variable changes the environment too
+    shell.run("echo $A")
+    shell.restart()
+    assert shell.run('echo "$A ${B:-unset} $FROM_FILE"').output == "2 unset sourced\n"

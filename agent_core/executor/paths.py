@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path, PurePosixPath
 
 
@@ -15,11 +16,80 @@ def _alias_pattern(alias: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.~/-]){re.escape(alias.rstrip('/'))}(?![\w.-])")
 
 
+# `<<EOF`, `<<-EOF`, `<< 'EOF'`, `<<"EOF"`, `<<\EOF` (quoted: the body is literal).
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(?:(['\"])([A-Za-z_][\w.-]*)\2|(\\?)([A-Za-z_][\w.-]*))")
+
+
+def _quoting(command: str) -> list[str]:
+    """For each character of a shell command, the quoting it is in: "" (none), "'", "$'", '"',
+    "<<" (body of a here-document that expands `$`) or "<<'" (a literal one)."""
+    kinds = [""] * len(command)
+    state, heredocs, i = "", [], 0
+    outer: list[str] = []  # the quoting to go back to at each `)`: `"$(...)"` is unquoted inside
+    while i < len(command):
+        c = command[i]
+        kinds[i] = state
+        if state in ("'", "$'") and c == "'" or state == '"' and c == '"':
+            state = ""
+        elif c == "\\" and state != "'":
+            i += 1  # the escaped character keeps the current quoting
+            if i < len(command):
+                kinds[i] = state
+        elif state == '"' and command.startswith("$(", i):
+            outer.append(state)
+            state, i = "", i + 1
+        elif state:
+            pass
+        elif c == "(":
+            outer.append("")
+        elif c == ")" and outer:
+            state = outer.pop()
+        elif c in "'\"":
+            state = "$'" if c == "'" and command[i - 1 : i] == "$" else c
+        elif command.startswith("<<<", i):
+            i += 2  # a here-string, not a here-document
+        elif heredoc := _HEREDOC.match(command, i):
+            strip, quote, word, escape, bare = heredoc.groups()
+            heredocs.append((word or bare, "<<'" if quote or escape else "<<", strip))
+            i = heredoc.end() - 1
+        elif c == "\n" and heredocs:
+            for word, kind, strip in heredocs:  # bodies follow the line, one after the other
+                while i + 1 < len(command):
+                    end = command.find("\n", i + 1)
+                    end = len(command) if end < 0 else end
+                    line = command[i + 1 : end]
+                    kinds[i + 1 : end] = [kind] * len(line)
+                    i = end
+                    if (line.lstrip("\t") if strip else line) == word:
+                        break
+            heredocs = []
+            continue
+        i += 1
+    return kinds
+
+
+def _quoted_root(root: str, kind: str) -> str:
+    """`root` as it must be written inside quoting `kind` to stay one literal path."""
+    if kind in ('"', "<<"):
+        specials = '\\$`"' if kind == '"' else "\\$`"
+        return "".join("\\" + c if c in specials else c for c in root)
+    if kind == "<<'":
+        return root
+    quoted = shlex.quote(root)
+    # Inside '...' or $'...': close the quotes, put the quoted root, reopen them.
+    return {"'": f"'{quoted}'", "$'": f"'{quoted}$'"}.get(kind, quoted)
+
+
 def rewrite_alias(command: str, root: Path, alias: str) -> str:
-    """Replace the alias (e.g. `/testbed`) in a shell command with the repository root."""
+    """Replace the alias (e.g. `/testbed`) in a shell command with the repository root, quoted
+    to suit where it stands when the root has spaces, quotes or other shell characters."""
     if not alias:
         return command
-    return _alias_pattern(alias).sub(lambda _: str(root), command)
+    text = str(root)
+    if shlex.quote(text) == text:
+        return _alias_pattern(alias).sub(lambda _: text, command)
+    kinds = _quoting(command)
+    return _alias_pattern(alias).sub(lambda m: _quoted_root(text, kinds[m.start()]), command)
 
 
 class Confinement:

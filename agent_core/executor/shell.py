@@ -4,16 +4,22 @@ with pexpect.
 Each command is written to a private script file and `source`d with stdin from /dev/null, so
 `cd`/`export` persist, unbalanced quotes are a syntax error instead of a hang, and a command
 waiting for input sees EOF. A sentinel printed after the command carries its exit code and the
-new working directory. bash runs without a controlling terminal (programs that open /dev/tty for
-a password or a keypress fail at once) in one process group, which a timeout kills entirely.
+new working directory. After a command that may have changed the exported variables (see
+`_MAY_EXPORT`), bash also saves them (`export -p`) for a restart to bring back; doing that after
+every command would double the cost of a quick one. Output is read straight from the pty fd.
+bash runs without a controlling terminal (programs that open /dev/tty for a password or a
+keypress fail at once) in one process group, which a timeout kills entirely.
 Full-screen programs that would wait for keys on the pty are replaced by shell functions: pagers
 print like `cat`, editors refuse with a hint.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import re
+import select
 import secrets
 import shlex
 import shutil
@@ -69,6 +75,13 @@ TIMEOUT_HINT = (
     " Run long jobs in the background with output redirected to a file, or pick a quicker command."
 )
 _READ_SIZE = 1 << 16
+# Anything that may change the exported variables: export/declare/unset..., sourcing a file
+# (`. venv/bin/activate`), eval, `set -a`, (de)activate functions, and any assignment (it
+# changes an already exported variable such as PATH). A false positive only costs a save.
+_MAY_EXPORT = re.compile(
+    r"\b(?:export|unset|declare|typeset|readonly|source|eval|set|activate|deactivate)\b"
+    r"|(?:^|[\s;&|(){}`])(?:\.\s|[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=)"
+)
 _TRAILER_LIMIT = 1 << 16
 _LIVENESS_POLL = 0.2
 
@@ -165,12 +178,14 @@ class Shell:
         token = secrets.token_hex(8)
         self._marker = f"NAVTUI_{token}:".encode()
         # The marker is assembled by printf, so the line we send never contains it verbatim.
-        # The exported variables are saved after every command, for a restart to bring back.
         self._line = (
             f". {shlex.quote(str(self._script))} < /dev/null; "
-            f"printf '%s_%s:%s:%s\\n' NAVTUI {token} \"$?\" \"$PWD\"; "
-            f"export -p > {shlex.quote(str(self._exports))}\n"
+            f"printf '%s_%s:%s:%s\\n' NAVTUI {token} \"$?\" \"$PWD\"\n"
         ).encode()
+        # The same, saving the exported variables for a restart to bring back.
+        self._line_saving = (
+            self._line[:-1] + f"; export -p > {shlex.quote(str(self._exports))}\n".encode()
+        )
         self._lock = threading.Lock()
         self._closed = False
         self._interrupted = False
@@ -197,12 +212,13 @@ class Shell:
         child.ptyproc.delayafterterminate = 0.01
         self._child = child
         self._write_script(
-            SCREEN_PROGRAM_FUNCTIONS
+            "set +o history\n"  # bash is interactive (stdin is a tty): keep no history
+            + SCREEN_PROGRAM_FUNCTIONS
             + f". {shlex.quote(str(self._exports))} 2>/dev/null\n"
             + f"cd -- {shlex.quote(str(self.cwd))} 2>/dev/null || cd -- {shlex.quote(str(self.home))}"
         )
         try:
-            _, _, cwd = self._exchange(STARTUP_TIMEOUT)
+            _, _, cwd = self._exchange(self._line, STARTUP_TIMEOUT)
         except (_Timeout, _Died) as exc:
             self._kill()
             raise RuntimeError(
@@ -271,8 +287,9 @@ class Shell:
                 return Observation(output="", error="the shell is closed; start a new session")
             self._interrupted = False
             self._write_script(command)
+            line = self._line_saving if _MAY_EXPORT.search(command) else self._line
             try:
-                output, code, cwd = self._exchange(limit)
+                output, code, cwd = self._exchange(line, limit)
             except _Timeout as exc:
                 self._kill()
                 what = f"command timed out after {limit:g} s and was killed, with every process it started"
@@ -314,8 +331,8 @@ class Shell:
         """Error messages name the private script file; show them as bash would for a command."""
         return text.replace(f"{self._script}: ", "")
 
-    def _exchange(self, timeout: float) -> tuple[BoundedOutput, int, Path]:
-        """Send the command line, stream output into a bounded buffer until the sentinel."""
+    def _exchange(self, line: bytes, timeout: float) -> tuple[BoundedOutput, int, Path]:
+        """Send `line`, stream output into a bounded buffer until the sentinel."""
         child = self._child
         assert child is not None
         deadline = time.monotonic() + timeout
@@ -323,7 +340,7 @@ class Shell:
         marker = self._marker
         keep = len(marker) - 1
         pending = b""
-        child.send(self._line)
+        child.send(line)
         while True:
             try:
                 data = pending + self._read(child, deadline, output)
@@ -345,15 +362,23 @@ class Shell:
 
     @staticmethod
     def _read(child: pexpect.spawn, deadline: float, output: BoundedOutput) -> bytes:
-        """The next chunk of output. Waits in short slices: pexpect checks between them whether
-        the shell died, which a background job still holding the pty would otherwise hide."""
+        """The next chunk of output, read straight from the pty. Waits in short slices and checks
+        between them whether the shell died, which a background job still holding the pty would
+        otherwise hide."""
+        fd = child.child_fd
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _Timeout(output)
-            try:
-                return child.read_nonblocking(_READ_SIZE, timeout=min(remaining, _LIVENESS_POLL))
-            except pexpect.TIMEOUT:
-                continue
-            except pexpect.EOF:
-                raise _Died(output) from None
+            if select.select([fd], [], [], min(remaining, _LIVENESS_POLL))[0]:
+                try:
+                    data = os.read(fd, _READ_SIZE)
+                except OSError as exc:  # EIO: every process holding the pty has exited
+                    if exc.errno != errno.EIO:
+                        raise
+                    data = b""
+                if data:
+                    return data
+                raise _Died(output)
+            if not child.isalive():
+                raise _Died(output)
