@@ -119,6 +119,13 @@ async def test_diff_view_mounts_one_title_per_file_and_handles_big_diffs_in_a_th
         await view.app.workers.wait_for_complete()
         await pilot.pause()
         assert [f.path for f in view.files] == ["big"] and view.files[0].added == 3000
+        many = "".join(f"diff --git a/f{n} b/f{n}\n--- a/f{n}\n+++ b/f{n}\n@@ -1 +1 @@\n-a\n+b\n"
+                       for n in range(150))
+        view.set_diff(many)
+        await view.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(view.files) == 150 and len(view.query(".file-title")) == 100
+        assert "50 more file(s)" in str(view.query_one(".empty").render())
         view.set_diff("")
         await pilot.pause()
         assert str(view.query_one(".empty").render()) == "No changes."

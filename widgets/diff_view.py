@@ -15,6 +15,8 @@ from widgets._css import css_beside
 
 # Diffs longer than this (characters) are highlighted in a worker thread, not on the UI's loop.
 THREAD_THRESHOLD = 20_000
+# Files shown per diff; the rest are counted in a last line.
+MAX_FILES = 100
 
 
 class DiffTheme(HighlightTheme):
@@ -116,7 +118,7 @@ class DiffView(VerticalScroll):
 
     def _prepare(self, diff: str) -> tuple[list[FileDiff], list[tuple[Content, Content]]]:
         files = split_diff(diff)
-        return files, [render_file(f, self.max_lines_per_file) for f in files]
+        return files, [render_file(f, self.max_lines_per_file) for f in files[:MAX_FILES]]
 
     @work(thread=True, exclusive=True, group="diff-render", exit_on_error=False)
     def _prepare_in_thread(self, diff: str) -> None:
@@ -139,5 +141,8 @@ class DiffView(VerticalScroll):
         for title, body in parts:
             widgets.append(Static(title, classes="file-title"))
             widgets.append(Static(body, classes="file-body"))
+        if len(files) > len(parts):
+            more = len(files) - len(parts)
+            widgets.append(Static(f"… {more} more file(s); save the patch to see them all", classes="empty"))
         self.mount_all(widgets)
         self.scroll_home(animate=False)

@@ -43,7 +43,7 @@ class ThoughtStream(VerticalScroll):
         self._markdown: Markdown | None = None
         self._stream: MarkdownStream | None = None
         self._backlog: list[str] = []
-        self._closing: tuple[bool, str | None] | None = None
+        self._ending: tuple[bool, str | None] | None = None
         self._feeder: asyncio.Task[None] | None = None
 
     @property
@@ -83,7 +83,7 @@ class ThoughtStream(VerticalScroll):
         replace = thought is not None and len(thought) <= REPLACE_LIMIT
         if replace:
             self.text = thought or ""
-        self._closing = (replace, thought)
+        self._ending = (replace, thought)
         self._kick()
 
     async def settled(self) -> None:
@@ -99,6 +99,15 @@ class ThoughtStream(VerticalScroll):
         await self.mount(Static(text, classes=f"note -{variant}", markup=False))
         await self._trim()
 
+    async def on_unmount(self) -> None:
+        """Leave no task behind: a pending feeder or stream would be torn down by the collector."""
+        if self._feeder is not None and not self._feeder.done():
+            self._feeder.cancel()
+        self._backlog.clear()
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+
     def _kick(self) -> None:
         if self._feeder is None or self._feeder.done():
             self._feeder = asyncio.create_task(self._feed())
@@ -110,9 +119,9 @@ class ThoughtStream(VerticalScroll):
             self.follow_if_full()
             if self._stream is not None and self._markdown is not None:
                 await self._handed_over(self._stream, self._markdown, pending[:SLICE])
-        if self._closing is not None and self._stream is not None:
-            replace, thought = self._closing
-            self._closing = None
+        if self._ending is not None and self._stream is not None:
+            replace, thought = self._ending
+            self._ending = None
             stream, self._stream = self._stream, None
             await stream.stop()
             if replace and self._markdown is not None:
