@@ -1,7 +1,7 @@
 """Streaming through the TUI: tokens/s rendered and key latency during the stream, side by side
 with a naive widget that calls `Static.update` per token; and `navtui REPO` time to first frame.
 
-    python bench/ui_stream.py [--tokens 20000] [--naive-budget 30] [--hf-model DIR]
+    python bench/ui_stream.py [--tokens 20000] [--runs 5] [--naive-budget 30] [--hf-model DIR]
 
 The app run is the real path: a Session on a temporary git repo whose replay backend streams one
 turn of `--tokens` chunks (about one token each) at full speed; the session thread emits
@@ -122,7 +122,15 @@ async def run_app(tokens: int, workdir: Path) -> dict[str, float]:
         elapsed = time.perf_counter() - start
         rendered = main.query_one("#thoughts").text
         assert body.strip()[:200] in rendered, "the thought stream does not hold the streamed text"
-    return {"tokens": chunks, "seconds": elapsed, "tok_s": chunks / elapsed,
+    return {"tokens": chunks, "seconds": elapsed, "latencies": latencies}
+
+
+def combine(runs: list[dict]) -> dict[str, float]:
+    """Several app runs as one row: median duration, key latencies pooled."""
+    latencies = [value for run in runs for value in run["latencies"]]
+    seconds = statistics.median(run["seconds"] for run in runs)
+    tokens = runs[0]["tokens"]
+    return {"tokens": tokens, "seconds": seconds, "tok_s": tokens / seconds,
             "p50_ms": 1000 * percentile(latencies, 0.5), "p99_ms": 1000 * percentile(latencies, 0.99),
             "keys": len(latencies)}
 
@@ -220,16 +228,18 @@ def first_frame(args: list[str], repo: Path, expect: str, then: str | None = Non
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=5, help="app runs (key latencies are pooled)")
     parser.add_argument("--naive-budget", type=float, default=30.0, help="seconds before the naive run is cut")
     parser.add_argument("--hf-model", help="local model directory to time the hf backend's first frame")
     options = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
         work = Path(tmp)
-        app = asyncio.run(run_app(options.tokens, work / "app"))
+        app = combine([asyncio.run(run_app(options.tokens, work / f"app{n}")) for n in range(options.runs)])
         naive = asyncio.run(run_naive(options.tokens, options.naive_budget))
 
-        print(f"streaming {options.tokens} tokens at full speed, a key every {KEY_INTERVAL * 1000:.0f} ms")
+        print(f"streaming {options.tokens} tokens at full speed, a key every {KEY_INTERVAL * 1000:.0f} ms "
+              f"(navtui: median of {options.runs} runs, keys pooled)")
         print(f"{'':28}{'tokens':>8}{'seconds':>9}{'tok/s':>9}{'key p50 ms':>12}{'key p99 ms':>12}{'keys':>6}")
         for name, row in (("navtui (MarkdownStream)", app), ("naive Static.update/token", naive)):
             print(f"{name:28}{row['tokens']:>8.0f}{row['seconds']:>9.2f}{row['tok_s']:>9.0f}"
