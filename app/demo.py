@@ -85,21 +85,25 @@ def make_demo_repo(root: Path) -> Path:
 
 
 def demo_session(repo: Path, *, delay: float = 0.02, chunk_size: int = 4) -> Session:
-    """A session on `repo` whose model is the recorded demo script."""
+    """A session on `repo` whose model is the recorded demo script, logged like any other
+    (so `navtui --resume ID REPO` works on a kept demo repo)."""
     from agent_core.backends.replay import ReplayBackend
     from agent_core.executor import Executor
     from agent_core.session import Session, SessionConfig
+    from agent_core.trajectory import TrajectoryWriter, default_path, repo_state_dir
     from agent_core.workspace import Workspace
 
-    config = SessionConfig(dialect="toolcall", context_window=16_384, max_steps=20,
-                           backend_info={"name": "replay", "model": "demo (recorded)"})
-    return Session(
+    info = {"backend": "replay", "script": str(SCRIPT), "dialect": "toolcall", "model": "demo (recorded)"}
+    config = SessionConfig(dialect="toolcall", context_window=16_384, max_steps=20, backend_info=info)
+    session = Session(
         workspace=Workspace.open(repo),
         executor=Executor(repo, command_timeout=config.command_timeout),
         backend=ReplayBackend(SCRIPT, chunk_size=chunk_size, delay=delay),
         issue=ISSUE,
         config=config,
     )
+    session.subscribe(TrajectoryWriter(default_path(repo_state_dir(repo), session.id)))
+    return session
 
 
 def _options(args: list[str] | argparse.Namespace | None) -> argparse.Namespace:

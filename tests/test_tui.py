@@ -439,6 +439,9 @@ async def test_the_demo_session_fixes_the_demo_repo(tmp_path: Path):
         await watch.until(lambda: app.return_code is not None, "exit")
     assert app.return_code == 0
     assert subprocess.run(["python3", "-m", "unittest", "-q"], cwd=repo, capture_output=True).returncode == 0
+    from agent_core.trajectory import list_sessions
+
+    assert [s.status for s in list_sessions(repo)] == ["submitted"]
 
 
 async def test_command_palette_offers_the_decisions_that_apply_now(git_repo: Path):
