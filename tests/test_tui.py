@@ -383,6 +383,9 @@ async def test_quit_then_resume_from_the_start_screen(git_repo: Path):
         assert resumed[0].id == first.id
         timeline = main_screen(app).query_one(StepTimeline)
         assert {i: e.status for i, e in timeline.entries.items()} == {1: "executed", 2: "pending"}
+        history = [str(n.render()) for n in main_screen(app).query(".note")]
+        assert any("Resumed" in n and "1. bash echo 1 > one.txt (executed)" in n for n in history)
+        await watch.until(lambda: "one.txt" in main_screen(app).session_diff, "session diff after resume")
         assert main_screen(app).session.pending.step.action == Bash("echo 2 > two.txt")
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 3), "proposal 3")

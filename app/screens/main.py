@@ -182,9 +182,26 @@ class MainScreen(Screen[None]):
         timeline = self.query_one(StepTimeline)
         for record in session.records:
             timeline.set_step(record.index, self._record_status(record), self._record_summary(record))
+        if session.records:
+            self.call_later(self._show_history, list(session.records))
         self.query_one(ActionCard).show_status("thinking", "Starting the session…")
         self._drive()
         self.refresh_bindings()
+
+    async def _show_history(self, records: list[StepRecord]) -> None:
+        """A resumed session: what happened before, one line per step, and its last output."""
+        thoughts = self.query_one(ThoughtStream)
+        lines = [f"{r.index}. {self._record_summary(r)} ({self._record_status(r)})" for r in records]
+        await thoughts.note("Resumed. Earlier steps:\n" + "\n".join(lines), "info")
+        executed = [r for r in records if r.checkpoint is not None]
+        if executed:
+            last = executed[-1]
+            self.query_one(OutputLog).show_observation(
+                f"Step {last.index} · {action_summary(last.action or last.proposed.action, width=200)}",
+                last.observation,
+            )
+            self.query_one("#step-diff", DiffView).set_diff(last.diff)
+            self._request_session_diff()
 
     @work(thread=True, exit_on_error=False, group="session", name="session")
     def _drive(self) -> None:
