@@ -502,3 +502,11 @@ async def test_format_errors_are_shown_and_a_limit_ends_with_exit_code_2(git_rep
         await pilot.press("k")
         await watch.until(lambda: app.return_code is not None, "exit")
     assert app.return_code == 2
+
+
+def test_external_editor_round_trip(monkeypatch):
+    from app.screens.edit import edit_in_external_editor
+
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", "sed -i s/wrong/right/")
+    assert edit_in_external_editor("echo wrong > out.txt\n") == "echo right > out.txt\n"
