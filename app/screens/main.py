@@ -64,6 +64,9 @@ from widgets.thought_stream import ThoughtStream
 if TYPE_CHECKING:
     from agent_core.session import Session
 
+# For the live tokens/s estimate while a turn streams (the backend's exact figure replaces it).
+CHARS_PER_TOKEN = 4
+
 # A proposal that took longer than this to generate also gets a toast (the user looked away).
 NOTIFY_AFTER_SECONDS = 5.0
 
@@ -131,7 +134,7 @@ class MainScreen(Screen[None]):
         self._mounted = False
         self._loading_message = loading_message
         self._turn_started = 0.0
-        self._turn_chunks = 0
+        self._turn_chars = 0
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -250,16 +253,16 @@ class MainScreen(Screen[None]):
             status.state = "started"
         elif isinstance(event, TurnStarted):
             self.generating, self.pending = True, None
-            self._turn_started, self._turn_chunks = time.monotonic(), 0
+            self._turn_started, self._turn_chars = time.monotonic(), 0
             status.step = event.index
             status.state = "thinking"
             card.show_status("thinking", f"Step {event.index}: the model is thinking…")
             await thoughts.begin_turn(f"Step {event.index}")
         elif isinstance(event, TokenStreamed):
-            self._turn_chunks += 1
+            self._turn_chars += len(event.text)
             elapsed = time.monotonic() - self._turn_started
             if elapsed > 0.5:
-                status.tokens_per_second = self._turn_chunks / elapsed
+                status.tokens_per_second = self._turn_chars / CHARS_PER_TOKEN / elapsed
             await thoughts.write(event.text)
         elif isinstance(event, UsageReported):
             status.context_used = event.context_tokens
@@ -320,6 +323,7 @@ class MainScreen(Screen[None]):
             f"Step {event.index}", step.action, event.command_shown, event.preview_diff
         )
         if self.driver is not None and self.driver.approves_on_its_own(event):
+            self.pending, self.running = None, True
             self.query_one(StatusBar).state = "running"
             self.query_one(ActionCard).state = "running"
             return
