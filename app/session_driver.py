@@ -74,7 +74,10 @@ class EventInbox:
 
 @dataclass
 class Decide:
+    """A decision on proposal `index`; dropped if another proposal is pending by then."""
+
     decision: Decision
+    index: int
 
 
 @dataclass
@@ -183,7 +186,7 @@ class SessionDriver:
         try:
             if isinstance(command, Decide):
                 self.paused = False
-                if session.pending is not None:
+                if session.pending is not None and session.pending.index == command.index:
                     session.decide(command.decision)
             elif isinstance(command, Undo):
                 session.undo(command.to_index)

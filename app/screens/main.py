@@ -433,7 +433,7 @@ class MainScreen(Screen[None]):
         self.query_one(StatusBar).state = "running"
         self.query_one(StepTimeline).set_step(index, "running")
         self.running = not isinstance(decision, Reject)
-        self.driver.send(Decide(decision))
+        self.driver.send(Decide(decision, index))
         self.refresh_bindings()
 
     # --- bindings -------------------------------------------------------------------------
@@ -603,8 +603,8 @@ class MainScreen(Screen[None]):
         if not await self.app.push_screen_wait(QuitScreen(self.quit_explanation())):
             return
         if self.driver is not None and self.pending is not None and self.finished is None:
-            self.pending = None
-            self.driver.send(Decide(Quit()))
+            index, self.pending = self.pending.index, None
+            self.driver.send(Decide(Quit(), index))
             return
         self.post_message(SessionEnded(SessionFinished("quit", "quit by the user")))
 

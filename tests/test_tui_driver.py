@@ -1,0 +1,74 @@
+"""The TUI's session driver: ordered, coalesced events; decisions only for the proposal meant."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from agent_core.actions import Bash
+from agent_core.backends.base import Usage
+from agent_core.events import StepProposed, TokenStreamed, TurnStarted, UsageReported
+from agent_core.steps import Approve
+from app.session_driver import Close, Decide, EventInbox, SessionDriver, UserCommand
+from tests.fixtures.tui import make_session
+
+
+def test_inbox_keeps_order_merges_token_runs_and_wakes_once_per_drain():
+    wakes: list[int] = []
+    inbox = EventInbox(lambda: wakes.append(1))
+    usage = UsageReported(1, Usage(), 10, 100)
+    for event in (TurnStarted(1), TokenStreamed(1, "a"), TokenStreamed(1, "b"), usage,
+                  TokenStreamed(1, "c"), TokenStreamed(2, "d"), TokenStreamed(2, "e")):
+        inbox.put(event)
+    assert wakes == [1]
+    drained = inbox.drain()
+    assert drained == [TurnStarted(1), TokenStreamed(1, "ab"), usage, TokenStreamed(1, "c"),
+                       TokenStreamed(2, "de")]
+    inbox.put(TokenStreamed(3, "f"))
+    assert wakes == [1, 1] and inbox.drain() == [TokenStreamed(3, "f")]
+
+
+def test_inbox_takes_tokens_from_another_thread_without_losing_any():
+    inbox = EventInbox(lambda: None)
+    producer = threading.Thread(target=lambda: [inbox.put(TokenStreamed(1, "x")) for _ in range(20_000)])
+    producer.start()
+    seen = []
+    while producer.is_alive():
+        seen.extend(e.text for e in inbox.drain())
+    producer.join()
+    seen.extend(e.text for e in inbox.drain())
+    assert "".join(seen) == "x" * 20_000
+
+
+def test_a_decision_for_another_proposal_is_dropped(git_repo: Path):
+    session = make_session(git_repo, [("One.", Bash("echo 1 > one.txt")), ("Two.", Bash("ls"))])
+    events: list = []
+    driver = SessionDriver(session, EventInbox(lambda: None))
+    session.subscribe(events.append)
+    session.start()
+    assert session.propose() is not None
+    driver._apply(Decide(Approve(), 7))
+    assert session.pending is not None and not (git_repo / "one.txt").exists()
+    driver._apply(Decide(Approve(), 1))
+    assert session.pending is None and (git_repo / "one.txt").exists()
+    session.close()
+
+
+def test_own_command_while_a_proposal_waits_rejects_it_first(git_repo: Path):
+    session = make_session(git_repo, [("Delete.", Bash("rm -rf calc")), ("Two.", Bash("ls"))])
+    driver = SessionDriver(session, EventInbox(lambda: None))
+    thread = threading.Thread(target=driver.run)
+    proposals: list[StepProposed] = []
+    ready = threading.Event()
+    session.subscribe(lambda e: (proposals.append(e), ready.set()) if isinstance(e, StepProposed) else None)
+    thread.start()
+    assert ready.wait(30)
+    ready.clear()
+    driver.send(UserCommand("echo mine > mine.txt"))
+    assert ready.wait(30)
+    driver.send(Close())
+    thread.join(30)
+    session.close()
+    assert [r.extra.get("source") for r in session.records] == [None, "user"]
+    assert (git_repo / "calc").exists() and (git_repo / "mine.txt").exists()
+    assert [p.index for p in proposals] == [1, 3]
