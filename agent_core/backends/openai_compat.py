@@ -39,9 +39,9 @@ MAX_RETRY_AFTER = 30.0
 MAX_SERVER_STOPS = 4
 VLLM_HINT = (
     "start one, e.g. `vllm serve Qwen/Qwen3-8B --enable-lora "
-    "--lora-modules navigator=ShubhamRasal/qwen3-8b-code-navigator --enable-auto-tool-choice "
-    "--tool-call-parser hermes --port 8000`, then use --base-url http://localhost:8000/v1 "
-    "--model navigator"
+    "--lora-modules navigator-8b=ShubhamRasal/qwen3-8b-code-navigator --max-lora-rank 64 "
+    "--enable-auto-tool-choice --tool-call-parser hermes --port 8000`, then use "
+    "--base-url http://localhost:8000/v1 --model navigator-8b"
 )
 
 
