@@ -54,7 +54,9 @@ def proposal_app(git_repo: Path, theme: str = "navtui-dark") -> tuple[NavApp, Ca
         await until(pilot, lambda: app.main and app.main.pending and app.main.pending.index == 1)
         await pilot.press("a")
         await until(pilot, lambda: app.main.pending and app.main.pending.index == 2
-                    and "average" in app.main.query_one("#output").lines[0])
+                    and "average" in app.main.query_one("#output").lines[0]
+                    and not app.main.query_one("#thoughts").rendering)
+        await pilot.pause()
         freeze(app)
 
     return app, at_step_two

@@ -175,12 +175,11 @@ async def test_thought_stream_starts_at_the_top_and_follows_the_end_once_full():
     async with Harness(stream).run_test(size=(60, 10)) as pilot:
         await stream.begin_turn("Step 1")
         await stream.write("short")
+        await stream.settled()
         await pilot.pause()
-        assert not stream.is_anchored and stream.scroll_y == 0
+        assert stream.scroll_y == 0 and stream.query_one(".turn-title").region.y == 1
         for n in range(40):
             await stream.write(f"line {n}\n\n")
+        await stream.settled()
         await pilot.pause()
-        await stream.write("the end")
-        await pilot.pause()
-        assert stream.is_anchored and stream.max_scroll_y > 0
-        assert stream.scroll_y == stream.max_scroll_y
+        assert stream.max_scroll_y > 0 and stream.scroll_y == stream.max_scroll_y

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from markdown_it import MarkdownIt
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -31,8 +32,8 @@ class ThoughtStream(VerticalScroll):
 
     `write` and `end_turn` only queue work: a feeder task moves the text into a
     `MarkdownStream` slice by slice, so callers (the screen's event handler) never wait for
-    rendering. The container is anchored once its content first overflows (anchoring earlier
-    would pin short content to the bottom), so it follows new text until the user scrolls up.
+    rendering. The container is anchored, so it follows new text until the user scrolls up; a
+    `1fr` spacer after the turns keeps short content at the top instead of pinned to the bottom.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -46,16 +47,18 @@ class ThoughtStream(VerticalScroll):
         self._backlog: list[str] = []
         self._ending: tuple[bool, str | None] | None = None
         self._feeder: asyncio.Task[None] | None = None
+        self._spacer = Static(classes="spacer")
 
     @property
     def rendering(self) -> bool:
         """True while streamed text is still on its way into the Markdown."""
         return self._feeder is not None and not self._feeder.done()
 
-    def follow_if_full(self) -> None:
-        """Anchor (once) as soon as the laid-out content overflows the view."""
-        if not self.is_anchored and self.max_scroll_y > 0:
-            self.anchor()
+    def compose(self) -> ComposeResult:
+        yield self._spacer
+
+    def on_mount(self) -> None:
+        self.anchor()
 
     async def begin_turn(self, title: str) -> None:
         """Start a new block for a model turn titled `title` (after the last one is rendered)."""
@@ -63,8 +66,7 @@ class ThoughtStream(VerticalScroll):
         await self.settled()
         self.text = ""
         self._markdown = Markdown(classes="turn", parser_factory=_plain_markdown)
-        self.follow_if_full()
-        await self.mount_all([Static(title, classes="turn-title"), self._markdown])
+        await self.mount_all([Static(title, classes="turn-title"), self._markdown], before=self._spacer)
         self._stream = Markdown.get_stream(self._markdown)
         await self._trim()
 
@@ -96,8 +98,7 @@ class ThoughtStream(VerticalScroll):
         """A line that is not model text: a rejection, a user message, a format error."""
         await self.end_turn()
         await self.settled()
-        self.follow_if_full()
-        await self.mount(Static(text, classes=f"note -{variant}", markup=False))
+        await self.mount(Static(text, classes=f"note -{variant}", markup=False), before=self._spacer)
         await self._trim()
 
     async def on_unmount(self) -> None:
@@ -117,7 +118,6 @@ class ThoughtStream(VerticalScroll):
         while self._backlog:
             pending = "".join(self._backlog)
             self._backlog = [pending[SLICE:]] if len(pending) > SLICE else []
-            self.follow_if_full()
             if self._stream is not None and self._markdown is not None:
                 await self._handed_over(self._stream, self._markdown, pending[:SLICE])
         if self._ending is not None and self._stream is not None:
@@ -127,7 +127,6 @@ class ThoughtStream(VerticalScroll):
             await stream.stop()
             if replace and self._markdown is not None:
                 await self._markdown.update((thought or "").strip() or "*(no thought, only an action)*")
-            self.call_after_refresh(self.follow_if_full)
 
     @staticmethod
     async def _handed_over(stream: MarkdownStream, markdown: Markdown, piece: str) -> None:

@@ -240,7 +240,6 @@ class MainScreen(Screen[None]):
             return
         for event in self.inbox.drain():
             await self.handle_event(event)
-        self.query_one(ThoughtStream).follow_if_full()
         self.refresh_bindings()
 
     async def handle_event(self, event: Event | Paused) -> None:
