@@ -36,12 +36,14 @@ class TokenStreamed:
 
 @dataclass
 class FormatError:
-    """The turn could not be parsed; `message` is what the model reads next turn."""
+    """The turn could not be parsed; `message` says why, `observation` is the exact text the
+    model reads next turn ("" in logs written before it was stored)."""
 
     index: int
     raw: str
     message: str
     consecutive: int
+    observation: str = ""
 
 
 @dataclass
@@ -94,9 +96,13 @@ class Notice:
 
 @dataclass
 class UserMessage:
-    """The user wrote to the model between turns; it reads `text` with its next prompt."""
+    """The user wrote to the model between turns; it reads `text` with its next prompt.
+
+    `observation`: the exact text the session added for it (set by the session; "" otherwise).
+    """
 
     text: str
+    observation: str = ""
 
 
 @dataclass

@@ -3,9 +3,10 @@
 The log (`agent_core.trajectory`) holds the issue, the config, every decided proposal with its
 raw model text, every observation and every checkpoint ref; the workspace holds the checkpoints.
 `load_state` rebuilds, from the log alone, the step records still standing after every undo and
-the conversation the model had read, turn by turn, made by the same `prompts` functions the
-session uses. `resume_session` then reattaches the workspace and hands that state to a new
-`Session` with the same id.
+the conversation the model had read, turn by turn, exactly as the session stored it (each
+decided step carries its turn in `StepRecord.extra["turn"]`; format errors and user
+messages carry theirs in their events). `resume_session` then reattaches the workspace and
+hands that state to a new `Session` with the same id.
 
 Crash consistency: a step is kept when its `StepExecuted` line is in the log *and* its checkpoint
 ref still exists. A step that ran but was not logged (killed between the command and the log
@@ -19,14 +20,11 @@ Not restored: the wall clock already spent (`--max-time` counts from the resume)
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_core import formats, prompts
-from agent_core.actions import action_to_dict
+from agent_core import prompts
 from agent_core.backends.base import Backend, Prompt
 from agent_core.events import (
     Event,
@@ -39,9 +37,9 @@ from agent_core.events import (
 )
 from agent_core.executor import Executor
 from agent_core.formats import ParseError
-from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig
-from agent_core.steps import EditAction, StepRecord
-from agent_core.trajectory import Trajectory, TrajectoryError, read_trajectory
+from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig, recorded_turn
+from agent_core.steps import StepRecord
+from agent_core.trajectory import Trajectory, TrajectoryError, read_trajectory, resume_refusal
 from agent_core.workspace import Workspace
 
 TurnEntry = tuple[int, prompts.Turn]  # (step index the turn belongs to, the turn)
@@ -79,28 +77,23 @@ def load_state(trajectory: Trajectory) -> ResumeState:
     format_errors = used = 0
     for event in trajectory.events:
         if isinstance(event, FormatError):
-            error = ParseError(event.message, dialect)
-            observation = prompts.format_parse_error(dialect, error)
+            observation = event.observation or prompts.format_parse_error(
+                dialect, ParseError(event.message, dialect)
+            )
             turns.append((event.index, prompts.Turn(event.raw, observation)))
             format_errors = event.consecutive
             used += 1
-        elif isinstance(event, StepRejected):
+        elif isinstance(event, (StepRejected, StepExecuted)):
             record = event.record
-            observation = prompts.format_rejection(dialect, record.decision.feedback)
-            turns.append((record.index, prompts.Turn(record.proposed.raw, observation)))
-            records.append(record)
-            format_errors = 0
-            used += 1
-        elif isinstance(event, StepExecuted):
-            record = event.record
-            turns.append((record.index, executed_turn(record, dialect)))
+            turns.append((record.index, logged_turn(record, dialect)))
             records.append(record)
             if record.extra.get("source") != "user":
                 format_errors = 0
                 used += 1
         elif isinstance(event, UserMessage):
             step = records[-1].index if records else 0
-            turns.append((step, prompts.Turn("", prompts.format_user_message(dialect, event.text))))
+            note = event.observation or prompts.format_user_message(dialect, event.text)
+            turns.append((step, prompts.Turn("", note)))
         elif isinstance(event, StepUndone):
             records = [r for r in records if r.index <= event.to_index]
             turns = [t for t in turns if t[0] <= event.to_index]
@@ -116,25 +109,26 @@ def load_state(trajectory: Trajectory) -> ResumeState:
     )
 
 
-def executed_turn(record: StepRecord, dialect: str) -> prompts.Turn:
-    """The turn an executed step left in the conversation, as the session wrote it."""
-    assert record.action is not None and record.observation is not None
+def logged_turn(record: StepRecord, dialect: str) -> prompts.Turn:
+    """The turn a decided step left in the conversation: the one the session stored with it.
+
+    Logs written before the session stored its turns get a plain approximation (an edited
+    step's note to the model is not rebuilt).
+    """
+    stored = recorded_turn(record)
+    if stored is not None:
+        return stored
+    if record.observation is None:
+        feedback = getattr(record.decision, "feedback", "")
+        return prompts.Turn(record.proposed.raw, prompts.format_rejection(dialect, feedback))
+    assert record.action is not None
     if record.extra.get("source") == "user":
         command = getattr(record.action, "command", "")
         return prompts.Turn("", prompts.format_user_command(dialect, command, record.observation))
-    assistant, note = record.proposed.raw, ""
-    if isinstance(record.decision, EditAction):
-        try:
-            shown = formats.translate(record.action, dialect)
-            assistant = formats.render(shown, dialect, record.proposed.thought)
-            note = "(The user replaced your proposed action with the one above.)"
-        except ValueError:
-            described = json.dumps(action_to_dict(record.action))
-            note = f"(The user replaced your proposed action with: {described})"
     text = prompts.format_observation(
         dialect, record.action, record.observation, notice=record.proposed.notice
     )
-    return prompts.Turn(assistant, f"{note}\n{text}" if note else text)
+    return prompts.Turn(record.proposed.raw, text)
 
 
 def reconcile(state: ResumeState, workspace: Workspace) -> ResumeState:
@@ -209,18 +203,9 @@ def resume_session(
     """
     if isinstance(trajectory, Path):
         trajectory = read_trajectory(trajectory)
-    finished = trajectory.finished
-    running = trajectory.running_in
-    if running is not None and running != os.getpid():
-        raise TrajectoryError(
-            f"session {trajectory.session_id} is still running (process {running}): "
-            "quit it there, or stop that process, before resuming it"
-        )
-    if finished is not None and finished.reason == "submitted":
-        raise TrajectoryError(
-            f"session {trajectory.session_id} already submitted its fix; nothing to resume "
-            f"(`navtui export {trajectory.session_id} --format swebench` writes its patch)"
-        )
+    refusal = resume_refusal(trajectory)
+    if refusal is not None:
+        raise TrajectoryError(refusal)
     state = reconcile(load_state(trajectory), workspace)
     session = Session(
         workspace=workspace,

@@ -75,6 +75,17 @@ def new_session_id() -> str:
 
 # The prompt shape used while the dialect is still "auto" (before the first parseable reply).
 AUTO_PROMPT_DIALECT = "toolcall"
+# The `StepRecord.extra` key of the conversation turn a step added:
+# {"assistant": ..., "observation": ...}.
+TURN_KEY = "turn"
+
+
+def recorded_turn(record: StepRecord) -> prompts.Turn | None:
+    """The conversation turn the session stored in `record` (None in logs written before it did)."""
+    stored = record.extra.get(TURN_KEY)
+    if not isinstance(stored, dict):
+        return None
+    return prompts.Turn(str(stored.get("assistant", "")), str(stored.get("observation", "")))
 
 
 @dataclass
@@ -300,7 +311,7 @@ class Session:
         self._format_errors += 1
         observation = prompts.format_parse_error(self.dialect, error)
         self._entries.append(_Entry(index, prompts.Turn(raw, observation)))
-        self._emit(FormatError(index, raw, str(error), self._format_errors))
+        self._emit(FormatError(index, raw, str(error), self._format_errors, observation))
         if self._format_errors >= self.config.max_format_errors:
             self._finish(
                 "format_errors",
@@ -344,7 +355,7 @@ class Session:
     def _reject(self, proposal: StepProposed, decision: Reject) -> StepRecord:
         record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
         observation = prompts.format_rejection(self.dialect, decision.feedback)
-        self._entries.append(_Entry(proposal.index, prompts.Turn(self._pending_raw, observation)))
+        self._append_turn(record, prompts.Turn(self._pending_raw, observation))
         self.records.append(record)
         self._emit(StepRejected(record))
         return record
@@ -387,12 +398,21 @@ class Session:
         )
         if note:
             text = f"{note}\n{text}"
-        self._entries.append(_Entry(proposal.index, prompts.Turn(assistant, text)))
+        self._append_turn(record, prompts.Turn(assistant, text))
         self.records.append(record)
         self._emit(StepExecuted(record))
         if isinstance(action, Submit):
             self._finish("submitted", "the model submitted its fix")
         return record
+
+    def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
+        """Add the step's turn to the conversation and keep it, verbatim, in the record.
+
+        `record.extra["turn"]` reaches the log with StepExecuted / StepRejected, so a resumed
+        session (`agent_core.resume`) reads back exactly the text the model read.
+        """
+        self._entries.append(_Entry(record.index, turn))
+        record.extra[TURN_KEY] = {"assistant": turn.assistant, "observation": turn.observation}
 
     # --- the user's own input ------------------------------------------------------------
 
@@ -417,7 +437,7 @@ class Session:
             extra={"source": "user"},
         )
         note = prompts.format_user_command(self.dialect, command, observation)
-        self._entries.append(_Entry(index, prompts.Turn("", note)))
+        self._append_turn(record, prompts.Turn("", note))
         self.records.append(record)
         self._emit(StepExecuted(record))
         return record
@@ -427,7 +447,7 @@ class Session:
         step = self.records[-1].index if self.records else 0
         note = prompts.format_user_message(self.dialect, text)
         self._entries.append(_Entry(step, prompts.Turn("", note)))
-        self._emit(UserMessage(text))
+        self._emit(UserMessage(text, note))
 
     # --- resume ---------------------------------------------------------------------------
 

@@ -427,6 +427,25 @@ def live_records(events: Iterable[Event]) -> list[StepRecord]:
     return records
 
 
+def resume_refusal(trajectory: Trajectory) -> str | None:
+    """Why the logged session cannot be resumed now, or None when it can.
+
+    The one rule `agent_core.resume` enforces and `navtui sessions` uses for its suggestion.
+    """
+    if trajectory.started is None:
+        return (f"{trajectory.path} has no SessionStarted line: "
+                "it is not a session log navtui can resume")
+    finished = trajectory.finished
+    if finished is not None and finished.reason == "submitted":
+        return (f"session {trajectory.session_id} already submitted its fix; nothing to resume "
+                f"(`navtui export {trajectory.session_id} --format swebench` writes its patch)")
+    running = trajectory.running_in
+    if running is not None and running != os.getpid():
+        return (f"session {trajectory.session_id} is still running (process {running}): "
+                "quit it there, or stop that process, before resuming it")
+    return None
+
+
 @dataclass
 class SessionSummary:
     """One line of `navtui sessions REPO`."""
@@ -437,6 +456,7 @@ class SessionSummary:
     steps: int
     status: str
     path: Path
+    resumable: bool = False
 
 
 def summarize(trajectory: Trajectory) -> SessionSummary:
@@ -459,6 +479,7 @@ def summarize(trajectory: Trajectory) -> SessionSummary:
         steps=len(executed),
         status=status,
         path=trajectory.path,
+        resumable=resume_refusal(trajectory) is None,
     )
 
 

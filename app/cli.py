@@ -21,7 +21,7 @@ from agent_core import __version__
 from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend, describe, resolve
 from agent_core.backends.presets import PRESETS
-from agent_core.events import Event
+from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
@@ -244,6 +244,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--auto needs the issue: pass --issue TEXT or --issue-file FILE")
     if args.resume is not None and issue:
         raise CliError("--resume continues the logged issue; drop --issue/--issue-file")
+    if args.resume is not None:
+        # Before any front end checks the model flags: plain `--resume ID` uses the logged model.
+        logged = logged_backend(resume_log_path(args, workspace, args.resume))
+        args = with_logged_backend(args, logged)
     if mode == "tui":
         return run_app(args, workspace, issue)
     if mode == "plain" and args.resume is None and not issue:
@@ -313,7 +317,26 @@ def new_session(
     path = trajectory_path(args, workspace, session_id)
     writer = TrajectoryWriter(path, secrets=backend_secrets(args))
     session.subscribe(writer)
+    subscribe_patch_out(args, session)
     return session
+
+
+def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
+    """With `--patch-out FILE`, write the session's patch there when it finishes (every mode)."""
+    if not args.patch_out:
+        return
+    patch_out = Path(args.patch_out).expanduser()
+
+    def write(event: Event) -> None:
+        if not isinstance(event, SessionFinished):
+            return
+        try:
+            patch_out.write_text(event.patch, encoding="utf-8", errors="surrogateescape")
+        except OSError as error:
+            print(f"navtui: cannot write --patch-out {patch_out}: {error.strerror or error}",
+                  file=sys.stderr)
+
+    session.subscribe(write)
 
 
 def resume(
@@ -324,16 +347,12 @@ def resume(
 ) -> Session:
     """Carry on the logged session `args.resume` (its log is appended to)."""
     from agent_core.resume import resume_session
-    from agent_core.trajectory import TrajectoryWriter, find_trajectory, read_trajectory
+    from agent_core.trajectory import TrajectoryWriter
 
-    if args.trajectory:
-        path = Path(args.trajectory).expanduser()
-    else:
-        path = find_trajectory(workspace.root, args.resume)
-    args = with_logged_backend(args, read_trajectory(path).config.get("backend_info") or {})
-    config = session_config(args)
+    path = resume_log_path(args, workspace, args.resume)
+    args = with_logged_backend(args, logged_backend(path))
     writer = TrajectoryWriter(path, secrets=backend_secrets(args), resumed=True)
-    return resume_session(
+    session = resume_session(
         path,
         workspace=workspace,
         executor=executor or make_executor(args, workspace),
@@ -343,6 +362,24 @@ def resume(
         max_time=args.max_time,
         command_timeout=args.command_timeout,
     )
+    subscribe_patch_out(args, session)
+    return session
+
+
+def resume_log_path(args: argparse.Namespace, workspace: Workspace, session_id: str) -> Path:
+    """The log of `session_id`: `--trajectory FILE` when it names the `--resume` session."""
+    from agent_core.trajectory import find_trajectory
+
+    if args.trajectory and session_id == args.resume:
+        return Path(args.trajectory).expanduser()
+    return find_trajectory(workspace.root, session_id)
+
+
+def logged_backend(path: Path) -> dict:
+    """The backend description a session logged (`SessionConfig.backend_info`)."""
+    from agent_core.trajectory import read_trajectory
+
+    return read_trajectory(path).config.get("backend_info") or {}
 
 
 BACKEND_CHOICE_FLAGS = ("backend", "model", "script", "base_url")
@@ -394,9 +431,6 @@ def run_headless(
         finished = session.finished
     finally:
         session.close()
-    if args.patch_out:
-        patch_out = Path(args.patch_out).expanduser()
-        patch_out.write_text(finished.patch, encoding="utf-8", errors="surrogateescape")
     return EXIT_CODES.get(finished.reason, 1)
 
 
@@ -435,9 +469,9 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
         return resume(chosen, workspace, executor=executor)
 
     if args.resume:
-        from agent_core.trajectory import find_trajectory, read_trajectory
+        from agent_core.trajectory import read_trajectory
 
-        logged = read_trajectory(find_trajectory(workspace.root, args.resume))
+        logged = read_trajectory(resume_log_path(args, workspace, args.resume))
         return run_tui(lambda _issue: resume_by_id(args.resume), repo=workspace.root,
                        issue=logged.issue, resume=resume_by_id)
     return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id)

@@ -60,6 +60,7 @@ def sessions_main(args: argparse.Namespace) -> int:
                 "issue": s.issue,
                 "steps": s.steps,
                 "status": s.status,
+                "resumable": s.resumable,
                 "path": str(s.path),
             }))
         return 0
@@ -76,7 +77,7 @@ def sessions_main(args: argparse.Namespace) -> int:
     for row in rows:
         line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4]
         print(line if room is None or len(line) <= room else line[: room - 1] + "…")
-    resumable = [s for s in sessions if s.status not in ("submitted", "running")]
+    resumable = [s for s in sessions if s.resumable]
     if resumable:
         print(f"Resume one with: navtui --resume {resumable[-1].id} {args.repo}")
     return 0

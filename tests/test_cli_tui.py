@@ -66,3 +66,38 @@ def test_demo_subcommand_opens_the_app(tmp_path):
         child.close(force=True)
     assert child.exitstatus == 3
     assert (tmp_path / "demo" / ".git").is_dir()
+
+
+def test_resume_without_backend_flags_uses_the_logged_backend_and_writes_patch_out(git_repo,
+                                                                                  tmp_path):
+    import json
+    import subprocess
+
+    from tests.test_session import FIX_SCRIPTS, FIXED_LINE
+
+    script = write_script(tmp_path / "fix.jsonl", FIX_SCRIPTS["text"])
+    first = subprocess.run(
+        [sys.executable, "-m", "app.cli", "--plain", "--json", "--script", str(script),
+         "--issue", "fix average", str(git_repo)],
+        input="a\na\nq\n", capture_output=True, text=True, timeout=120,
+    )
+    assert first.returncode == 3, first.stderr
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    patch = tmp_path / "out.patch"
+
+    # No --script / --backend / --model: the replay script the log names is used again.
+    child = spawn_navtui("--resume", session_id, "--patch-out", str(patch), str(git_repo),
+                         cwd=tmp_path)
+    try:
+        for thought in ("divisor is off", "Check it", "tests pass"):  # edit, check, submit
+            child.expect(thought)
+            child.expect("Decide")
+            child.send("a")
+        child.expect("Keep")
+        child.send("k")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, child.before
+    assert FIXED_LINE in (git_repo / "calc/ops.py").read_text()
+    assert f"+{FIXED_LINE}" in patch.read_text()

@@ -11,7 +11,7 @@ import pytest
 
 from agent_core.actions import StrReplaceEditor
 from agent_core.backends.replay import ReplayBackend
-from agent_core.events import Notice, SessionStarted
+from agent_core.events import Notice, SessionStarted, StepExecuted
 from agent_core.executor import Executor
 from agent_core.policy import AutoPolicy
 from agent_core.resume import load_state, resume_session
@@ -259,3 +259,38 @@ def test_a_session_still_running_elsewhere_is_not_resumed(git_repo, tmp_path, cl
     again, _, _ = resumed(git_repo, log, script)  # its process is gone: resumable
     closing(again)
     assert [r.index for r in again.records] == [1]
+
+
+def test_turns_are_resumed_as_stored_even_before_the_dialect_settled(git_repo, tmp_path,
+                                                                     closing):
+    """Under --dialect auto, turns written before the first parseable reply use the default
+    prompt shape; resume must read back the stored text, not re-derive it in the settled one."""
+    outputs = [GARBAGE, "Thought: Look.\nAction: bash ls",
+               "Thought: Read it.\nAction: read calc/ops.py"]
+    script = write_script(tmp_path / "s.jsonl", outputs)
+    original, original_backend, _ = make_session(git_repo, script, "auto")
+    closing(original)
+    log = git_repo / ".git" / "navtui" / "sessions" / f"{original.id}.jsonl"
+    original.subscribe(TrajectoryWriter(log))
+    original.start()
+    original.run_user_command("echo from-user")
+    original.add_user_message("be careful")
+    assert original.propose() is None  # a format error, still in the default shape
+    original.propose()
+    original.decide(Approve())
+    assert original.config.dialect == "text"
+
+    # user command, user message, format error, executed step: the two steps carry theirs
+    turns = [e.turn for e in original._entries]
+    assert not turns[2].observation.startswith("Observation:")  # the default (toolcall) shape
+    logged_records = [e.record for e in read_trajectory(log).events if isinstance(e, StepExecuted)]
+    assert [r.extra["turn"] for r in logged_records] == [
+        {"assistant": t.assistant, "observation": t.observation} for t in (turns[0], turns[3])
+    ]
+
+    again, again_backend, _ = resumed(git_repo, log, script)
+    closing(again)
+    assert again._entries == original._entries
+    theirs, ours = original.propose(), again.propose()
+    assert ours.step == theirs.step
+    assert again_backend.prompts[-1] == original_backend.prompts[-1]

@@ -88,3 +88,84 @@ def test_kill_9_mid_step_then_resume_finishes_without_losing_a_step(git_repo: Pa
     assert json.loads(again.stdout)["status"] == "submitted"
     assert navtui("--auto", "--script", str(script), "--resume", session["id"],
                   str(git_repo)).returncode == 1
+
+
+def test_plain_resume_without_backend_flags_uses_the_logged_backend(git_repo: Path,
+                                                                    tmp_path: Path):
+    from tests.test_session import FIX_SCRIPTS
+
+    script = write_script(tmp_path / "fix.jsonl", FIX_SCRIPTS["text"])
+    first = subprocess.run([NAVTUI, "--plain", "--json", "--script", str(script), "--issue",
+                            "fix average", str(git_repo)],
+                           input="a\na\nq\n", capture_output=True, text=True, timeout=120)
+    assert first.returncode == 3, first.stderr
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    patch = tmp_path / "out.patch"
+    resumed = subprocess.run([NAVTUI, "--plain", "--resume", session_id, "--patch-out",
+                              str(patch), str(git_repo)],
+                             input="a\na\na\n", capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert FIXED_LINE in (git_repo / "calc/ops.py").read_text()
+    assert f"+{FIXED_LINE}" in patch.read_text()
+
+
+def test_sessions_suggests_only_a_session_that_can_be_resumed(git_repo: Path, tmp_path: Path):
+    from tests.test_session import FIX_SCRIPTS
+
+    script = write_script(tmp_path / "fix.jsonl", FIX_SCRIPTS["text"])
+    quit_run = subprocess.run([NAVTUI, "--plain", "--json", "--script", str(script), "--issue",
+                               "quit early", str(git_repo)],
+                              input="a\nq\n", capture_output=True, text=True, timeout=120)
+    assert quit_run.returncode == 3, quit_run.stderr
+    quit_id = json.loads(quit_run.stdout.splitlines()[0])["session_id"]
+    quit_log = git_repo / ".git/navtui/sessions" / f"{quit_id}.jsonl"
+
+    # Newer sessions that cannot be resumed: one still running (a live process writes it) and
+    # one that submitted its fix.
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    try:
+        running_id = "29990101-000000-aaaaaa"
+        lines = quit_log.read_text().replace(quit_id, running_id).splitlines()
+        later = [json.dumps({**json.loads(line), "t": json.loads(line)["t"] + 1000})
+                 for line in lines]
+        later.append(json.dumps({"type": "writer", "pid": holder.pid, "resumed": True,
+                                 "t": time.time() + 2000}))
+        (quit_log.parent / f"{running_id}.jsonl").write_text("\n".join(later) + "\n")
+        time.sleep(1.1)  # the submitted session starts later than the quit one
+        done = navtui("--auto", "--script", str(script), "--issue", "fix it", str(git_repo))
+        assert done.returncode == 0, done.stderr
+
+        listed = navtui("sessions", "--json", str(git_repo))
+        rows = {row["id"]: row for row in map(json.loads, listed.stdout.splitlines())}
+        assert {(row["status"], row["resumable"]) for row in rows.values()} == {
+            ("quit", True), ("running", False), ("submitted", False)
+        }
+        table = navtui("sessions", str(git_repo))
+        assert table.returncode == 0, table.stderr
+        suggestion = table.stdout.strip().splitlines()[-1]
+        assert suggestion == f"Resume one with: navtui --resume {quit_id} {git_repo}"
+
+        # The flags agree with what --resume does.
+        for session_id, row in rows.items():
+            if not row["resumable"]:
+                refused = navtui("--auto", "--resume", session_id, str(git_repo))
+                assert refused.returncode == 1
+                assert ("still running" in refused.stderr
+                        or "already submitted" in refused.stderr), refused.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    resumed = navtui(*suggestion.split("navtui ", 1)[1].split(), "--auto")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+def test_sessions_suggests_nothing_when_no_session_can_be_resumed(git_repo: Path,
+                                                                  tmp_path: Path):
+    from tests.test_session import FIX_SCRIPTS
+
+    script = write_script(tmp_path / "fix.jsonl", FIX_SCRIPTS["text"])
+    assert navtui("--auto", "--script", str(script), "--issue", "fix it",
+                  str(git_repo)).returncode == 0
+    table = navtui("sessions", str(git_repo))
+    assert table.returncode == 0 and "submitted" in table.stdout
+    assert "--resume" not in table.stdout

@@ -335,7 +335,7 @@ def test_user_command_and_message_reach_the_model_and_undo(git_repo, tmp_path, s
     session, recorder, _ = sessions(git_repo, script, "text")
     session.start()
     record = session.run_user_command("echo from-user > user.txt && echo wrote")
-    assert record.index == 1 and record.extra == {"source": "user"}
+    assert record.index == 1 and record.extra["source"] == "user"
     assert "user.txt" in record.diff and record.observation.output.strip() == "wrote"
     session.add_user_message("Look at calc/ops.py first.")
     proposal = session.propose()
