@@ -136,4 +136,6 @@ def demo_main(args: list[str] | argparse.Namespace | None = None) -> int:
             shutil.rmtree(root.parent, ignore_errors=True)
     if chosen or getattr(options, "keep", False):
         print(f"navtui demo: the demo repository is at {repo}")
+    else:
+        print("navtui demo: the temporary repository was removed (--keep or --dir keeps it)")
     return code

@@ -24,7 +24,7 @@ class RejectScreen(ModalScreen[str | None]):
             yield Label(f"Reject: {self.summary}", classes="dialog-title", markup=False)
             yield Label("Tell the model why (Enter sends; empty = plain reject; Esc cancels).",
                         classes="dialog-hint")
-            yield Input(placeholder="e.g. look at calc/ops.py first", id="feedback")
+            yield Input(placeholder="e.g. read the failing test first", id="feedback")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
