@@ -192,13 +192,15 @@ class NavApp(App[int]):
         assert main is not None
         session = main.session
         issue = session.issue if session is not None else ""
-        headline = ("The model submitted a fix." if reason == "submitted"
-                    else f"The session stopped ({reason}).")
+        if reason == "submitted":
+            headline, detail = "The model submitted a fix.", ""
+        else:
+            headline, detail = f"The session stopped ({reason}).", message
         branch = branch_for(self.repo, issue_title(issue)) if self.repo is not None else "navtui/fix"
         default_patch = f"navtui-{session.id if session is not None else 'session'}.patch"
         while True:
             choice: FinishChoice = await self.push_screen_wait(
-                FinishScreen(headline, message, patch, branch, default_patch)
+                FinishScreen(headline, detail, patch, branch, default_patch)
             )
             try:
                 outcome = await self._apply(choice, patch, issue)

@@ -303,6 +303,38 @@ async def test_finish_save_patch(git_repo: Path, tmp_path: Path):
     assert str(target) in app.result_message
 
 
+async def test_finish_screen_says_how_it_ended_once_and_shows_the_diff_as_is(git_repo: Path):
+    session = make_session(git_repo, [("Fix.", FIX), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("t")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await pilot.pause()
+        assert str(app.screen.query_one("#finish-title").render()) == "The model submitted a fix."
+        assert not app.screen.query("#finish-message")
+        body = app.screen.query_one("#finish-diff .file-body")
+        lines = [body.render_line(y).text.rstrip() for y in range(body.size.height)]
+        assert lines[1:] == [
+            "",
+            " def average(values):",
+            '     """Mean of a non-empty list."""',
+            "-    return sum(values) / (len(values) + 1)",
+            "+    return sum(values) / len(values)",
+        ]
+
+
+async def test_finish_screen_shows_why_a_session_stopped(git_repo: Path):
+    session = make_session(git_repo, [("Fix.", FIX), ("Done.", Submit())], max_steps=1)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("t")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        assert str(app.screen.query_one("#finish-title").render()) == "The session stopped (limit)."
+        assert str(app.screen.query_one("#finish-message").render()) == session.finished.message
+
+
 async def test_finish_discard_restores_the_users_own_state(git_repo: Path):
     (git_repo / "README.md").write_text("# calc\n\nthe user's uncommitted edit\n")
     (git_repo / "scratch.txt").write_text("untracked\n")

@@ -22,6 +22,8 @@ class FinishChoice:
 
 
 class FinishScreen(Screen[FinishChoice]):
+    """`headline` says how the session ended; `message`, shown under it unless empty, the detail."""
+
     CSS_PATH = "finish.tcss"
     BINDINGS = [
         Binding("k", "choose('keep')", "Keep", id="navtui.finish.keep",
@@ -45,7 +47,8 @@ class FinishScreen(Screen[FinishChoice]):
     def compose(self) -> ComposeResult:
         with Vertical(id="finish"):
             yield Label(self.headline, id="finish-title", markup=False)
-            yield Static(self.message, id="finish-message", markup=False)
+            if self.message:
+                yield Static(self.message, id="finish-message", markup=False)
             yield DiffView(id="finish-diff", empty_text="The session changed nothing.")
             with Horizontal(classes="finish-field"):
                 yield Label("Branch", classes="field-label")
