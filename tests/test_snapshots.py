@@ -1,5 +1,8 @@
 """Snapshots of the main screens (pytest-textual-snapshot). Update deliberately with
-`pytest tests/test_snapshots.py --snapshot-update`, then look at the SVGs."""
+`pytest tests/test_snapshots.py --snapshot-update`, then look at the SVGs. In a browser they are
+exact; librsvg (`rsvg-convert`) drops the leading non-breaking spaces of each text run (indented
+diff lines, the space after inline code) unless told to keep them:
+`sed 's/<svg /<svg xml:space="preserve" /' X.svg | rsvg-convert -o x.png`."""
 
 from __future__ import annotations
 

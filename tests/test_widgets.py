@@ -183,3 +183,38 @@ async def test_thought_stream_starts_at_the_top_and_follows_the_end_once_full():
         await stream.settled()
         await pilot.pause()
         assert stream.max_scroll_y > 0 and stream.scroll_y == stream.max_scroll_y
+
+
+def rendered(widget) -> list[str]:
+    """The widget's content lines as rendered for the screen (after CSS and wrapping), right-trimmed."""
+    return [widget.render_line(y).text.rstrip() for y in range(widget.size.height)]
+
+
+async def test_diffs_keep_indentation_and_scroll_sideways_instead_of_cropping():
+    wide = "x" * 150
+    diff = TWO_FILES.replace(" def average(values):\n", f' def average(values):\n     """Mean."""\n-    {wide}\n', 1)
+    card, view = ActionCard(), DiffView()
+    async with Harness(card, view).run_test(size=(80, 40)) as pilot:
+        card.show_action("Step 1", Edit("calc/ops.py", 5, 6, "x"), "edit calc/ops.py", diff)
+        view.set_diff(diff)
+        await pilot.pause()
+        for body in (card.query_one("#card-diff"), view.query_one(".file-body")):
+            lines = rendered(body)
+            assert " def average(values):" in lines
+            assert '     """Mean."""' in lines
+            assert f"-    {wide}" in lines
+        for scroller in (card, view):
+            assert scroller.show_horizontal_scrollbar and scroller.max_scroll_x > 0
+        assert rendered(card.query_one("#card-command"))[0] == "edit calc/ops.py"
+
+
+async def test_thought_stream_keeps_the_space_after_inline_code():
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(100, 10)) as pilot:
+        await stream.begin_turn("Step 2")
+        for chunk in ("It prints 3.0. `", "average", "` divides", " by `len(values) + 1`."):
+            await stream.write(chunk)
+        await stream.settled()
+        await pilot.pause()
+        lines = rendered(stream.query_one("MarkdownParagraph"))
+        assert lines[0] == "It prints 3.0. average divides by len(values) + 1."
