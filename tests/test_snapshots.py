@@ -17,6 +17,7 @@ from agent_core.actions import Bash, StrReplaceEditor, Submit
 from app.tui import NavApp
 from tests.fixtures.tui import make_session
 from widgets.status_bar import StatusBar
+from widgets.thought_stream import ThoughtStream
 
 FIX = StrReplaceEditor(
     command="str_replace", path="calc/ops.py",
@@ -41,7 +42,11 @@ async def until(pilot: Pilot, condition: Callable[[], object], timeout: float = 
 
 
 def freeze(app: NavApp) -> None:
-    """Fix what changes from run to run: cursor blink and the measured token rate."""
+    """Fix what changes from run to run: cursor blink, the measured token rate, and the thought
+    stream's scrollbar thumb (the compositor may scroll the anchored stream during layout without
+    redrawing its scrollbar, so the thumb's position depends on frame timing)."""
+    for stream in app.screen.query(ThoughtStream):
+        stream.styles.scrollbar_visibility = "hidden"
     for widget in app.screen.query("TextArea, Input"):
         assert isinstance(widget, TextArea | Input)
         widget.cursor_blink = False
@@ -61,6 +66,7 @@ def proposal_app(git_repo: Path, theme: str = "navtui-dark") -> tuple[NavApp, Ca
                     and not app.main.query_one("#thoughts").rendering)
         await pilot.pause()
         freeze(app)
+        await pilot.pause()
 
     return app, at_step_two
 
