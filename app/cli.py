@@ -444,22 +444,12 @@ def read_line(prompt: str, out: IO[str]) -> str:
     return line.rstrip("\n")
 
 
-def start_shell_before_textual(executor: Executor) -> None:
-    """Start the session's bash before Textual installs its SIGWINCH handler.
-
-    A bash forked once the app runs inherits that Python handler; the pty's window-size signal
-    then fires it inside the child, and the fork fails with "no running event loop".
-    """
-    executor.shell.run("true")
-
-
 def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -> int:
     """The Textual app; the model loads in its worker after the first frame."""
     from app.tui import run_tui
 
     backend_config(args)  # refuse bad model flags before the screen opens
     executor = make_executor(args, workspace)
-    start_shell_before_textual(executor)
 
     def build(text: str) -> Session:
         return new_session(args, workspace, text, executor)
