@@ -1,7 +1,10 @@
 """Runs a Session in one worker thread for the TUI: commands go in, events come out in order.
 
-The session's own thread is the only one that calls `propose`, `decide`, `undo`, ...; the UI
-thread only enqueues commands and, to stop a generation, calls `Session.cancel()`.
+One channel each way: the UI sends commands (`SessionDriver.send`), the driver puts the
+session's events and its own (`DriverEvent`) in an `EventInbox` the UI drains. The session's
+own thread is the only one that calls `propose`, `decide`, `undo`, ...; the UI thread only
+enqueues commands and, to stop a generation or a command, calls the thread-safe
+`stop_generation` / `interrupt_command`.
 """
 
 from __future__ import annotations
@@ -13,7 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent_core.events import Event, SessionError, StepProposed, TokenStreamed
+from agent_core.events import (
+    Event,
+    SessionError,
+    StepExecuted,
+    StepProposed,
+    StepUndone,
+    TokenStreamed,
+)
+from agent_core.git.errors import WorkspaceError
 from agent_core.policy import AutoPolicy, RulesPolicy
 from agent_core.steps import Approve, Decision, Reject
 
@@ -46,11 +57,11 @@ class EventInbox:
 
     def __init__(self, wake: Callable[[], None]) -> None:
         self._wake = wake
-        self._events: deque[Event | _Tokens] = deque()
+        self._events: deque[Event | DriverEvent | _Tokens] = deque()
         self._lock = threading.Lock()
         self._woken = False
 
-    def put(self, event: Event) -> None:
+    def put(self, event: Event | DriverEvent) -> None:
         with self._lock:
             last = self._events[-1] if self._events else None
             if isinstance(event, TokenStreamed):
@@ -64,7 +75,15 @@ class EventInbox:
         if wake:
             self._wake()
 
-    def drain(self) -> list[Event]:
+    def put_together(self, events: list[Event | DriverEvent]) -> None:
+        """Put `events` so that one drain takes them all (the UI never sees one without the rest)."""
+        with self._lock:
+            self._events.extend(events)
+            wake, self._woken = not self._woken, True
+        if wake:
+            self._wake()
+
+    def drain(self) -> list[Event | DriverEvent]:
         with self._lock:
             items = list(self._events)
             self._events.clear()
@@ -104,30 +123,125 @@ class Call:
 
 
 @dataclass
-class Paused:
-    """Not a session event: the driver stopped proposing (after esc) and waits for the user."""
+class SetAuto:
+    """Turn auto mode on or off (on: the pending proposal, if any, runs too)."""
+
+    on: bool
+
+
+@dataclass
+class Allow:
+    """An always-allow rule: an action `kind` (or `view`), or a bash command `prefix`."""
+
+    kind: str = ""
+    prefix: str = ""
 
 
 class Continue:
     """Resume proposing after a stop (esc)."""
 
 
-class Wake:
-    """Re-check the policy (auto mode or a new rule may now approve the pending step)."""
-
-
 class Close:
     """Leave the loop; the session is closed."""
 
 
-Command = Decide | Undo | UserCommand | UserMessage | Call | Continue | Wake | Close
+Command = Decide | Undo | UserCommand | UserMessage | Call | SetAuto | Allow | Continue | Close
+
+
+# Driver events: not the session's, they say what the driver itself did. They reach the UI
+# through the same inbox, in order with the session's events.
+
+
+@dataclass
+class Paused:
+    """The driver stopped proposing (after esc) and waits for the user."""
+
+
+@dataclass
+class AutoApproved:
+    """The driver approved proposal `index` on its own; `reason` says why (auto mode or a rule)."""
+
+    index: int
+    reason: str
+
+
+@dataclass
+class PolicyChanged:
+    """Auto mode or the always-allow rules changed; `label` is how the status bar shows it."""
+
+    auto: bool
+    rules: int
+    label: str
+
+
+@dataclass
+class SessionDiffReady:
+    """The session's diff (checkpoint 0 -> the last checkpoint), computed off both UI and session threads."""
+
+    diff: str
+
+
+DriverEvent = Paused | AutoApproved | PolicyChanged | SessionDiffReady
+
+
+class SessionDiffs:
+    """Computes the session diff on a thread of its own, so neither the session nor the UI waits.
+
+    `request` (session thread) notes the newest first and last checkpoints; the diff thread diffs
+    their trees (no `git add`: checkpoints are already snapshots) and puts a `SessionDiffReady` in
+    the inbox. Requests that pile up while a diff runs collapse into the newest one.
+    """
+
+    def __init__(self, session: Session, inbox: EventInbox) -> None:
+        self.session = session
+        self.inbox = inbox
+        self._wanted: tuple[int, int] | None = None
+        self._closed = False
+        self._ready = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def request(self) -> None:
+        checkpoints = self.session.workspace.checkpoints
+        if not checkpoints:
+            return
+        with self._ready:
+            self._wanted = (checkpoints[0].index, checkpoints[-1].index)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="navtui-session-diff", daemon=True)
+                self._thread.start()
+            self._ready.notify()
+
+    def close(self) -> None:
+        with self._ready:
+            self._closed = True
+            self._ready.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while self._wanted is None and not self._closed:
+                    self._ready.wait()
+                if self._closed:
+                    return
+                (first, last), self._wanted = self._wanted, None
+            try:
+                diff = self.session.workspace.diff(first, last)
+            except WorkspaceError as error:
+                with self._ready:
+                    superseded = self._wanted is not None
+                if not superseded:  # an undo that raced this diff is followed by a newer request
+                    self.inbox.put(SessionError(f"could not compute the session diff: {error}"))
+                continue
+            self.inbox.put(SessionDiffReady(diff))
 
 
 class SessionDriver:
     """The loop the TUI runs in its session thread.
 
     It proposes whenever no proposal is pending (unless stopped), approves on its own what
-    auto mode or the always-allow rules cover, and otherwise waits for the user's command.
+    auto mode or the always-allow rules cover (and says so with `AutoApproved`), and otherwise
+    waits for the user's command. Auto mode and the rules live here only: the UI changes them
+    with commands (`SetAuto`, `Allow`) and learns the result from `PolicyChanged`.
     """
 
     def __init__(self, session: Session, inbox: EventInbox, *, auto: bool = False) -> None:
@@ -136,8 +250,10 @@ class SessionDriver:
         self.rules = RulesPolicy(allow_kinds=set(), allow_prefixes=[], fallback=AutoPolicy())
         self.auto = auto
         self.paused = False
+        self.diffs = SessionDiffs(session, inbox)
         self._commands: queue.Queue[Command] = queue.Queue()
-        session.subscribe(inbox.put)
+        self._announced: int | None = None  # a proposal whose AutoApproved went out with it
+        session.subscribe(self._forward)
 
     def send(self, command: Command) -> None:
         """Thread-safe: queue a command for the session thread."""
@@ -152,20 +268,57 @@ class SessionDriver:
         """Thread-safe: kill the bash command running now (its observation says so)."""
         self.session.executor.interrupt()
 
-    def approves_on_its_own(self, proposal: StepProposed) -> bool:
-        """True when auto mode or an always-allow rule covers `proposal`."""
-        return self.auto or self.rules.allows(proposal)
+    def policy_label(self) -> str:
+        if self.auto:
+            return "auto"
+        rules = len(self.rules.allow_kinds) + len(self.rules.allow_prefixes)
+        return f"ask (+{rules} rules)" if rules else "ask"
+
+    def _approval_reason(self, proposal: StepProposed) -> str | None:
+        if self.auto:
+            return "auto mode"
+        if self.rules.allows(proposal):
+            return "an always-allow rule"
+        return None
+
+    def _forward(self, event: Event) -> None:
+        """Session thread: pass `event` to the UI. A proposal the driver will approve on its own
+        goes out together with its `AutoApproved`, so the UI never asks the user about it; a
+        tree that moved to a checkpoint asks for a fresh session diff."""
+        reason = self._approval_reason(event) if isinstance(event, StepProposed) else None
+        if isinstance(event, StepProposed) and reason is not None:
+            self._announced = event.index
+            self.inbox.put_together([event, AutoApproved(event.index, reason)])
+        else:
+            self.inbox.put(event)
+        if isinstance(event, StepExecuted | StepUndone):
+            self.diffs.request()
 
     def run(self) -> None:
         """The session thread's body (starts the session unless it was resumed); ends on `Close`."""
         session = self.session
-        if not session.started:
-            session.start()
+        try:
+            if not session.started:
+                session.start()
+            elif session.records:  # resumed: show what the earlier steps changed
+                self.diffs.request()
+            self._loop()
+        finally:
+            self.diffs.close()
+
+    def _loop(self) -> None:
+        session = self.session
         while True:
             if session.finished is None and session.pending is not None:
-                if self.approves_on_its_own(session.pending):
+                proposal = session.pending
+                reason = self._approval_reason(proposal)
+                if reason is not None:
+                    if self._announced != proposal.index:
+                        self.inbox.put(AutoApproved(proposal.index, reason))
+                    self._announced = None
                     session.decide(Approve())
                     continue
+                self._announced = None
                 command = self._commands.get()
             elif session.finished is None and not self.paused:
                 try:
@@ -199,10 +352,22 @@ class SessionDriver:
                 session.add_user_message(command.text)
             elif isinstance(command, Call):
                 self._call(command)
+            elif isinstance(command, SetAuto | Allow):
+                self._change_policy(command)
             elif isinstance(command, Continue):
                 self.paused = False
         except Exception as error:  # noqa: BLE001 - shown to the user, the loop keeps going
             self.inbox.put(SessionError(message=f"{type(error).__name__}: {error}"))
+
+    def _change_policy(self, command: SetAuto | Allow) -> None:
+        if isinstance(command, SetAuto):
+            self.auto = command.on
+        elif command.prefix:
+            self.rules.allow_prefix(command.prefix)
+        elif command.kind:
+            self.rules.allow_kind(command.kind)
+        rules = len(self.rules.allow_kinds) + len(self.rules.allow_prefixes)
+        self.inbox.put(PolicyChanged(self.auto, rules, self.policy_label()))
 
     def _call(self, command: Call) -> None:
         try:

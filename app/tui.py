@@ -94,9 +94,11 @@ class NavApp(App[int]):
         resume: ResumeFactory | None = None,
         auto: bool = False,
         theme: str = "navtui-dark",
+        resumable: bool = True,
     ) -> None:
         super().__init__()
         self.source = source
+        self.resumable = resumable
         self.repo = Path(repo) if repo is not None else None
         self.initial_issue = issue
         self.resume = resume
@@ -117,21 +119,24 @@ class NavApp(App[int]):
         self.call_after_refresh(gc.freeze)
         if hasattr(self.source, "subscribe"):
             session = self.source
-            self._show_main(MainScreen(session.issue, repo_label=self.repo_label, auto=self.auto,
-                                       session=session))
+            self._show_main(self._main_screen(session.issue, session=session))
         elif self.initial_issue:
             self._open_issue(self.initial_issue)
         else:
-            self.push_screen(StartScreen(self.repo_label or "this repository", self._recent_sessions()),
-                             self._on_start)
+            loader = self._recent_sessions if self.repo is not None and self.resume is not None else None
+            self.push_screen(StartScreen(self.repo_label or "this repository", loader), self._on_start)
+
+    def _main_screen(self, issue: str, **kwargs) -> MainScreen:
+        return MainScreen(issue, repo_label=self.repo_label, auto=self.auto, resumable=self.resumable,
+                          **kwargs)
 
     def _recent_sessions(self) -> list:
-        if self.repo is None or self.resume is None:
-            return []
+        """The 20 newest sessions logged for the repo, newest first (runs in a worker thread)."""
         from agent_core.trajectory import list_sessions
 
+        assert self.repo is not None
         try:
-            return list_sessions(self.repo)[-20:]
+            return list(reversed(list_sessions(self.repo)[-20:]))
         except OSError:
             return []
 
@@ -140,8 +145,7 @@ class NavApp(App[int]):
             self.exit(return_code=EXIT_CODES["quit"])
         elif choice.kind == "resume" and self.resume is not None:
             resume = self.resume
-            self._show_main(MainScreen("", repo_label=self.repo_label, auto=self.auto,
-                                       loading_message=f"Resuming session {choice.value}…"))
+            self._show_main(self._main_screen("", loading_message=f"Resuming session {choice.value}…"))
             self._build(lambda: resume(choice.value))
         else:
             self._open_issue(choice.value)
@@ -149,7 +153,7 @@ class NavApp(App[int]):
     def _open_issue(self, issue: str) -> None:
         factory = self.source
         assert callable(factory)
-        self._show_main(MainScreen(issue, repo_label=self.repo_label, auto=self.auto))
+        self._show_main(self._main_screen(issue))
         self._build(lambda: factory(issue))
 
     def _show_main(self, screen: MainScreen) -> None:
@@ -182,7 +186,8 @@ class NavApp(App[int]):
     def on_session_ended(self, message: SessionEnded) -> None:
         finished = message.finished
         if finished.reason == "quit":
-            self._leave(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed.")
+            saved = "the session is saved and can be resumed" if self.resumable else "nothing is kept"
+            self._leave(EXIT_CODES["quit"], f"navtui: quit; {saved}.")
         else:
             self._finish(finished.reason, finished.message, finished.patch)
 
@@ -227,6 +232,8 @@ class NavApp(App[int]):
             assert self.main is not None
             await self.main.run_on_session(lambda session: session.undo(0))
             return "navtui: discarded; the working tree is back to how it was before the session."
+        if not patch.strip():
+            return "navtui: the session changed no file."
         return "navtui: the changes are in the working tree."
 
     def _leave(self, code: int, message: str) -> None:
@@ -255,9 +262,12 @@ def run_tui(
     issue: str | None = None,
     resume: ResumeFactory | None = None,
     auto: bool = False,
+    resumable: bool = True,
 ) -> int:
     """Run the app until the user leaves; returns the exit code (0 submitted, 1 error,
-    2 limit or exhausted script, 3 quit)."""
-    app = NavApp(session_or_factory, repo=repo, issue=issue, resume=resume, auto=auto)
+    2 limit or exhausted script, 3 quit). `resumable=False`: the repo does not outlive the app
+    (the demo's), so nothing suggests resuming it."""
+    app = NavApp(session_or_factory, repo=repo, issue=issue, resume=resume, auto=auto,
+                 resumable=resumable)
     app.run()
     return app.return_code if app.return_code is not None else 1

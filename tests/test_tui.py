@@ -6,6 +6,7 @@ from pathlib import Path
 
 from agent_core.actions import Bash, StrReplaceEditor, Submit
 from app.screens.allow import AllowPrefixScreen, suggested_prefix
+from app.screens.confirm import ConfirmScreen
 from app.screens.edit import EditScreen
 from app.screens.finish import FinishScreen
 from app.screens.main import MainScreen
@@ -14,7 +15,7 @@ from app.screens.quit import QuitScreen
 from app.screens.reject import RejectScreen
 from app.tui import NavApp
 from tests.fixtures.repos import git
-from tests.fixtures.tui import ISSUE, Watch, make_session
+from tests.fixtures.tui import ISSUE, Watch, make_session, showing
 from widgets.step_timeline import StepTimeline
 
 FIX = StrReplaceEditor(
@@ -48,7 +49,7 @@ async def test_approve_runs_the_action_and_submit_opens_the_finish_screen(git_re
         assert main.query_one(StepTimeline).entries[1].status == "executed"
         assert "note.txt" in main.session_diff
         await pilot.press("a")
-        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         await pilot.press("k")
         await watch.until(lambda: app.return_code is not None, "exit")
     assert app.return_code == 0
@@ -65,7 +66,7 @@ async def test_always_allow_a_prefix_never_covers_a_compound_command(git_repo: P
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("A")
-        await watch.until(lambda: isinstance(app.screen, AllowPrefixScreen), "allow dialog")
+        await watch.until(lambda: showing(app, AllowPrefixScreen), "allow dialog")
         assert app.screen.query_one("#prefix").value == "git status"
         await pilot.press("enter")
         await watch.until(lambda: waiting_on(app, 3), "proposal 3 (2 approved by the rule)")
@@ -98,7 +99,7 @@ async def test_reject_with_feedback_reaches_the_next_prompt(git_repo: Path):
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("r")
-        await watch.until(lambda: isinstance(app.screen, RejectScreen), "reject dialog")
+        await watch.until(lambda: showing(app, RejectScreen), "reject dialog")
         await pilot.press(*"never delete the package")
         await pilot.press("enter")
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
@@ -114,7 +115,7 @@ async def test_edit_runs_the_edited_action_and_shows_parse_errors(git_repo: Path
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("e")
-        await watch.until(lambda: isinstance(app.screen, EditScreen), "edit dialog")
+        await watch.until(lambda: showing(app, EditScreen), "edit dialog")
         area = app.screen.query_one("#action-text")
         assert "echo wrong > out.txt" in area.text
         area.load_text("this is not an action")
@@ -151,6 +152,14 @@ async def test_undo_and_rewind_restore_files(git_repo: Path):
         assert sorted(timeline.entries) == [1, 2, 3]
         timeline.highlighted = timeline.get_option_index("step-1")
         await pilot.press("w")
+        await watch.until(lambda: showing(app, ConfirmScreen), "rewind asks first")
+        assert app.screen.explanation.startswith("Step 2 is undone")
+        await pilot.press("n")
+        await watch.until(lambda: waiting_on(app, 3), "back to proposal 3: nothing rewound")
+        assert (git_repo / "f1.txt").exists()
+        await pilot.press("w")
+        await watch.until(lambda: showing(app, ConfirmScreen), "rewind asks again")
+        await pilot.press("y")
         await watch.until(lambda: waiting_on(app, 2), "new proposal 2 after rewind")
         assert not (git_repo / "f1.txt").exists()
         assert fixed in (git_repo / "calc/ops.py").read_text()
@@ -183,7 +192,7 @@ async def test_own_command_is_checkpointed_and_the_model_sees_it(git_repo: Path)
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("m")
-        await watch.until(lambda: isinstance(app.screen, MessageScreen), "message dialog")
+        await watch.until(lambda: showing(app, MessageScreen), "message dialog")
         await pilot.press(*"!echo mine > mine.txt")
         await pilot.press("enter")
         await watch.until(lambda: waiting_on(app, 3), "proposal after the user's command")
@@ -200,10 +209,10 @@ async def test_message_to_the_model_reaches_the_next_prompt(git_repo: Path):
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("m")
-        await watch.until(lambda: isinstance(app.screen, MessageScreen), "message dialog")
+        await watch.until(lambda: showing(app, MessageScreen), "message dialog")
         await pilot.press(*"the bug is in average")
         await pilot.press("enter")
-        await watch.until(lambda: isinstance(app.screen, MainScreen), "back on the main screen")
+        await watch.until(lambda: showing(app, MainScreen), "back on the main screen")
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         assert "the bug is in average" in session.backend.prompt_text(1)
@@ -216,7 +225,7 @@ async def test_auto_toggle_runs_everything_until_the_finish(git_repo: Path):
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("t")
-        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         assert [r.index for r in session.records] == [1, 2, 3, 4, 5]
         assert "return sum(values) / len(values)" in (git_repo / "calc/ops.py").read_text()
         assert main_screen(app).query_one("#status").policy == "auto"
@@ -259,7 +268,7 @@ async def test_quit_confirms_and_explains_how_to_come_back(git_repo: Path):
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 2) and "x.txt" in app.main.session_diff, "step 2")
         await pilot.press("q")
-        await watch.until(lambda: isinstance(app.screen, QuitScreen), "quit dialog")
+        await watch.until(lambda: showing(app, QuitScreen), "quit dialog")
         explanation = app.screen.explanation
         assert "x.txt" in explanation and f"navtui --resume {session.id} {git_repo}" in explanation
         await pilot.press("n")
@@ -277,7 +286,7 @@ async def test_finish_commit_to_branch_keeps_the_checkout(git_repo: Path):
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("t")
-        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         assert app.screen.query_one("#branch-name").value == "navtui/average-is-off-by-one"
         await pilot.press("b")
         await watch.until(lambda: app.return_code is not None, "exit")
@@ -295,7 +304,7 @@ async def test_finish_save_patch(git_repo: Path, tmp_path: Path):
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("t")
-        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         app.screen.query_one("#patch-path").value = str(target)
         await pilot.press("p")
         await watch.until(lambda: app.return_code is not None, "exit")
@@ -309,7 +318,7 @@ async def test_finish_screen_says_how_it_ended_once_and_shows_the_diff_as_is(git
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("t")
-        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         await pilot.pause()
         assert str(app.screen.query_one("#finish-title").render()) == "The model submitted a fix."
         assert not app.screen.query("#finish-message")
@@ -330,7 +339,7 @@ async def test_finish_screen_shows_why_a_session_stopped(git_repo: Path):
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("t")
-        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         assert str(app.screen.query_one("#finish-title").render()) == "The session stopped (limit)."
         assert str(app.screen.query_one("#finish-message").render()) == session.finished.message
 
@@ -343,9 +352,17 @@ async def test_finish_discard_restores_the_users_own_state(git_repo: Path):
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         await pilot.press("t")
-        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         assert (git_repo / "new.txt").exists()
         await pilot.press("x")
+        await watch.until(lambda: showing(app, ConfirmScreen), "discard asks first")
+        assert "calc/ops.py" in app.screen.explanation and "new.txt" in app.screen.explanation
+        await pilot.press("n")
+        await watch.until(lambda: showing(app, FinishScreen), "back at the finish screen")
+        assert (git_repo / "new.txt").exists()
+        await pilot.press("x")
+        await watch.until(lambda: showing(app, ConfirmScreen), "discard asks again")
+        await pilot.press("y")
         await watch.until(lambda: app.return_code is not None, "exit")
     assert not (git_repo / "new.txt").exists()
     assert "(len(values) + 1)" in (git_repo / "calc/ops.py").read_text()
@@ -409,7 +426,8 @@ async def test_quit_then_resume_from_the_start_screen(git_repo: Path):
 
     app, watch = NavApp(never, repo=git_repo, resume=resume), Watch()
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: type(app.screen).__name__ == "StartScreen", "start screen")
+        await watch.until(lambda: type(app.screen).__name__ == "StartScreen" and app.screen.sessions,
+                          "the start screen lists the session")
         await pilot.press("ctrl+r", "enter")
         await watch.until(lambda: waiting_on(app, 2), "proposal 2 of the resumed session")
         assert resumed[0].id == first.id
@@ -469,7 +487,7 @@ async def test_the_demo_session_fixes_the_demo_repo(tmp_path: Path):
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         assert main_screen(app).issue == DEMO_ISSUE
         await pilot.press("t")
-        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         await pilot.press("k")
         await watch.until(lambda: app.return_code is not None, "exit")
     assert app.return_code == 0
@@ -529,11 +547,15 @@ async def test_format_errors_are_shown_and_a_limit_ends_with_exit_code_2(git_rep
         notes = [str(n.render()) for n in main_screen(app).query(".note.-warning")]
         assert len(notes) == 1 and "could not be parsed" in notes[0]
         await pilot.press("a")
-        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen (limit)")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen (limit)")
         assert "stopped (limit)" in str(app.screen.query_one("#finish-title").render())
-        await pilot.press("k")
+        assert "changed no file" in str(app.screen.query_one("#finish-empty").render())
+        assert not app.screen.query("#finish-diff, #branch, #patch, #discard, Input")
+        assert not app.screen.check_action("choose", ("branch",))
+        await pilot.press("q")
         await watch.until(lambda: app.return_code is not None, "exit")
     assert app.return_code == 2
+    assert app.result_message == "navtui: the session changed no file."
 
 
 def test_external_editor_round_trip(monkeypatch):

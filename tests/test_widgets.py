@@ -157,7 +157,7 @@ async def test_status_bar_and_card_and_log_render_what_they_are_given():
         status.context_used, status.context_limit, status.policy = 15_000, 16_384, "auto"
         await pilot.pause()
         text = status.render().plain
-        assert text == "navtui │ starting │ step 3/50 │ auto │ replay │ toolcall │ 0 tok/s │ ctx 15.0k/16.4k"
+        assert text == "navtui │ starting │ step 3/50 │ auto │ replay │ toolcall │ ctx 15.0k/16.4k"
         status.styles.width = 40
         await pilot.pause()
         assert status.render().plain == "navtui │ starting │ step 3/50 │ auto"

@@ -97,16 +97,16 @@ class DiffView(VerticalScroll):
 
     def __init__(
         self, *, empty_text: str = "No changes.", max_lines_per_file: int = 400,
-        id: str | None = None,
+        diff: str = "", id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.empty_text = empty_text
         self.max_lines_per_file = max_lines_per_file
-        self.diff = ""
+        self.diff = diff
         self.files: list[FileDiff] = []
 
     def on_mount(self) -> None:
-        self.set_diff("")
+        self.set_diff(self.diff)
 
     def set_diff(self, diff: str) -> None:
         """Show `diff` (may be empty)."""
@@ -132,6 +132,8 @@ class DiffView(VerticalScroll):
             self._show(files, parts)
 
     def _show(self, files: list[FileDiff], parts: list[tuple[Content, Content]]) -> None:
+        if not self.is_attached:
+            return  # the screen is going away (e.g. the app exits while a diff arrives)
         self.files = files
         self.remove_children()
         if not parts:

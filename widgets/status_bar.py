@@ -1,4 +1,7 @@
-"""One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state."""
+"""One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state.
+
+tokens/s is shown only when set (> 0): it comes from real token counts, never from estimates.
+"""
 
 from __future__ import annotations
 
@@ -37,8 +40,9 @@ class StatusBar(Widget):
             (6, Content.styled(self.policy, "$text-warning b" if self.policy.startswith("auto") else "")),
             (3, Content(self.model or "model")),
             (2, Content(self.dialect or "?")),
-            (4, Content(f"{self.tokens_per_second:.0f} tok/s")),
         ]
+        if self.tokens_per_second > 0:  # 0: no real token count (e.g. a replay) or none yet
+            parts.append((4, Content(f"{self.tokens_per_second:.0f} tok/s")))
         if self.context_limit:
             ratio = self.context_used / self.context_limit
             style = "$text-error" if ratio > 0.9 else "$text-warning" if ratio > 0.7 else ""

@@ -53,6 +53,7 @@ class ReplayBackend:
     """A Backend that streams pre-written turns."""
 
     name = "replay"
+    estimates_tokens = True  # no tokenizer: front ends show no tokens/s for it
 
     def __init__(self, script: Path, *, chunk_size: int = 8, delay: float = 0.0) -> None:
         if chunk_size < 1:

@@ -1,37 +1,39 @@
-"""The keys, in one place."""
+"""The keys, in one place: one line each, so they all fit in 80x24; esc closes it."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Label, Static
 
-HELP = """\
-# navtui keys
+INTRO = "The model proposes one action at a time; nothing runs until you decide. Every step can be undone."
 
-The model proposes **one action at a time**; nothing runs until you decide.
-Every executed step is a git checkpoint you can undo.
+# (key, what it does), in the order a session meets them.
+KEYS = [
+    ("a", "approve: run the proposed action"),
+    ("A", "always allow this kind (bash: this command prefix)"),
+    ("r", "reject, with feedback the model reads"),
+    ("e", "edit the action before it runs"),
+    ("u", "undo the last step (files and conversation)"),
+    ("w", "rewind to the step highlighted in the timeline"),
+    ("m", "message the model, or !command to run yourself"),
+    ("t", "auto mode on/off (approve all, within limits)"),
+    ("esc", "stop the model (g goes on) or kill the command"),
+    ("g", "let the model go on after a stop"),
+    ("d", "switch between step diff and session diff"),
+    ("s", "show/hide the steps; Enter on one shows it all"),
+    ("ctrl+p", "command palette: the same decisions by name"),
+    ("q", "quit: the session is saved and can be resumed"),
+]
 
-| Key | What it does |
-|-----|--------------|
-| `a` | approve: run the proposed action |
-| `A` | always allow: this action kind (or, for bash, this command prefix) from now on |
-| `r` | reject, with feedback the model reads next turn (empty = plain reject) |
-| `e` | edit the action before it runs (`ctrl+s` saves, `ctrl+e` opens `$EDITOR`) |
-| `u` | undo the last executed step (files and conversation) |
-| `w` | rewind to the step selected in the timeline |
-| `m` | your own message to the model, or `!command` to run yourself |
-| `t` | toggle auto mode (approve everything, within the limits) |
-| `esc` | stop the generation in progress (`g` goes on), or kill the command that runs |
-| `d` | switch between the step diff and the session diff |
-| `s` | show or hide the step timeline (Enter on a step shows it in full) |
-| `?` | this help |
-| `q` | quit: the session is saved and can be resumed with `navtui --resume ID REPO` |
 
-`ctrl+p` opens the command palette with the same decisions.
-"""
+def keys_content() -> Content:
+    width = max(len(key) for key, _ in KEYS)
+    lines = [Content.assemble((key.rjust(width), "bold $text-accent"), "  ", what) for key, what in KEYS]
+    return Content("\n").join(lines)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -39,8 +41,11 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="navtui.help.close", tooltip="Close help")]
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="dialog help"):
-            yield Markdown(HELP)
+        with Vertical(classes="dialog keys"):
+            yield Label("Keys · esc closes this help", classes="dialog-title", id="help-title")
+            with VerticalScroll(id="help-keys"):
+                yield Static(INTRO, classes="dialog-hint", markup=False)
+                yield Static(keys_content(), id="help-table")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -12,8 +13,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, OptionList, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from agent_core.actions import Bash, StrReplaceEditor, Submit
@@ -34,6 +36,7 @@ from agent_core.events import (
 )
 from agent_core.steps import Approve, Decision, EditAction, Quit, Reject, StepRecord
 from app.screens.allow import AllowPrefixScreen
+from app.screens.confirm import ConfirmScreen
 from app.screens.edit import EditScreen, edit_text
 from app.screens.help import HelpScreen
 from app.screens.message import MessageScreen
@@ -41,18 +44,24 @@ from app.screens.quit import QuitScreen
 from app.screens.reject import RejectScreen
 from app.screens.step_detail import StepDetailScreen
 from app.session_driver import (
+    Allow,
+    AutoApproved,
     Call,
     Close,
     Continue,
     Decide,
+    DriverEvent,
     EventInbox,
     Paused,
+    PolicyChanged,
+    SessionDiffReady,
     SessionDriver,
+    SetAuto,
     Undo,
     UserCommand,
     UserMessage,
-    Wake,
 )
+from app.stream_split import StreamSplit
 from widgets.action_card import ActionCard, action_summary
 from widgets.diff_view import DiffView, split_diff
 from widgets.issue_pane import IssuePane
@@ -64,13 +73,9 @@ from widgets.thought_stream import ThoughtStream
 if TYPE_CHECKING:
     from agent_core.session import Session
 
-# For the live tokens/s estimate while a turn streams (the backend's exact figure replaces it).
-CHARS_PER_TOKEN = 4
-
 # A proposal that took longer than this to generate also gets a toast (the user looked away).
 NOTIFY_AFTER_SECONDS = 5.0
 
-DECIDE = Binding.Group("Decide")
 
 
 class SessionWake(Message):
@@ -81,13 +86,13 @@ class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
-        Binding("a", "approve", "Approve", id="navtui.approve", group=DECIDE,
+        Binding("a", "approve", "Approve", id="navtui.approve",
                 tooltip="Run the proposed action"),
-        Binding("A", "always_allow", "Always", id="navtui.always_allow", group=DECIDE,
+        Binding("A", "always_allow", "Always", id="navtui.always_allow",
                 tooltip="Approve, and from now on this kind (or, for bash, this command prefix)"),
-        Binding("r", "reject", "Reject", id="navtui.reject", group=DECIDE,
+        Binding("r", "reject", "Reject", id="navtui.reject",
                 tooltip="Do not run it; tell the model why"),
-        Binding("e", "edit", "Edit", id="navtui.edit", group=DECIDE,
+        Binding("e", "edit", "Edit", id="navtui.edit",
                 tooltip="Change the action before it runs"),
         Binding("u", "undo", "Undo", id="navtui.undo",
                 tooltip="Undo the last executed step: files and conversation"),
@@ -109,6 +114,15 @@ class MainScreen(Screen[None]):
                 tooltip="Quit; the session is saved and can be resumed"),
     ]
 
+    # Screen state: the Footer and the command palette follow it (`bindings=True`), and so do
+    # the header's state word and the card's colour (`_show_state`); nothing else refreshes them.
+    pending: reactive[StepProposed | None] = reactive(None, bindings=True, init=False)
+    generating: reactive[bool] = reactive(False, bindings=True, init=False)
+    running: reactive[bool] = reactive(False, bindings=True, init=False)
+    finished: reactive[SessionFinished | None] = reactive(None, bindings=True, init=False)
+    paused: reactive[bool] = reactive(False, bindings=True, init=False)
+    executed_steps: reactive[int] = reactive(0, bindings=True, init=False)
+
     def __init__(
         self,
         issue: str,
@@ -117,24 +131,26 @@ class MainScreen(Screen[None]):
         auto: bool = False,
         session: Session | None = None,
         loading_message: str = "Loading the model…",
+        resumable: bool = True,
     ) -> None:
         super().__init__()
         self.issue = issue
         self.repo_label = repo_label
         self.auto = auto
+        self.resumable = resumable
         self.session: Session | None = None
         self.driver: SessionDriver | None = None
         self.inbox: EventInbox | None = None
-        self.pending: StepProposed | None = None
-        self.generating = False
-        self.running = False
-        self.finished: SessionFinished | None = None
         self.session_diff = ""
         self._initial = session
         self._mounted = False
+        self._shut_down = False
         self._loading_message = loading_message
         self._turn_started = 0.0
-        self._turn_chars = 0
+        self._turn_index = 0
+        self._split = StreamSplit("auto")
+        self._real_token_counts = True
+        self._announced: StepProposed | None = None  # the last proposal the user was told about
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -157,7 +173,8 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         status = self.query_one(StatusBar)
-        status.policy = self._policy_label()
+        status.policy = "auto" if self.auto else "ask"
+        status.state = "loading"
         self.query_one(ActionCard).show_status("thinking", self._loading_message)
         self._mounted = True
         if self._initial is not None:
@@ -173,6 +190,7 @@ class MainScreen(Screen[None]):
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
         self.driver = SessionDriver(session, self.inbox, auto=self.auto)
+        self._real_token_counts = not getattr(session.backend, "estimates_tokens", False)
         status = self.query_one(StatusBar)
         info = session.config.backend_info
         status.model = str(info.get("model") or info.get("name") or session.backend.name)
@@ -185,6 +203,7 @@ class MainScreen(Screen[None]):
         timeline = self.query_one(StepTimeline)
         for record in session.records:
             timeline.set_step(record.index, self._record_status(record), self._record_summary(record))
+        self.executed_steps = len(self._executed_records())
         if session.records:
             self.call_later(self._show_history, list(session.records))
         self.query_one(ActionCard).show_status("thinking", "Starting the session…")
@@ -204,7 +223,6 @@ class MainScreen(Screen[None]):
                 last.observation,
             )
             self.query_one("#step-diff", DiffView).set_diff(last.diff)
-            self._request_session_diff()
 
     @work(thread=True, exit_on_error=False, group="session", name="session")
     def _drive(self) -> None:
@@ -218,6 +236,7 @@ class MainScreen(Screen[None]):
         if event.worker.group == "session" and event.state == WorkerState.ERROR:
             error = event.worker.error
             message = f"The session stopped: {type(error).__name__}: {error}"
+            self.generating = self.running = False
             self.query_one(ActionCard).show_status("done", message)
             self.query_one(StatusBar).state = "error"
             self.notify(message, severity="error", timeout=10)
@@ -226,12 +245,48 @@ class MainScreen(Screen[None]):
         self.shutdown()
 
     def shutdown(self) -> None:
-        """Stop the session thread (idempotent)."""
+        """Stop the session thread (idempotent); events that arrive later are not rendered."""
+        self._shut_down = True
         if self.driver is not None:
             self.driver.stop_generation()
             if self.running:
                 self.driver.interrupt_command()
             self.driver.send(Close())
+
+    # --- screen state -----------------------------------------------------------------------
+
+    def watch_pending(self) -> None:
+        self._show_state()
+
+    def watch_generating(self) -> None:
+        self._show_state()
+
+    def watch_running(self) -> None:
+        self._show_state()
+
+    def watch_paused(self) -> None:
+        self._show_state()
+
+    def watch_finished(self) -> None:
+        self._show_state()
+
+    def _show_state(self) -> None:
+        """The header's state word and the card's colour, both from the screen state alone."""
+        if not self._mounted or self.session is None:
+            return
+        status, card = self.query_one(StatusBar), self.query_one(ActionCard)
+        if self.finished is not None:
+            status.state, card.state = f"finished: {self.finished.reason}", "done"
+        elif self.pending is not None:
+            status.state, card.state = "waiting for you", "pending"
+        elif self.running:
+            status.state, card.state = "running", "running"
+        elif self.generating:
+            status.state, card.state = "thinking", "thinking"
+        elif self.paused:
+            status.state, card.state = "stopped", "idle"
+        else:
+            status.state, card.state = "working", "idle"
 
     # --- session events -------------------------------------------------------------------
 
@@ -239,11 +294,16 @@ class MainScreen(Screen[None]):
         if self.inbox is None:
             return
         for event in self.inbox.drain():
+            if self._shut_down:
+                return
             await self.handle_event(event)
-        self.refresh_bindings()
+        proposal = self.pending
+        if proposal is not None and proposal is not self._announced:
+            self._announced = proposal
+            self._ask_for_decision(proposal)
 
-    async def handle_event(self, event: Event | Paused) -> None:
-        """Render one session event."""
+    async def handle_event(self, event: Event | DriverEvent) -> None:
+        """Render one session or driver event."""
         status = self.query_one(StatusBar)
         card = self.query_one(ActionCard)
         thoughts = self.query_one(ThoughtStream)
@@ -251,22 +311,18 @@ class MainScreen(Screen[None]):
         if isinstance(event, SessionStarted):
             status.state = "started"
         elif isinstance(event, TurnStarted):
-            self.generating, self.pending = True, None
-            self._turn_started, self._turn_chars = time.monotonic(), 0
+            self._turn_started, self._turn_index = time.monotonic(), event.index
+            self._split = StreamSplit(self.session.config.dialect if self.session else "auto")
             status.step = event.index
-            status.state = "thinking"
             card.show_status("thinking", f"Step {event.index}: the model is thinking…")
+            self.pending, self.running, self.paused, self.generating = None, False, False, True
             await thoughts.begin_turn(f"Step {event.index}")
         elif isinstance(event, TokenStreamed):
-            self._turn_chars += len(event.text)
-            elapsed = time.monotonic() - self._turn_started
-            if elapsed > 0.5:
-                status.tokens_per_second = self._turn_chars / CHARS_PER_TOKEN / elapsed
-            await thoughts.write(event.text)
+            await self._show_tokens(event)
         elif isinstance(event, UsageReported):
             status.context_used = event.context_tokens
             status.context_limit = event.context_limit
-            if event.usage.tokens_per_second:
+            if self._real_token_counts:
                 status.tokens_per_second = event.usage.tokens_per_second
         elif isinstance(event, FormatError):
             self.generating = False
@@ -278,6 +334,8 @@ class MainScreen(Screen[None]):
             )
         elif isinstance(event, StepProposed):
             await self._show_proposal(event)
+        elif isinstance(event, AutoApproved):
+            self._run_on_its_own(event)
         elif isinstance(event, StepExecuted):
             self._show_executed(event.record)
         elif isinstance(event, StepRejected):
@@ -289,17 +347,23 @@ class MainScreen(Screen[None]):
                 f"You rejected step {record.index}" + (f": {feedback}" if feedback else "."), "user"
             )
         elif isinstance(event, StepUndone):
-            self.pending = None
+            self.pending, self.running = None, False
             timeline.drop_after(event.to_index)
             kept = [r for r in self._executed_records() if r.index <= event.to_index]
+            self.executed_steps = len(kept)
             self.query_one("#step-diff", DiffView).set_diff(kept[-1].diff if kept else "")
             changed = ", ".join(event.changed_paths) or "no file changed"
             await thoughts.note(f"↶ Back to step {event.to_index}: {changed}", "user")
-            self._request_session_diff()
+        elif isinstance(event, SessionDiffReady):
+            self.session_diff = event.diff
+            self.query_one("#session-diff", DiffView).set_diff(event.diff)
+        elif isinstance(event, PolicyChanged):
+            self.auto = event.auto
+            status.policy = event.label
         elif isinstance(event, Paused):
-            self.generating = False
+            await thoughts.end_turn()
             card.show_status("idle", "Stopped. g lets the model go on · m sends it a message")
-            status.state = "stopped"
+            self.generating, self.paused = False, True
         elif isinstance(event, Notice):
             await thoughts.note(event.message, "info")
         elif isinstance(event, SessionError):
@@ -309,9 +373,21 @@ class MainScreen(Screen[None]):
         elif isinstance(event, SessionFinished):
             await self._finished(event)
 
+    async def _show_tokens(self, event: TokenStreamed) -> None:
+        """Thought text goes to the stream as it arrives; the action's raw markup never does."""
+        split = self._split
+        was_in_action = split.in_action
+        shown = split.feed(event.text)
+        if shown:
+            await self.query_one(ThoughtStream).write(shown)
+        if split.in_action and (not was_in_action or split.action_name):
+            name = split.action_name
+            what = f"a {name} action" if name else "its action"
+            self.query_one(ActionCard).show_status(
+                "thinking", f"Step {event.index}: the model is writing {what}…"
+            )
+
     async def _show_proposal(self, event: StepProposed) -> None:
-        self.generating = False
-        self.pending = event
         step = event.step
         await self.query_one(ThoughtStream).end_turn(step.thought)
         if step.notice:
@@ -321,18 +397,24 @@ class MainScreen(Screen[None]):
         self.query_one(ActionCard).show_action(
             f"Step {event.index}", step.action, event.command_shown, event.preview_diff
         )
-        if self.driver is not None and self.driver.approves_on_its_own(event):
-            self.pending, self.running = None, True
-            self.query_one(StatusBar).state = "running"
-            self.query_one(ActionCard).state = "running"
-            return
-        self.query_one(StatusBar).state = "waiting for you"
+        self.generating, self.pending = False, event
+
+    def _ask_for_decision(self, proposal: StepProposed) -> None:
+        """A proposal waits for the user (the driver did not approve it on its own): say so."""
         self.app.bell()
         if time.monotonic() - self._turn_started > NOTIFY_AFTER_SECONDS:
-            self.notify(f"Step {event.index} waits for your decision: {summary}", timeout=4)
+            summary = action_summary(proposal.step.action)
+            self.notify(f"Step {proposal.index} waits for your decision: {summary}", timeout=4)
+
+    def _run_on_its_own(self, event: AutoApproved) -> None:
+        """The driver approved proposal `event.index` (auto mode or a rule)."""
+        if self.pending is not None and self.pending.index == event.index:
+            self.pending = None
+        self.query_one(StepTimeline).set_step(event.index, "running")
+        self.query_one(ActionCard).border_subtitle = f"approved by {event.reason}"
+        self.running = True
 
     def _show_executed(self, record: StepRecord) -> None:
-        self.pending, self.running = None, False
         self.query_one(StepTimeline).set_step(
             record.index, self._record_status(record), self._record_summary(record)
         )
@@ -346,13 +428,12 @@ class MainScreen(Screen[None]):
             card.show_status("done", f"Your command ran as step {record.index}.")
         else:
             card.state = "done"
-        self._request_session_diff()
+        self.executed_steps = len(self._executed_records())
+        self.pending, self.running = None, False
 
     async def _finished(self, event: SessionFinished) -> None:
+        self.generating, self.pending, self.running = False, None, False
         self.finished = event
-        self.generating, self.pending = False, None
-        status = self.query_one(StatusBar)
-        status.state = f"finished: {event.reason}"
         await self.query_one(ThoughtStream).note(f"Session finished ({event.reason}): {event.message}",
                                                  "info" if event.reason == "submitted" else "warning")
         self.query_one(ActionCard).show_status("done", f"Finished ({event.reason}): {event.message}")
@@ -361,22 +442,6 @@ class MainScreen(Screen[None]):
             self.query_one("#session-diff", DiffView).set_diff(event.patch)
         self.app.bell()
         self.post_message(SessionEnded(event))
-
-    # --- diffs ----------------------------------------------------------------------------
-
-    def _request_session_diff(self) -> None:
-        if self.driver is None:
-            return
-        self.driver.send(Call(lambda session: session.workspace.session_diff(), self._got_session_diff))
-
-    def _got_session_diff(self, result: object, error: BaseException | None) -> None:
-        """Called on the session thread."""
-        if error is None and isinstance(result, str):
-            self.app.call_from_thread(self._show_session_diff, result)
-
-    def _show_session_diff(self, diff: str) -> None:
-        self.session_diff = diff
-        self.query_one("#session-diff", DiffView).set_diff(diff)
 
     async def run_on_session(self, fn: Callable[[Session], object]) -> object:
         """Run `fn(session)` on the session thread and await its result (errors re-raised)."""
@@ -410,14 +475,6 @@ class MainScreen(Screen[None]):
         summary = action_summary(record.action or record.proposed.action)
         return f"{summary} (edited)" if isinstance(record.decision, EditAction) else summary
 
-    def _policy_label(self) -> str:
-        if self.auto:
-            return "auto"
-        rules = 0
-        if self.driver is not None:
-            rules = len(self.driver.rules.allow_kinds) + len(self.driver.rules.allow_prefixes)
-        return f"ask (+{rules} rules)" if rules else "ask"
-
     def _executed_records(self) -> list[StepRecord]:
         if self.session is None:
             return []
@@ -427,13 +484,10 @@ class MainScreen(Screen[None]):
         if self.driver is None or self.pending is None:
             return
         index = self.pending.index
-        self.pending = None
-        self.query_one(ActionCard).state = "running"
-        self.query_one(StatusBar).state = "running"
         self.query_one(StepTimeline).set_step(index, "running")
         self.running = not isinstance(decision, Reject)
+        self.pending = None
         self.driver.send(Decide(decision, index))
-        self.refresh_bindings()
 
     # --- bindings -------------------------------------------------------------------------
 
@@ -442,18 +496,28 @@ class MainScreen(Screen[None]):
         if action in ("approve", "always_allow", "reject", "edit"):
             return live and self.pending is not None
         if action == "undo":
-            return live and bool(self._executed_records())
+            return live and self.executed_steps > 0
         if action == "rewind":
-            timeline = self.query_one(StepTimeline)
-            step = timeline.highlighted_step if timeline.display else None
-            return live and step is not None and any(r.index == step for r in self._executed_records())
+            return live and self._rewind_target() is not None
         if action == "stop":
             return live and (self.generating or self.running)
         if action == "continue":
-            return live and self.driver is not None and self.driver.paused and not self.generating
+            return live and self.paused and not self.generating
         if action in ("message", "toggle_auto"):
             return live
         return True
+
+    def _rewind_target(self) -> int | None:
+        """The executed step highlighted in the (visible) timeline, if any."""
+        timeline = self.query_one(StepTimeline)
+        step = timeline.highlighted_step if timeline.display else None
+        if step is None or not any(r.index == step for r in self._executed_records()):
+            return None
+        return step
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list.id == "timeline":
+            self.refresh_bindings()
 
     def action_approve(self) -> None:
         self._decide(Approve())
@@ -468,13 +532,12 @@ class MainScreen(Screen[None]):
             prefix = await self.app.push_screen_wait(AllowPrefixScreen(proposal.command_shown))
             if prefix is None:
                 return
-            self.driver.rules.allow_prefix(prefix)
+            self.driver.send(Allow(prefix=prefix))
             rule = f"bash commands starting with `{prefix}`"
         else:
             kind = "view" if isinstance(action, StrReplaceEditor) and action.command == "view" else action.kind
-            self.driver.rules.allow_kind(kind)
+            self.driver.send(Allow(kind=kind))
             rule = f"every `{kind}` action"
-        self.query_one(StatusBar).policy = self._policy_label()
         self.notify(f"Always allowed: {rule}", timeout=3)
         if self.pending is proposal:
             self._decide(Approve())
@@ -504,14 +567,23 @@ class MainScreen(Screen[None]):
         if self.driver is not None:
             self.pending = None
             self.driver.send(Undo(None))
-            self.refresh_bindings()
 
-    def action_rewind(self) -> None:
-        step = self.query_one(StepTimeline).highlighted_step
-        if self.driver is not None and step is not None:
-            self.pending = None
-            self.driver.send(Undo(step))
-            self.refresh_bindings()
+    @work(exclusive=True, group="modal")
+    async def action_rewind(self) -> None:
+        step = self._rewind_target()
+        if self.driver is None or step is None:
+            return
+        later = [r.index for r in self._executed_records() if r.index > step]
+        if later and not await self.app.push_screen_wait(ConfirmScreen(
+            f"Rewind to step {step}?",
+            f"Steps {later[0]}–{later[-1]} are undone: their file changes are reverted and the "
+            "model forgets them." if len(later) > 1 else
+            f"Step {later[0]} is undone: its file changes are reverted and the model forgets it.",
+            confirm="Rewind",
+        )):
+            return
+        self.pending = None
+        self.driver.send(Undo(step))
 
     @work(exclusive=True, group="modal")
     async def action_message(self) -> None:
@@ -527,19 +599,16 @@ class MainScreen(Screen[None]):
             self.driver.send(UserCommand(answer.text))
         else:
             await thoughts.note(f"You: {answer.text}", "user")
+            self.paused = False
             self.driver.send(UserMessage(answer.text))
-        self.refresh_bindings()
 
     def action_toggle_auto(self) -> None:
         if self.driver is None:
             return
-        self.auto = self.driver.auto = not self.auto
-        self.query_one(StatusBar).policy = self._policy_label()
+        self.auto = not self.auto
+        self.driver.send(SetAuto(self.auto))
         self.notify("Auto mode on: every action runs without asking" if self.auto
                     else "Auto mode off: you approve each action", timeout=3)
-        if self.auto and self.pending is not None:
-            self._decide(Approve())
-        self.driver.send(Wake())
 
     def action_stop(self) -> None:
         """Stop the generation, or kill the command that runs now."""
@@ -549,10 +618,10 @@ class MainScreen(Screen[None]):
             self.driver.stop_generation()
         elif self.running:
             self.driver.interrupt_command()
-        self.refresh_bindings()
 
     def action_continue(self) -> None:
         if self.driver is not None:
+            self.paused = False
             self.driver.send(Continue())
 
     def action_diff(self) -> None:
@@ -590,7 +659,10 @@ class MainScreen(Screen[None]):
         steps = len(self._executed_records())
         left = (f"The working tree keeps the changes of {steps} executed step(s) in: "
                 f"{', '.join(files)}." if files else "The working tree has no changes from this session.")
-        repo = self.repo_label or "REPO"
+        if not self.resumable:
+            return (f"{left}\nThis is a temporary demo repository: it is deleted when navtui exits "
+                    "(`navtui demo --keep` keeps it).")
+        repo = shlex.quote(self.repo_label) if self.repo_label else "REPO"
         return (
             f"{left}\nThe session {self.session.id} is saved; resume it with\n"
             f"    navtui --resume {self.session.id} {repo}\n"
@@ -614,4 +686,3 @@ class SessionEnded(Message):
     def __init__(self, finished: SessionFinished) -> None:
         super().__init__()
         self.finished = finished
-

@@ -13,6 +13,7 @@ class QuitScreen(ModalScreen[bool]):
     """Returns True to quit."""
 
     CSS_PATH = "modal.tcss"
+    AUTO_FOCUS = "#stay"
     BINDINGS = [
         Binding("escape,n", "stay", "Stay", id="navtui.quit.stay", tooltip="Back to the session"),
         Binding("y,q", "quit_now", "Quit", id="navtui.quit.confirm", tooltip="Quit; the session stays resumable"),
@@ -29,9 +30,6 @@ class QuitScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Quit (y)", variant="warning", id="quit")
                 yield Button("Stay (n)", variant="primary", id="stay")
-
-    def on_mount(self) -> None:
-        self.query_one("#stay", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "quit")

@@ -1,0 +1,40 @@
+"""Ask before doing something that cannot be taken back from where the user stands."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Returns True when the user confirms (`y` or the button), False on `n` / esc."""
+
+    CSS_PATH = "modal.tcss"
+    AUTO_FOCUS = "#no"
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="navtui.confirm.yes", tooltip="Do it"),
+        Binding("escape,n", "answer(False)", "No", id="navtui.confirm.no", tooltip="Leave things as they are"),
+    ]
+
+    def __init__(self, title: str, explanation: str, *, confirm: str = "Yes") -> None:
+        super().__init__()
+        self.title_text = title
+        self.explanation = explanation
+        self.confirm = confirm
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="dialog-title", markup=False)
+            yield Static(self.explanation, classes="dialog-body", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(f"{self.confirm} (y)", variant="warning", id="yes")
+                yield Button("Cancel (n)", variant="primary", id="no")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
