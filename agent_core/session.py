@@ -88,6 +88,11 @@ def recorded_turn(record: StepRecord) -> prompts.Turn | None:
     return prompts.Turn(str(stored.get("assistant", "")), str(stored.get("observation", "")))
 
 
+def _dialect_words(dialect: str) -> str:
+    """`toolcall` -> "expected the toolcall format"; `auto` -> "in none of the known formats"."""
+    return "in none of the known formats" if dialect == "auto" else f"expected the {dialect} format"
+
+
 @dataclass
 class _Entry:
     """One turn of the conversation, tagged with the step it belongs to (undo drops later ones).
@@ -315,8 +320,8 @@ class Session:
         if self._format_errors >= self.config.max_format_errors:
             self._finish(
                 "format_errors",
-                f"stopped after {self._format_errors} replies in a row that could not be parsed "
-                f"as a {self.config.dialect} action (last problem: {error.problem})",
+                f"stopped after {self._format_errors} replies in a row that held no action navtui "
+                f"could read ({_dialect_words(self.config.dialect)}; last problem: {error.problem})",
             )
 
     # --- decisions --------------------------------------------------------------------------

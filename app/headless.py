@@ -58,6 +58,7 @@ class Transcript:
         self.observation_lines = observation_lines
         self.thought_lines = thought_lines
         self._usage: UsageReported | None = None
+        self._last_error: str | None = None
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{type(event).__name__}", None)
@@ -134,6 +135,7 @@ class Transcript:
         self.console.print(Text(event.message, style="dim"))
 
     def _on_SessionError(self, event: SessionError) -> None:
+        self._last_error = event.message
         self.console.print(Text(f"error: {event.message}", style="bold red"))
 
     def _on_SessionFinished(self, event: SessionFinished) -> None:
@@ -143,7 +145,9 @@ class Transcript:
         else:
             self.console.print(Text("(no changes)", style="dim"))
         style = FINISH_STYLES.get(event.reason, "bold yellow")
-        self.console.print(Text(f"finished: {event.reason} — {event.message}", style=style))
+        said = event.message == self._last_error  # printed just above
+        ending = f"finished: {event.reason}" + ("" if said else f" — {event.message}")
+        self.console.print(Text(ending, style=style))
 
 
 class JsonLines:

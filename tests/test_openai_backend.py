@@ -166,12 +166,20 @@ def test_auth_error_names_the_env_vars_and_hides_the_key(
 
 def test_server_down_says_which_url_and_how_to_start_vllm() -> None:
     url = closed_port_url()
-    backend = OpenAIBackend(url, "navigator", backoff=0.01)
+    backend = OpenAIBackend(url, "navigator-8b", backoff=0.01)
     with pytest.raises(BackendError) as caught:
         list(backend.stream(CHAT))
     message = str(caught.value)
     assert url in message and "connection refused" in message
     assert "vllm serve" in message and "--enable-lora --lora-modules" in message
+
+
+def test_server_down_hint_names_the_model_that_was_asked_for() -> None:
+    with pytest.raises(BackendError) as caught:
+        list(OpenAIBackend(closed_port_url(), "my-model", backoff=0.01).stream(CHAT))
+    message = str(caught.value)
+    assert "`my-model`" in message and "vllm serve my-model" in message
+    assert "navigator-8b" not in message
 
 
 def test_refused_connections_are_retried_until_the_server_is_up() -> None:

@@ -45,6 +45,14 @@ VLLM_HINT = (
 )
 
 
+def server_hint(model: str) -> str:
+    """How to get a server for `model`: the navigator preset's vLLM line, else a generic one."""
+    if model == "navigator-8b":
+        return VLLM_HINT
+    return (f"start one that serves the model `{model}` (e.g. `vllm serve {model} --port 8000`), "
+            "then pass its URL with --base-url")
+
+
 class _Cancelled(Exception):
     """cancel() was called while waiting to (re)send the request."""
 
@@ -203,7 +211,7 @@ class OpenAIBackend:
                 if attempt >= min(CONNECT_RETRIES, self.max_retries):
                     raise BackendError(self._scrub(
                         f"cannot connect to {self.base_url} ({_reason(exc)}). Is the server "
-                        f"running? {VLLM_HINT}"
+                        f"running? {server_hint(self.model)}"
                     )) from None
                 self._sleep(self.backoff * 2**attempt)
                 attempt += 1
