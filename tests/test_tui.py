@@ -564,3 +564,69 @@ def test_external_editor_round_trip(monkeypatch):
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", "sed -i s/wrong/right/")
     assert edit_in_external_editor("echo wrong > out.txt\n") == "echo right > out.txt\n"
+
+
+async def test_the_demo_listens_to_reject_undo_stop_and_messages(tmp_path: Path):
+    from app.demo import demo_session, make_demo_repo
+    from app.screens.reject import RejectScreen as Reject
+
+    repo = make_demo_repo(tmp_path / "stats")
+    session = demo_session(repo, delay=0.0)
+    app, watch = NavApp(session, repo=repo, resumable=False), Watch()
+
+    def proposed() -> object:
+        return session.pending.step.action
+
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        assert "demo" in session.pending.step.thought and "not a real model" in session.pending.step.thought
+        assert main_screen(app).query_one("#status").model == "demo (scripted)"
+        await pilot.press("r")
+        await watch.until(lambda: showing(app, Reject), "reject dialog")
+        await pilot.press(*"just read the test", "enter")
+        await watch.until(lambda: waiting_on(app, 2), "the demo's alternative")
+        assert proposed() == StrReplaceEditor(command="view", path="tests/test_core.py")
+        assert "just read the test" in session.pending.step.thought
+        for index in (2, 3):
+            await watch.until(lambda: waiting_on(app, index), f"proposal {index}")
+            await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 4), "the fix")
+        fix = proposed()
+        assert isinstance(fix, StrReplaceEditor) and fix.command == "str_replace"
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 5), "the check after the fix")
+        assert "(len(values) + 1)" not in (repo / "stats/core.py").read_text()
+        await pilot.press("u")
+        await watch.until(lambda: waiting_on(app, 4), "the fix again: undo moved the script back")
+        assert proposed() == fix and "(len(values) + 1)" in (repo / "stats/core.py").read_text()
+        await pilot.press("m")
+        await watch.until(lambda: showing(app, MessageScreen), "message dialog")
+        await pilot.press(*"keep it small", "enter")
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 5), "the check, again")
+        assert "keep it small" in session.pending.step.thought
+        await pilot.press("q")
+        await watch.until(lambda: showing(app, QuitScreen), "quit dialog")
+        assert "--resume" not in app.screen.explanation and "temporary" in app.screen.explanation
+        await pilot.press("n")
+        await pilot.press("t")
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
+        await pilot.press("k")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 0
+
+
+async def test_the_demo_writes_a_stopped_turn_again_after_g(tmp_path: Path):
+    from app.demo import demo_session, make_demo_repo
+
+    repo = make_demo_repo(tmp_path / "stats")
+    session = demo_session(repo, delay=0.005, chunk_size=2)
+    app, watch = NavApp(session, repo=repo, resumable=False), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        main = main_screen(app)
+        await watch.until(lambda: main.generating and main.query_one("#thoughts").text, "streaming")
+        await pilot.press("escape")
+        await watch.until(lambda: main.paused, "stopped")
+        await pilot.press("g")
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1 after going on")
+        assert session.pending.step.action == Bash("ls -R stats tests && python3 -m unittest -q")
