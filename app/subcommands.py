@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -79,7 +80,7 @@ def sessions_main(args: argparse.Namespace) -> int:
         print(line if room is None or len(line) <= room else line[: room - 1] + "…")
     resumable = [s for s in sessions if s.resumable]
     if resumable:
-        print(f"Resume one with: navtui --resume {resumable[-1].id} {args.repo}")
+        print(f"Resume one with: navtui --resume {resumable[-1].id} {shlex.quote(str(args.repo))}")
     return 0
 
 

@@ -84,3 +84,16 @@ def test_auto_never_imports_textual(git_repo, tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "RESULT 0 []" in result.stderr, result.stderr
+
+
+def test_an_error_that_ends_the_session_is_printed_once():
+    from io import StringIO
+
+    from agent_core.events import SessionError, SessionFinished
+
+    out = StringIO()
+    transcript = Transcript(Console(file=out, width=200))
+    transcript(SessionError("cannot connect to http://localhost:1/v1"))
+    transcript(SessionFinished("error", "cannot connect to http://localhost:1/v1"))
+    assert out.getvalue().count("cannot connect") == 1
+    assert out.getvalue().rstrip().endswith("finished: error")

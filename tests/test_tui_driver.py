@@ -72,3 +72,62 @@ def test_own_command_while_a_proposal_waits_rejects_it_first(git_repo: Path):
     assert [r.extra.get("source") for r in session.records] == [None, "user"]
     assert (git_repo / "calc").exists() and (git_repo / "mine.txt").exists()
     assert [p.index for p in proposals] == [1, 3]
+
+
+def test_the_format_error_stop_reads_right_when_the_dialect_is_auto(git_repo: Path):
+    session = make_session(git_repo, ["no action", "still none", "nothing"])
+    session.config.dialect = "auto"
+    session.config.max_format_errors = 3
+    session.start()
+    while session.finished is None:
+        session.propose()
+    session.close()
+    message = session.finished.message
+    assert session.finished.reason == "format_errors" and "a auto" not in message
+    assert "none of the known formats" in message
+
+
+def test_policy_changes_are_commands_and_the_driver_says_what_it_approved(git_repo: Path):
+    from app.session_driver import Allow, AutoApproved, PolicyChanged, SessionDiffReady, SetAuto
+
+    turns = [("One.", Bash("echo 1 > one.txt")), ("Two.", Bash("echo 2 > two.txt")),
+             ("Three.", Bash("git status")), ("Four.", Bash("ls"))]
+    session = make_session(git_repo, turns)
+    seen: list = []
+    arrived = threading.Condition()
+
+    def wake() -> None:
+        with arrived:
+            seen.extend(inbox.drain())
+            arrived.notify_all()
+
+    def wait_for(test, what: str) -> list:
+        with arrived:
+            assert arrived.wait_for(lambda: test(seen), 30), what
+            return list(seen)
+
+    inbox = EventInbox(wake)
+    driver = SessionDriver(session, inbox)
+    thread = threading.Thread(target=driver.run)
+    thread.start()
+    try:
+        wait_for(lambda s: any(isinstance(e, StepProposed) for e in s), "proposal 1")
+        driver.send(Allow(prefix="git status"))
+        driver.send(SetAuto(True))
+        events = wait_for(lambda s: any(isinstance(e, StepProposed) and e.index == 3 for e in s),
+                          "proposal 3 (auto mode ran 1 and 2)")
+        changes = [e for e in events if isinstance(e, PolicyChanged)]
+        assert [(c.auto, c.rules, c.label) for c in changes] == [(False, 1, "ask (+1 rules)"), (True, 1, "auto")]
+        approved = [(e.index, e.reason) for e in events if isinstance(e, AutoApproved)]
+        assert approved[:2] == [(1, "auto mode"), (2, "auto mode")]
+        proposal_2 = next(i for i, e in enumerate(events) if isinstance(e, StepProposed) and e.index == 2)
+        assert events[proposal_2 + 1] == AutoApproved(2, "auto mode")  # sent together, one drain
+        events = wait_for(lambda s: any(isinstance(e, SessionDiffReady) and "two.txt" in e.diff for e in s),
+                          "the session diff after step 2")
+        diffs = [e.diff for e in events if isinstance(e, SessionDiffReady)]
+        assert "one.txt" in diffs[-1] and "two.txt" in diffs[-1]
+        assert diffs[-1] == session.workspace.diff(0, session.workspace.checkpoints[-1].index)
+    finally:
+        driver.send(Close())
+        thread.join(30)
+        session.close()

@@ -161,6 +161,10 @@ async def test_status_bar_and_card_and_log_render_what_they_are_given():
         status.styles.width = 40
         await pilot.pause()
         assert status.render().plain == "navtui │ starting │ step 3/50 │ auto"
+        status.styles.width = 120
+        status.tokens_per_second = 41.6
+        await pilot.pause()
+        assert "42 tok/s" in status.render().plain
         card.show_action("Step 3", Edit("a.py", 1, 1, "x"), "edit a.py lines 1-1", TWO_FILES)
         assert card.has_class("-pending") and card.query_one("#card-diff").display
         card.show_status("thinking", "thinking…")

@@ -1,0 +1,139 @@
+"""Pilot tests for what a user saw go wrong (issue 12, item 7), each on a real session."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+from agent_core.actions import Bash, Submit
+from app.screens.help import KEYS, HelpScreen
+from app.screens.main import MainScreen
+from app.tui import NavApp
+from tests.fixtures.tui import Watch, make_session, showing
+from widgets.action_card import ActionCard
+from widgets.status_bar import StatusBar
+from widgets.step_timeline import StepTimeline
+from widgets.thought_stream import ThoughtStream
+
+LONG_COMMAND = "echo " + " ".join(f"word{n}" for n in range(300))
+RAW_TURN = (
+    "<think>\nThe average looks off by one; listing first.\n</think>\n\nI'll list the files.\n"
+    '<tool_call>\n{"name": "bash", "arguments": {"command": ' + json.dumps(LONG_COMMAND) + "}}\n</tool_call>"
+)
+MARKUP = ("<think>", "</think>", "<tool_call>", '"name"', '{"command"')
+
+
+def consistent(main: MainScreen) -> bool:
+    """The header's state word and the action card say the same thing."""
+    status, card = main.query_one(StatusBar).state, main.query_one(ActionCard).state
+    pairs = {"thinking": "thinking", "waiting for you": "pending", "running": "running"}
+    return status not in pairs or pairs[status] == card
+
+
+async def test_a_streaming_turn_shows_thought_text_never_markup_even_after_esc(git_repo: Path):
+    session = make_session(git_repo, [RAW_TURN, ("Next.", Bash("ls"))], delay=0.002, chunk_size=3)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
+        main = app.main
+        assert main is not None
+        stream = main.query_one(ThoughtStream)
+        await watch.until(lambda: main._split.in_action, "the model writes its action")
+        assert "I'll list the files." in stream.text
+        assert not any(mark in stream.text for mark in MARKUP)
+        await watch.until(lambda: "writing a bash action" in str(main.query_one("#card-command").render()),
+                          "the card names the action being written")
+        assert main.query_one(StatusBar).state == "thinking" and consistent(main)
+        await pilot.press("escape")
+        await watch.until(lambda: main.paused and not stream.rendering, "stopped")
+        assert not any(mark in stream.text for mark in MARKUP)
+        shown = "\n".join(md.source for md in stream.query("Markdown"))
+        assert "average looks off by one" in shown and not any(mark in shown for mark in MARKUP)
+
+
+async def test_header_and_card_agree_through_a_step_and_replay_shows_no_tok_s(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("sleep 3")), ("Done.", Submit())],
+                           delay=0.01, chunk_size=2)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
+        main = app.main
+        assert main is not None
+        status = main.query_one(StatusBar)
+        await watch.until(lambda: main.generating, "thinking")
+        assert status.state == "thinking" and consistent(main)
+        await watch.until(lambda: main.pending is not None, "proposal 1")
+        assert status.state == "waiting for you" and consistent(main)
+        await pilot.press("a")
+        assert status.state == "running" and consistent(main)
+        await watch.until(lambda: main.pending is not None and main.pending.index == 2, "proposal 2")
+        assert status.state == "waiting for you" and consistent(main)
+        assert status.tokens_per_second == 0 and "tok/s" not in status.render().plain
+
+
+async def test_bindings_are_refreshed_when_state_changes_not_per_token(git_repo: Path):
+    session = make_session(git_repo, [("thinking " * 300, Bash("ls"))], delay=0.001, chunk_size=1)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    refreshes: list[object] = []
+    async with app.run_test(size=(120, 36), message_hook=watch):
+        main = app.main
+        assert main is not None
+        main.bindings_updated_signal.subscribe(main, refreshes.append)
+        await watch.until(lambda: main.pending is not None, "proposal 1")
+        wakes = sum(1 for m in watch.seen if type(m).__name__ == "SessionWake")
+    assert wakes > 20  # the turn streamed in many wakes...
+    assert len(refreshes) <= 6  # ...but the Footer was refreshed only when the state changed
+
+
+async def test_the_footer_names_what_each_key_does(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("ls")), ("More.", Bash("pwd"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
+        await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
+        await pilot.pause()
+        keys = {key.key_display: key.description for key in app.main.query_one(Footer).query(FooterKey)}
+        assert keys["a"] == "Approve" and keys["r"] == "Reject" and keys["e"] == "Edit"
+        assert keys["A"] == "Always"
+
+
+async def test_the_step_sidebar_widens_with_the_terminal(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("ls")), ("More.", Bash("pwd"))])
+    widths = {}
+    for size in ((120, 36), (220, 50)):
+        app, watch = NavApp(session if size == (120, 36) else make_session(git_repo, [("L.", Bash("ls"))]),
+                            repo=git_repo), Watch()
+        async with app.run_test(size=size, message_hook=watch) as pilot:
+            await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal")
+            await pilot.pause()
+            widths[size[0]] = app.main.query_one(StepTimeline).outer_size.width
+    assert widths == {120: 28, 220: 44}
+
+
+async def test_help_at_80x24_shows_every_key_and_says_esc_closes_it(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("ls")), ("More.", Bash("pwd"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(80, 24), message_hook=watch) as pilot:
+        await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
+        await pilot.press("question_mark")
+        await watch.until(lambda: showing(app, HelpScreen), "help")
+        await pilot.pause()
+        assert "esc closes" in str(app.screen.query_one("#help-title").render())
+        table = app.screen.query_one("#help-table")
+        assert table.region.height == len(KEYS) and table.region.bottom <= 24
+        await pilot.press("escape")
+        await watch.until(lambda: app.screen is app.main, "help closed")
+
+
+async def test_the_resume_hint_quotes_a_path_with_spaces(tmp_path: Path):
+    from tests.fixtures.repos import BUGGY_PROJECT, make_repo
+
+    repo = make_repo(tmp_path / "my repo", BUGGY_PROJECT)
+    session = make_session(repo, [("Look.", Bash("ls")), ("More.", Bash("pwd"))])
+    app, watch = NavApp(session, repo=repo), Watch()
+    async with app.run_test(size=(120, 36), message_hook=watch):
+        await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
+        hint = app.main.quit_explanation()
+    assert f"navtui --resume {session.id} {shlex.quote(str(repo))}\n" in hint
+    assert shlex.split(hint.splitlines()[2])[-1] == str(repo)
