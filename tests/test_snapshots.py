@@ -96,11 +96,22 @@ def test_help_screen(git_repo: Path, snap_compare):
     assert snap_compare(app, terminal_size=(100, 34), run_before=help_open)
 
 
+def test_help_screen_80x24(git_repo: Path, snap_compare):
+    app, ready = proposal_app(git_repo)
+
+    async def help_open(pilot: Pilot) -> None:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=help_open)
+
+
 def test_start_screen(git_repo: Path, snap_compare):
     app = NavApp(lambda issue: make_session(git_repo, TURNS, issue=issue), repo="repo")
 
     async def typed(pilot: Pilot) -> None:
-        await until(pilot, lambda: type(app.screen).__name__ == "StartScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "StartScreen" and app.screen.sessions_loaded)
         app.screen.query_one(TextArea).load_text("# average() is off by one\n\nIt returns 3.0 for [2, 4, 6].")
         freeze(app)
 
@@ -109,6 +120,17 @@ def test_start_screen(git_repo: Path, snap_compare):
 
 def test_finish_screen(git_repo: Path, snap_compare):
     session = make_session(git_repo, TURNS, session_id=SESSION_ID)
+    app = NavApp(session, repo=git_repo, auto=True)
+
+    async def finished(pilot: Pilot) -> None:
+        await until(pilot, lambda: type(app.screen).__name__ == "FinishScreen")
+        freeze(app)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=finished)
+
+
+def test_finish_screen_with_no_changes(git_repo: Path, snap_compare):
+    session = make_session(git_repo, [("Look.", Bash("ls")), ("Done.", Submit())], session_id=SESSION_ID)
     app = NavApp(session, repo=git_repo, auto=True)
 
     async def finished(pilot: Pilot) -> None:
