@@ -137,3 +137,42 @@ async def test_the_resume_hint_quotes_a_path_with_spaces(tmp_path: Path):
         hint = app.main.quit_explanation()
     assert f"navtui --resume {session.id} {shlex.quote(str(repo))}\n" in hint
     assert shlex.split(hint.splitlines()[2])[-1] == str(repo)
+
+
+async def test_the_start_screen_is_usable_before_the_session_list_arrives():
+    import threading
+    from datetime import datetime
+
+    from textual.app import App
+
+    from agent_core.trajectory import SessionSummary
+    from app.screens.start import StartScreen
+
+    release = threading.Event()
+
+    def summary(n: int) -> SessionSummary:
+        return SessionSummary(id=f"2026-{n:03d}", started=datetime(2026, 1, 1), issue=f"issue {n}",
+                              steps=n, status="quit", path=Path(f"{n}.jsonl"))
+
+    def slow_list():
+        assert release.wait(30)
+        yield from (summary(n) for n in range(12))
+
+    screen = StartScreen("repo", slow_list)
+
+    class Harness(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(screen)
+
+    async with Harness().run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        assert screen.is_mounted and screen.focused is screen.query_one("#issue-editor")
+        assert not screen.query_one("#start-sessions").display and not screen.sessions_loaded
+        await pilot.press(*"typing works")
+        assert screen.query_one("#issue-editor").text == "typing works"
+        release.set()
+        while not screen.sessions_loaded:
+            await pilot.pause(0.01)
+        options = screen.query_one("#sessions")
+        assert options.option_count == 12 and screen.query_one("#start-sessions").display
+        assert options.get_option_at_index(0).id == "2026-000"

@@ -107,10 +107,12 @@ class StartScreen(Screen[StartChoice]):
             self.post_message(self.SessionsFound(batch, done=True))
 
     def on_start_screen_sessions_found(self, message: SessionsFound) -> None:
-        if message.sessions:
-            self.sessions.extend(message.sessions)
+        known = {s.id for s in self.sessions}
+        new = [s for s in message.sessions if s.id not in known]  # a copied log repeats an id
+        if new:
+            self.sessions.extend(new)
             options = self.query_one("#sessions", OptionList)
-            options.add_options([session_option(s) for s in message.sessions])
+            options.add_options([session_option(s) for s in new])
             if options.highlighted is None:
                 options.highlighted = 0
             self.query_one("#start-sessions").display = True
