@@ -179,7 +179,11 @@ def batch_main(args: argparse.Namespace) -> int:
                       f"{escape(result.message)}", highlight=False)
 
     try:
-        results = Batch(options).run(instances, on_result=report)
+        results = Batch(options).run(
+            instances, on_result=report,
+            on_stopping=lambda: console.print(
+                "Stopping: running instances quit after their current command…"),
+        )
     except KeyboardInterrupt:
         console.print("Stopped. Re-run the same command to continue where it left off.")
         return 3

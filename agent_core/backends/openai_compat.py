@@ -304,8 +304,11 @@ class OpenAIBackend:
 
     def _load_tokenizer(self) -> Any:
         if self._tokenizer is None and self._tokenizer_name:
-            from transformers import AutoTokenizer
-
+            try:
+                from transformers import AutoTokenizer
+            except ImportError:  # the light install: count with the estimate instead
+                self._tokenizer_name = None
+                return None
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(self._tokenizer_name)
             except OSError as exc:
