@@ -58,3 +58,16 @@ def machine_independent_environment(tmp_path_factory: pytest.TempPathFactory) ->
         patch.delenv("GIT_CONFIG", raising=False)
         patch.delenv("GIT_DIR", raising=False)
         yield
+
+
+# Fixtures that load, build or serve a tiny real model: a test using one is marked `slow`.
+MODEL_FIXTURES = frozenset(
+    {"tiny_tokenizer_dir", "tiny_model_dir", "tiny_adapter_dir", "scripted_model_dir",
+     "transformers_server"}
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
