@@ -28,7 +28,7 @@ from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
 from agent_core.workspace import Workspace, WorkspaceError
 
-SUBCOMMANDS = ("sessions", "export", "batch", "demo")
+SUBCOMMANDS = ("sessions", "export", "batch", "demo", "config", "doctor")
 EXIT_CODES = {
     "submitted": 0,
     "error": 1,
@@ -198,12 +198,27 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return run_subcommand(argv[0], argv[1:])
-    args = build_parser().parse_args(argv)
+    from app.config import ConfigError
+
     try:
-        return run(args)
-    except (CliError, BackendError, WorkspaceError, TrajectoryError) as error:
+        args = parse_args(argv)
+    except ConfigError as error:
         print(f"navtui: {error}", file=sys.stderr)
         return 1
+    try:
+        return run(args)
+    except (CliError, BackendError, WorkspaceError, TrajectoryError, ConfigError) as error:
+        print(f"navtui: {error}", file=sys.stderr)
+        return 1
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command line over the config file's settings; ConfigError when the file is bad."""
+    from app.config import configure
+
+    parser = build_parser()
+    configure(parser, argv, logged_backend=LOGGED_BACKEND_OPTIONS)
+    return parser.parse_args(argv)
 
 
 def run_subcommand(name: str, argv: list[str]) -> int:
@@ -215,6 +230,14 @@ def run_subcommand(name: str, argv: list[str]) -> int:
 
     parser = Parser(prog=f"navtui {name}")
     getattr(subcommands, f"add_{name}_args")(parser)
+    if name == "batch":
+        from app.config import ConfigError, configure
+
+        try:
+            configure(parser, argv)
+        except ConfigError as error:
+            print(f"navtui: {error}", file=sys.stderr)
+            return 1
     if name != "export":
         return getattr(subcommands, f"{name}_main")(parser.parse_args(argv))
     # The contract is `navtui export ID --format F [REPO]`: REPO may also come last.
@@ -383,6 +406,8 @@ def logged_backend(path: Path) -> dict:
 
 
 BACKEND_CHOICE_FLAGS = ("backend", "model", "script", "base_url")
+# What `--resume ID` takes from the log unless a flag says otherwise (the config file does not).
+LOGGED_BACKEND_OPTIONS = (*BACKEND_CHOICE_FLAGS, "adapter", "load_in_4bit", "load_in_8bit", "dialect")
 
 
 def with_logged_backend(args: argparse.Namespace, info: dict) -> argparse.Namespace:
@@ -446,9 +471,11 @@ def read_line(prompt: str, out: IO[str]) -> str:
 
 def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -> int:
     """The Textual app; the model loads in its worker after the first frame."""
+    from app.config import load_config
     from app.tui import run_tui
 
     backend_config(args)  # refuse bad model flags before the screen opens
+    settings = load_config(build_parser())  # theme, keymap, allow rules (validated in `main`)
     executor = make_executor(args, workspace)
 
     def build(text: str) -> Session:
@@ -463,8 +490,8 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
 
         logged = read_trajectory(resume_log_path(args, workspace, args.resume))
         return run_tui(lambda _issue: resume_by_id(args.resume), repo=workspace.root,
-                       issue=logged.issue, resume=resume_by_id)
-    return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id)
+                       issue=logged.issue, resume=resume_by_id, settings=settings)
+    return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id, settings=settings)
 
 
 if __name__ == "__main__":

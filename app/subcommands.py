@@ -197,3 +197,51 @@ def batch_main(args: argparse.Namespace) -> int:
         + (f"; {len(errors)} failed (re-run the same command to retry them)" if errors else "")
     )
     return 1 if errors else 0
+
+
+# --- config -----------------------------------------------------------------------------------
+
+
+def add_config_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("show", "path", "edit"), nargs="?", default="show",
+                        help="show: the settings in effect from the file; path: where it is; "
+                             "edit: open it in $EDITOR (created with every setting commented)")
+
+
+def config_main(args: argparse.Namespace) -> int:
+    """`navtui config show|path|edit`."""
+    from app import config as settings
+    from app.cli import build_parser
+
+    parser = build_parser()
+    path = settings.config_path()
+    if args.action == "path":
+        print(path)
+        return 0
+    try:
+        if args.action == "edit":
+            settings.edit(parser, path)
+        loaded = settings.load_config(parser, path)
+    except settings.ConfigError as error:
+        return _error(str(error))
+    if not loaded.exists:
+        print(f"No config file at {path}; `navtui config edit` creates one.")
+        return 0
+    print(f"# {path}")
+    print(settings.render(loaded, parser), end="")
+    return 0
+
+
+# --- doctor -----------------------------------------------------------------------------------
+
+
+def add_doctor_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", type=float, default=2.0, metavar="S",
+                        help="seconds to wait for the configured server (default 2)")
+
+
+def doctor_main(args: argparse.Namespace) -> int:
+    """`navtui doctor`: what is installed, cached and reachable; exit 1 when a check fails."""
+    from app.doctor import run_checks
+
+    return run_checks(timeout=args.timeout)

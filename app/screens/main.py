@@ -33,6 +33,7 @@ from agent_core.events import (
     UsageReported,
 )
 from agent_core.steps import Approve, Decision, EditAction, Quit, Reject, StepRecord
+from app.config import AllowRules
 from app.screens.allow import AllowPrefixScreen
 from app.screens.edit import EditScreen, edit_text
 from app.screens.help import HelpScreen
@@ -165,6 +166,11 @@ class MainScreen(Screen[None]):
 
     # --- wiring the session ---------------------------------------------------------------
 
+    @property
+    def app_rules(self) -> AllowRules:
+        """The allow rules the app was started with (`[rules]` of the config file)."""
+        return getattr(self.app, "allow_rules", None) or AllowRules()
+
     def attach(self, session: Session) -> None:
         """Start driving `session` (built elsewhere, e.g. after loading the model or resumed)."""
         if not self._mounted:
@@ -173,6 +179,10 @@ class MainScreen(Screen[None]):
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
         self.driver = SessionDriver(session, self.inbox, auto=self.auto)
+        for kind in self.app_rules.allow_kinds:  # from the config file's [rules]
+            self.driver.rules.allow_kind(kind)
+        for prefix in self.app_rules.allow_prefixes:
+            self.driver.rules.allow_prefix(prefix)
         status = self.query_one(StatusBar)
         info = session.config.backend_info
         status.model = str(info.get("model") or info.get("name") or session.backend.name)
