@@ -384,6 +384,7 @@ class Session:
         except WorkspaceError as error:
             self._fail(f"could not checkpoint step {proposal.index}: {error}")
             return None
+        self._warn_repo_control(proposal.index)
         record = StepRecord(
             index=proposal.index,
             proposed=proposal.step,
@@ -404,6 +405,15 @@ class Session:
         if isinstance(action, Submit):
             self._finish("submitted", "the model submitted its fix")
         return record
+
+    def _warn_repo_control(self, index: int) -> None:
+        changed = self.workspace.repo_control_changes()
+        if changed:
+            self._emit(Notice(
+                f"step {index} changed git's own config or hooks: {', '.join(changed)}. "
+                "navtui's git calls never run them, and undo does not put them back; your own "
+                "git commands would run them: check them before you run git in this repository."
+            ))
 
     def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
         """Add the step's turn to the conversation and keep it, verbatim, in the record.
@@ -426,6 +436,7 @@ class Session:
         observation = self.executor.run_user_command(command)
         action = Bash(command)
         checkpoint = self.workspace.checkpoint(index)
+        self._warn_repo_control(index)
         record = StepRecord(
             index=index,
             proposed=ProposedStep(thought="", action=action, raw="", dialect=self.dialect),

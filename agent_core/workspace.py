@@ -21,6 +21,7 @@ from pathlib import Path
 
 import git as gitpython
 
+from agent_core.git.control import ControlWatch
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.runner import GitRunner
@@ -33,6 +34,7 @@ REF_ROOT = "refs/navtui"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _MISSING = "-"
+_PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 
 # Files and directories git leaves behind while an operation waits for the user.
 _IN_PROGRESS = {
@@ -112,6 +114,7 @@ class Workspace:
         self.snapshot_warnings: list[str] = []
         self._git = GitRunner(root)
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
+        self._control = ControlWatch(root, git_dir, common_dir)
         self._checkpoints: list[Checkpoint] = []
         self._trees: dict[str, str] = {}
         self._staged: str | None = None
@@ -240,7 +243,7 @@ class Workspace:
         old, new = self._trees[self._first().commit], self._snapshot()
         if old == new:
             return ""
-        out = self._git.run("diff-tree", "-p", "-M", "--binary", "--no-color", old, new)
+        out = self._git.run("diff-tree", *_PATCH_ARGS, "--binary", old, new)
         return out.decode("utf-8", "surrogateescape")
 
     # -- undo -------------------------------------------------------------------------------
@@ -272,6 +275,13 @@ class Workspace:
         if self._snapshot() != self._trees[target.commit]:
             return True
         return self._heads.read() != HeadState(target.head, target.branch)
+
+    def repo_control_changes(self) -> list[str]:
+        """Git config, hooks and attributes files changed since the last call (one line each).
+
+        navtui's own git calls never run them; the user's own git commands would.
+        """
+        return self._control.changes()
 
     # -- internals --------------------------------------------------------------------------
 
@@ -398,7 +408,7 @@ class Workspace:
     def _diff(self, old: str, new: str) -> str:
         if old == new:
             return ""
-        out = self._git.run("diff-tree", "-p", "-M", "--no-color", old, new)
+        out = self._git.run("diff-tree", *_PATCH_ARGS, old, new)
         return out.decode("utf-8", "replace")
 
     def _clear_operation_state(self) -> None:

@@ -26,6 +26,7 @@ from agent_core.executor import Executor
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
+from agent_core.git.patches import write_patch
 from agent_core.workspace import Workspace, WorkspaceError
 
 SUBCOMMANDS = ("sessions", "export", "batch", "demo")
@@ -331,7 +332,7 @@ def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
         if not isinstance(event, SessionFinished):
             return
         try:
-            patch_out.write_text(event.patch, encoding="utf-8", errors="surrogateescape")
+            write_patch(event.patch, patch_out)
         except OSError as error:
             print(f"navtui: cannot write --patch-out {patch_out}: {error.strerror or error}",
                   file=sys.stderr)
