@@ -23,10 +23,10 @@ from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend,
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
+from agent_core.git.patches import write_patch
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
-from agent_core.git.patches import write_patch
 from agent_core.workspace import Workspace, WorkspaceError
 
 SUBCOMMANDS = ("sessions", "export", "batch", "demo")
