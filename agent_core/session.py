@@ -51,7 +51,7 @@ from agent_core.steps import (
     Reject,
     StepRecord,
 )
-from agent_core.workspace import Workspace, WorkspaceError
+from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 
 
 @dataclass
@@ -486,10 +486,13 @@ class Session:
 
     # --- undo -----------------------------------------------------------------------------
 
-    def undo(self, to_index: int | None = None) -> StepUndone:
+    def undo(self, to_index: int | None = None, *, force: bool = False) -> StepUndone:
         """Go back to the state after step `to_index` (None: before the last executed step).
 
         Files return to that step's checkpoint, and the conversation forgets every later turn.
+        Raises `UnsafeRestore` (listing them) when files changed since the last checkpoint that
+        the session did not change, unless `force`; either way the state before the undo is
+        kept under a `before-undo` ref (`StepUndone.saved_ref`).
         """
         executed = [r for r in self.records if r.checkpoint is not None]
         if to_index is None:
@@ -499,11 +502,15 @@ class Session:
         if to_index < 0:
             raise ValueError(f"cannot undo to step {to_index}: checkpoint 0 is the first")
         kept = [r for r in executed if r.index <= to_index]
+        foreign = self.workspace.foreign_changes()
+        if foreign and not force:
+            raise UnsafeRestore(foreign, self.workspace.checkpoints[-1].index)
+        saved = self.workspace.save_state("before-undo")
         report = self.workspace.restore(kept[-1].index if kept else 0)
         self.records = [r for r in self.records if r.index <= to_index]
         self._entries = [e for e in self._entries if e.step <= to_index]
         self.pending = None
         self._format_errors = 0
-        event = StepUndone(to_index=to_index, changed_paths=list(report.changed_paths))
+        event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)
         return event

@@ -22,13 +22,13 @@ from pathlib import Path
 import git as gitpython
 
 from agent_core.git.control import ControlWatch
-from agent_core.git.errors import WorkspaceError
+from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree
 from agent_core.steps import Checkpoint
 
-__all__ = ["RestoreReport", "Workspace", "WorkspaceError"]
+__all__ = ["RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
 REF_ROOT = "refs/navtui"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -200,7 +200,9 @@ class Workspace:
     def delete_session(self, session_id: str) -> None:
         """Remove a session's refs and private index (its commits become garbage for `git gc`)."""
         self._check_session_id(session_id)
-        refs = [r[0] for r in self._session_refs(session_id)]
+        refs = self._git.run(
+            "for-each-ref", "--format=%(refname)", f"{REF_ROOT}/{session_id}/"
+        ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
         (self.state_dir / "checkpoints" / f"{session_id}.index").unlink(missing_ok=True)
@@ -268,6 +270,52 @@ class Workspace:
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
         self._checkpoints = self._checkpoints[: position + 1]
         return RestoreReport(changed, head_moved)
+
+    def foreign_changes(self) -> list[str]:
+        """What changed since the last checkpoint: paths, then `HEAD (...)` if HEAD moved.
+
+        The session checkpoints after every step, so these are changes it did not make (the
+        user's edits while the model thought, a session that stopped mid-step, ...).
+        """
+        last = self._last()
+        paths = self.changed_files(last.index)
+        head = self._heads.read()
+        if head != HeadState(last.head, last.branch):
+            where = head.branch or "detached"
+            paths.append(f"HEAD (now {where} at {(head.commit or 'no commit')[:10]})")
+        return paths
+
+    def save_state(self, label: str) -> str:
+        """Keep the working tree and HEAD as they are now under `refs/navtui/<id>/<label>-<n>`.
+
+        Undo/resume call this before rewriting anything, so nothing they overwrite is lost;
+        returns the ref (`git restore --source=<ref> -- PATH` brings a file back).
+        """
+        last = self._last()
+        tree, head = self._snapshot(), self._heads.read()
+        if tree == self._trees[last.commit] and head == HeadState(last.head, last.branch):
+            commit = last.commit
+        else:
+            parents: list[str] = []
+            for parent in dict.fromkeys(p for p in (head.commit, last.commit) if p):
+                parents += ["-p", parent]
+            commit = self._git.line(
+                "commit-tree", "--no-gpg-sign", *parents, "-m", _message(head, None), tree
+            )
+        prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
+        taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
+        ref = f"{prefix}{len(taken) + 1}"
+        self._git.run("update-ref", ref, commit, "0" * 40)
+        return ref
+
+    def drop_after(self, index: int) -> None:
+        """Forget checkpoints after `index` without touching files (unlogged ones on resume)."""
+        position = self._position(index)
+        dropped = self._checkpoints[position + 1:]
+        if dropped:
+            lines = "".join(f"delete {c.ref}\n" for c in dropped)
+            self._git.run("update-ref", "--stdin", stdin=lines.encode())
+        self._checkpoints = self._checkpoints[: position + 1]
 
     def dirty_since(self, index: int) -> bool:
         """True if the working tree or HEAD/branch no longer match checkpoint `index`."""

@@ -147,6 +147,11 @@ def build_parser() -> Parser:
     parser.add_argument(
         "--resume", metavar="ID", help="continue a logged session (see `navtui sessions`)"
     )
+    parser.add_argument(
+        "--force", action="store_true",
+        help="with --resume: put the last checkpoint back even over files changed since the "
+        "session stopped (they are kept by default; forced, they are saved in a ref first)",
+    )
     parser.add_argument("repo", metavar="REPO", help="path to a local git repository")
     return parser
 
@@ -359,6 +364,7 @@ def resume(
         executor=executor or make_executor(args, workspace),
         backend=make_backend(args),
         listeners=[writer, *listeners],
+        overwrite_changes=args.force,
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
