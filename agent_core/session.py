@@ -193,9 +193,10 @@ class Session:
         self.backend.cancel()
 
     def close(self) -> None:
-        """Stop the shell and free the model."""
+        """Stop the shell, free the model and give up the repository's session lock."""
         self.executor.close()
         self.backend.close()
+        self.workspace.close()
 
     # --- the model's turn -------------------------------------------------------------------
 

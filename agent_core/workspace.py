@@ -24,6 +24,7 @@ import git as gitpython
 from agent_core.git.control import ControlWatch
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
+from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree
 from agent_core.steps import Checkpoint
@@ -155,6 +156,7 @@ class Workspace:
         self._use_session(session_id)
         index = self._index_path()
         index.parent.mkdir(parents=True, exist_ok=True)
+        self._take_lock()
         user_index = self._user_index()
         if user_index.exists():
             shutil.copyfile(user_index, index)
@@ -182,6 +184,7 @@ class Workspace:
                 f"no session {session_id!r} in {self.root}; known: {', '.join(self.sessions()) or 'none'}"
             )
         self._use_session(session_id)
+        self._take_lock()
         for ref, commit, tree, message in sorted(records, key=lambda r: int(r[0].rsplit("/", 1)[1])):
             fields = _parse_message(message)
             index = int(ref.rsplit("/", 1)[1])
@@ -196,6 +199,14 @@ class Workspace:
             shutil.copyfile(self._user_index(), self._index_path())
         self._index_stamp = None
         return self.checkpoints
+
+    def check_free(self) -> None:
+        """Raise `SessionLocked` (naming it) if another live navtui session holds this repo."""
+        check_free(self.state_dir, self.root)
+
+    def close(self) -> None:
+        """Give up the repository's session lock (if this process holds it)."""
+        release(self.state_dir)
 
     def delete_session(self, session_id: str) -> None:
         """Remove a session's refs and private index (its commits become garbage for `git gc`)."""
@@ -342,6 +353,13 @@ class Workspace:
             raise WorkspaceError(
                 f"session id {session_id!r} cannot name a git ref: use letters, digits, '.', '_', '-'"
             )
+
+    def _take_lock(self) -> None:
+        """One session per repository; then a private-index lock left by a killed navtui
+        (only the lock holder writes the private index) is stale and removed."""
+        assert self.session_id is not None
+        acquire(self.state_dir, self.session_id, self.root)
+        self._index_path().with_name(self._index_path().name + ".lock").unlink(missing_ok=True)
 
     def _use_session(self, session_id: str) -> None:
         self._check_session_id(session_id)

@@ -245,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
                 "add --auto to run headless, or --plain to answer on stdin"
             )
     workspace = Workspace.open(args.repo)
+    workspace.check_free()
     issue = read_issue(args)
     if args.resume is None and mode == "auto" and not issue:
         raise CliError("--auto needs the issue: pass --issue TEXT or --issue-file FILE")
