@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +37,8 @@ REF_ROOT = "refs/navtui"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _MISSING = "-"
+_VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
+_VANISHED_RETRIES = 20
 _PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 
 # Files and directories git leaves behind while an operation waits for the user.
@@ -402,7 +406,7 @@ class Workspace:
         index = self._index_path()
         # --ignore-errors: a file git cannot add (unreadable, an empty nested repository) is left
         # out of the snapshot instead of failing it; the reasons are kept in `snapshot_warnings`.
-        result = self._git.run_full("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1))
+        result = self._add_all(index)
         self.snapshot_warnings = [
             line for line in result.stderr.decode("utf-8", "replace").splitlines() if line.strip()
         ]
@@ -413,6 +417,27 @@ class Workspace:
         tree = self._git.line("write-tree", index=index)
         self._index_tree, self._index_stamp = tree, self._stamp()
         return tree
+
+    def _add_all(self, index: Path) -> subprocess.CompletedProcess[bytes]:
+        """`git add -A` into the private index, retried while files vanish under it.
+
+        A watcher or build tool that creates and deletes files makes git die with "unable to
+        stat" when a file it just listed is gone; the next try sees the directory afresh.
+        """
+        for attempt in range(_VANISHED_RETRIES):
+            result = self._git.run_full(
+                "add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128)
+            )
+            if result.returncode != 128:
+                return result
+            error = result.stderr.decode("utf-8", "replace").strip()
+            if not any(sign in error for sign in _VANISHED):
+                break
+            time.sleep(0.005 * attempt)
+        raise WorkspaceError(
+            f"could not snapshot {self.root}: {error}. If a tool keeps creating and deleting "
+            "files there, pause it (or ignore its files in .gitignore) and try again."
+        )
 
     def _staged_commit(self, index: Path, head: HeadState) -> str | None:
         """A commit of the user's staged state (their index), or None if it has conflicts."""
