@@ -51,7 +51,7 @@ from agent_core.steps import (
     Reject,
     StepRecord,
 )
-from agent_core.workspace import Workspace, WorkspaceError
+from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 
 
 @dataclass
@@ -193,9 +193,10 @@ class Session:
         self.backend.cancel()
 
     def close(self) -> None:
-        """Stop the shell and free the model."""
+        """Stop the shell, free the model and give up the repository's session lock."""
         self.executor.close()
         self.backend.close()
+        self.workspace.close()
 
     # --- the model's turn -------------------------------------------------------------------
 
@@ -384,6 +385,7 @@ class Session:
         except WorkspaceError as error:
             self._fail(f"could not checkpoint step {proposal.index}: {error}")
             return None
+        self._warn_repo_control(proposal.index)
         record = StepRecord(
             index=proposal.index,
             proposed=proposal.step,
@@ -404,6 +406,15 @@ class Session:
         if isinstance(action, Submit):
             self._finish("submitted", "the model submitted its fix")
         return record
+
+    def _warn_repo_control(self, index: int) -> None:
+        changed = self.workspace.repo_control_changes()
+        if changed:
+            self._emit(Notice(
+                f"step {index} changed git's own config or hooks: {', '.join(changed)}. "
+                "navtui's git calls never run them, and undo does not put them back; your own "
+                "git commands would run them: check them before you run git in this repository."
+            ))
 
     def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
         """Add the step's turn to the conversation and keep it, verbatim, in the record.
@@ -426,6 +437,7 @@ class Session:
         observation = self.executor.run_user_command(command)
         action = Bash(command)
         checkpoint = self.workspace.checkpoint(index)
+        self._warn_repo_control(index)
         record = StepRecord(
             index=index,
             proposed=ProposedStep(thought="", action=action, raw="", dialect=self.dialect),
@@ -475,10 +487,13 @@ class Session:
 
     # --- undo -----------------------------------------------------------------------------
 
-    def undo(self, to_index: int | None = None) -> StepUndone:
+    def undo(self, to_index: int | None = None, *, force: bool = False) -> StepUndone:
         """Go back to the state after step `to_index` (None: before the last executed step).
 
         Files return to that step's checkpoint, and the conversation forgets every later turn.
+        Raises `UnsafeRestore` (listing them) when files changed since the last checkpoint that
+        the session did not change, unless `force`; either way the state before the undo is
+        kept under a `before-undo` ref (`StepUndone.saved_ref`).
         """
         executed = [r for r in self.records if r.checkpoint is not None]
         if to_index is None:
@@ -488,11 +503,15 @@ class Session:
         if to_index < 0:
             raise ValueError(f"cannot undo to step {to_index}: checkpoint 0 is the first")
         kept = [r for r in executed if r.index <= to_index]
+        foreign = self.workspace.foreign_changes()
+        if foreign and not force:
+            raise UnsafeRestore(foreign, self.workspace.checkpoints[-1].index)
+        saved = self.workspace.save_state("before-undo")
         report = self.workspace.restore(kept[-1].index if kept else 0)
         self.records = [r for r in self.records if r.index <= to_index]
         self._entries = [e for e in self._entries if e.step <= to_index]
         self.pending = None
         self._format_errors = 0
-        event = StepUndone(to_index=to_index, changed_paths=list(report.changed_paths))
+        event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)
         return event

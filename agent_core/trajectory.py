@@ -26,7 +26,6 @@ import glob
 import json
 import os
 import re
-import subprocess
 import threading
 import time
 from collections.abc import Iterable
@@ -53,6 +52,7 @@ from agent_core.events import (
     UsageReported,
     UserMessage,
 )
+from agent_core.git.runner import GitRunner
 from agent_core.steps import (
     Approve,
     Checkpoint,
@@ -245,15 +245,13 @@ def repo_state_dir(repo: Path | str) -> Path:
 
     A linked worktree has its own git dir, so its sessions are listed and resumed there only.
     """
-    result = subprocess.run(
-        ["git", "rev-parse", "--absolute-git-dir"], cwd=repo, capture_output=True, text=True
-    )
+    result = GitRunner(Path(repo)).run_full("rev-parse", "--absolute-git-dir", ok_codes=(0, 128))
     if result.returncode != 0:
         raise TrajectoryError(
-            f"{repo} is not a git repository ({result.stderr.strip()}); "
+            f"{repo} is not a git repository ({os.fsdecode(result.stderr).strip()}); "
             "pass the repository navtui ran on"
         )
-    return Path(result.stdout.strip()) / "navtui"
+    return Path(os.fsdecode(result.stdout).strip()) / "navtui"
 
 
 def sessions_dir(state_dir: Path) -> Path:

@@ -23,6 +23,7 @@ from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend,
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
+from agent_core.git.patches import write_patch
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
@@ -146,6 +147,11 @@ def build_parser() -> Parser:
     parser.add_argument(
         "--resume", metavar="ID", help="continue a logged session (see `navtui sessions`)"
     )
+    parser.add_argument(
+        "--force", action="store_true",
+        help="with --resume: put the last checkpoint back even over files changed since the "
+        "session stopped (they are kept by default; forced, they are saved in a ref first)",
+    )
     parser.add_argument("repo", metavar="REPO", help="path to a local git repository")
     return parser
 
@@ -262,6 +268,7 @@ def run(args: argparse.Namespace) -> int:
                 "add --auto to run headless, or --plain to answer on stdin"
             )
     workspace = Workspace.open(args.repo)
+    workspace.check_free()
     issue = read_issue(args)
     if args.resume is None and mode == "auto" and not issue:
         raise CliError("--auto needs the issue: pass --issue TEXT or --issue-file FILE")
@@ -354,7 +361,7 @@ def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
         if not isinstance(event, SessionFinished):
             return
         try:
-            patch_out.write_text(event.patch, encoding="utf-8", errors="surrogateescape")
+            write_patch(event.patch, patch_out)
         except OSError as error:
             print(f"navtui: cannot write --patch-out {patch_out}: {error.strerror or error}",
                   file=sys.stderr)
@@ -381,6 +388,7 @@ def resume(
         executor=executor or make_executor(args, workspace),
         backend=make_backend(args),
         listeners=[writer, *listeners],
+        overwrite_changes=args.force,
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,

@@ -50,6 +50,7 @@ from app.session_driver import (
     Paused,
     SessionDriver,
     Undo,
+    UndoRefused,
     UserCommand,
     UserMessage,
     Wake,
@@ -252,7 +253,7 @@ class MainScreen(Screen[None]):
             await self.handle_event(event)
         self.refresh_bindings()
 
-    async def handle_event(self, event: Event | Paused) -> None:
+    async def handle_event(self, event: Event | Paused | UndoRefused) -> None:
         """Render one session event."""
         status = self.query_one(StatusBar)
         card = self.query_one(ActionCard)
@@ -304,12 +305,16 @@ class MainScreen(Screen[None]):
             kept = [r for r in self._executed_records() if r.index <= event.to_index]
             self.query_one("#step-diff", DiffView).set_diff(kept[-1].diff if kept else "")
             changed = ", ".join(event.changed_paths) or "no file changed"
-            await thoughts.note(f"↶ Back to step {event.to_index}: {changed}", "user")
+            saved = (f"\nWhat was there before is kept: `git restore --source={event.saved_ref}"
+                     " -- PATH` brings a file back." if event.saved_ref else "")
+            await thoughts.note(f"↶ Back to step {event.to_index}: {changed}{saved}", "user")
             self._request_session_diff()
         elif isinstance(event, Paused):
             self.generating = False
             card.show_status("idle", "Stopped. g lets the model go on · m sends it a message")
             status.state = "stopped"
+        elif isinstance(event, UndoRefused):
+            self._confirm_undo(event)
         elif isinstance(event, Notice):
             await thoughts.note(event.message, "info")
         elif isinstance(event, SessionError):
@@ -515,6 +520,21 @@ class MainScreen(Screen[None]):
             self.pending = None
             self.driver.send(Undo(None))
             self.refresh_bindings()
+
+    @work(exclusive=True, group="modal")
+    async def _confirm_undo(self, refused: UndoRefused) -> None:
+        """Show the files an undo would overwrite; undo anyway only if the user says so."""
+        files = "\n".join(f"  {path}" for path in refused.error.paths[:15])
+        more = len(refused.error.paths) - 15
+        explanation = (
+            f"Changed outside the session since step {refused.error.checkpoint}:\n{files}"
+            + (f"\n  … and {more} more" if more > 0 else "")
+            + "\n\nUndo anyway overwrites them (they are saved in a before-undo ref first)."
+        )
+        screen = QuitScreen(explanation, title="Undo over your changes?", go="Undo anyway",
+                            stay="Keep them")
+        if await self.app.push_screen_wait(screen) and self.driver is not None:
+            self.driver.send(Undo(refused.to_index, force=True))
 
     def action_rewind(self) -> None:
         step = self.query_one(StepTimeline).highlighted_step
