@@ -8,6 +8,7 @@ reply); executing writes it and remembers the old text for `undo_edit`, previewi
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,20 @@ class Change:
     before: str | None
     after: str | None
     reply: str
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def require_encodable(text: str, what: str) -> None:
+    """Raise ToolError when `text` holds a lone surrogate (e.g. a `\\ud83d` escape without its
+    pair in the model's JSON), which no file or shell can take."""
+    found = _LONE_SURROGATE.search(text)
+    if found:
+        raise ToolError(
+            f"{what} contains U+{ord(found.group()):04X}, half of a UTF-16 surrogate pair, which "
+            "is not valid Unicode. Write the character itself (or both halves of the pair)."
+        )
 
 
 def numbered(lines: list[str], first: int = 1) -> str:
@@ -184,6 +199,12 @@ class FileTools:
 
     def plan(self, action: Edit | StrReplaceEditor) -> Change:
         """What `action` would do, without doing it. Raises ToolError/PathError on mistakes."""
+        change = self._plan(action)
+        if change.after is not None:
+            require_encodable(change.after, "The new text")
+        return change
+
+    def _plan(self, action: Edit | StrReplaceEditor) -> Change:
         if isinstance(action, Edit):
             return self._plan_edit(action)
         planners = {
