@@ -67,6 +67,7 @@ from agent_core.steps import (
 )
 
 REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 4
 _SECRET_KEYS = frozenset({"apikey", "token", "secret", "password", "authorization", "cookie"})
 _SECRET_SUFFIXES = ("api_key", "_token", "_secret", "_password")
 # The password of a URL like https://user:password@host/...
@@ -235,10 +236,13 @@ def scrub(value: Any) -> Any:
 
 def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     """`value` with every literal secret and every URL password replaced by REDACTED in each
-    string it holds (recursively), so no JSON escaping can hide one from the replacement."""
+    string it holds (recursively), so no JSON escaping can hide one from the replacement.
+
+    Secrets shorter than MIN_SECRET_LENGTH are left alone: replacing e.g. "1" everywhere would
+    wreck the text, and a value that short protects nothing."""
     if isinstance(value, str):
         for secret in secrets:
-            if secret:
+            if len(secret) >= MIN_SECRET_LENGTH:
                 value = value.replace(secret, REDACTED)
         return _URL_PASSWORD.sub(rf"\g<1>{REDACTED}@", value) if "://" in value else value
     if isinstance(value, dict):
@@ -246,6 +250,13 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     if isinstance(value, list):
         return [redact(v, secrets) for v in value]
     return value
+
+
+def redact_event(event: Event, secrets: Iterable[str] = ()) -> Event:
+    """A copy of `event` with `redact` applied to every string it carries."""
+    if isinstance(event, TokenStreamed):
+        return TokenStreamed(event.index, redact(event.text, secrets))
+    return event_from_dict(redact(event_to_dict(event), secrets))
 
 
 def _is_secret_key(key: object) -> bool:

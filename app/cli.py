@@ -187,8 +187,28 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
 
 
 def backend_secrets(args: argparse.Namespace) -> list[str]:
-    """Values that must never reach a log."""
-    return [args.api_key] if args.api_key else []
+    """Values that must never reach a log or a transcript (see `secret_values`)."""
+    from agent_core.backends.credentials import secret_values
+
+    return secret_values(args.api_key, args.base_url)
+
+
+SECRET_FLAG_WARNING = (
+    "navtui: warning: {flag} on the command line can be read by every process on this machine "
+    "(ps, /proc/PID/cmdline), the model's shell included; set NAVTUI_API_KEY in the environment "
+    "instead"
+)
+
+
+def warn_about_secret_flags(args: argparse.Namespace) -> None:
+    """A key given as a flag (or inside --base-url) sits in navtui's argv for the whole session,
+    and a Python process cannot blank its own /proc/PID/cmdline: say so, and what to use."""
+    from agent_core.backends.credentials import split_credentials
+
+    if getattr(args, "api_key", None):
+        print(SECRET_FLAG_WARNING.format(flag="--api-key"), file=sys.stderr)
+    if getattr(args, "base_url", None) and split_credentials(args.base_url)[1]:
+        print(SECRET_FLAG_WARNING.format(flag="a key in --base-url"), file=sys.stderr)
 
 
 # --- main ---------------------------------------------------------------------------------
@@ -199,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return run_subcommand(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
+    warn_about_secret_flags(args)
     try:
         return run(args)
     except (CliError, BackendError, WorkspaceError, TrajectoryError) as error:
@@ -413,7 +434,9 @@ def run_headless(
     from app.headless import JsonLines, StdinPrompter, Transcript
 
     console = Console(stderr=args.json, highlight=False)
-    printer = JsonLines(sys.stdout) if args.json else Transcript(console)
+    secrets = backend_secrets(args)
+    printer = (JsonLines(sys.stdout, secrets=secrets) if args.json
+               else Transcript(console, secrets=secrets))
     if args.resume:
         session = resume(args, workspace, listeners=(printer,))
     else:

@@ -7,7 +7,7 @@ Each is a Session listener or a Policy callback; none parses model text or touch
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO
 
 from rich.console import Console, Group
@@ -32,7 +32,7 @@ from agent_core.events import (
 from agent_core.formats import ParseError
 from agent_core.sanitize import json_safe, visible
 from agent_core.steps import Approve, Decision, EditAction, Observation, Quit, Reject
-from agent_core.trajectory import event_to_dict
+from agent_core.trajectory import event_to_dict, redact, redact_event
 
 FINISH_STYLES = {"submitted": "bold green", "quit": "bold yellow", "error": "bold red"}
 
@@ -52,18 +52,23 @@ def diff_syntax(diff: str) -> Syntax:
 
 class Transcript:
     """Prints a readable account of a session: per step the thought, the action and a trimmed
-    observation; at the end the session's diff and why it stopped."""
+    observation; at the end the session's diff and why it stopped. `secrets` and URL passwords
+    are redacted, control characters made visible."""
 
-    def __init__(self, console: Console, *, observation_lines: int = 12, thought_lines: int = 12):
+    def __init__(
+        self, console: Console, *, observation_lines: int = 12, thought_lines: int = 12,
+        secrets: Sequence[str] = (),
+    ):
         self.console = console
         self.observation_lines = observation_lines
         self.thought_lines = thought_lines
+        self.secrets = list(secrets)
         self._usage: UsageReported | None = None
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{type(event).__name__}", None)
         if handler is not None:
-            handler(event)
+            handler(redact_event(event, self.secrets))
 
     def _on_SessionStarted(self, event: SessionStarted) -> None:
         info = event.config.get("backend_info") or {}
@@ -148,13 +153,16 @@ class Transcript:
 
 
 class JsonLines:
-    """Writes every event as one JSON object per line (`{"type": ..., ...fields}`)."""
+    """Writes every event as one JSON object per line (`{"type": ..., ...fields}`), `secrets`
+    and URL passwords redacted."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], *, secrets: Sequence[str] = ()) -> None:
         self.stream = stream
+        self.secrets = list(secrets)
 
     def __call__(self, event: Event) -> None:
-        self.stream.write(json_safe(json.dumps(event_to_dict(event), ensure_ascii=False)) + "\n")
+        data = redact(event_to_dict(event), self.secrets)
+        self.stream.write(json_safe(json.dumps(data, ensure_ascii=False)) + "\n")
         self.stream.flush()
 
 
