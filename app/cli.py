@@ -193,8 +193,29 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
 
 
 def backend_secrets(args: argparse.Namespace) -> list[str]:
-    """Values that must never reach a log."""
-    return [args.api_key] if args.api_key else []
+    """Values that must never reach a log or a transcript (see `secret_values`)."""
+    from agent_core.backends.credentials import secret_values
+
+    return secret_values(args.api_key, args.base_url)
+
+
+SECRET_FLAG_WARNING = (
+    "navtui: warning: {flag} on the command line can be read by every process on this machine "
+    "(ps, /proc/PID/cmdline), the model's shell included; set NAVTUI_API_KEY in the environment "
+    "instead"
+)
+
+
+def warn_about_secret_flags(argv: list[str]) -> None:
+    """A key given as a flag (or inside --base-url) sits in navtui's argv for the whole session,
+    and a Python process cannot blank its own /proc/PID/cmdline: say so, and what to use.
+    (A key from the config file or the environment is not in argv: no warning.)"""
+    from agent_core.backends.credentials import split_credentials
+
+    if any(arg == "--api-key" or arg.startswith("--api-key=") for arg in argv):
+        print(SECRET_FLAG_WARNING.format(flag="--api-key"), file=sys.stderr)
+    if any(split_credentials(arg)[1] for arg in argv if "://" in arg and "@" in arg):
+        print(SECRET_FLAG_WARNING.format(flag="a key in --base-url"), file=sys.stderr)
 
 
 # --- main ---------------------------------------------------------------------------------
@@ -211,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"navtui: {error}", file=sys.stderr)
         return 1
+    warn_about_secret_flags(argv)
     try:
         return run(args)
     except (CliError, BackendError, WorkspaceError, TrajectoryError, ConfigError) as error:
@@ -228,6 +250,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def run_subcommand(name: str, argv: list[str]) -> int:
+    warn_about_secret_flags(argv)
     if name == "demo":
         from app.demo import demo_main
 
@@ -446,7 +469,9 @@ def run_headless(
     from app.headless import JsonLines, StdinPrompter, Transcript
 
     console = Console(stderr=args.json, highlight=False)
-    printer = JsonLines(sys.stdout) if args.json else Transcript(console)
+    secrets = backend_secrets(args)
+    printer = (JsonLines(sys.stdout, secrets=secrets) if args.json
+               else Transcript(console, secrets=secrets))
     if args.resume:
         session = resume(args, workspace, listeners=(printer,))
     else:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.backends.base import Backend, BackendError
+from agent_core.backends.credentials import split_credentials
 from agent_core.backends.presets import PRESETS, resolve_preset
 
 BACKENDS = ("hf", "openai", "replay")
@@ -179,7 +180,7 @@ def describe(config: BackendConfig) -> dict[str, str]:
         "model": config.model or "",
         "adapter": config.adapter or "",
         "quantization": "4-bit" if config.load_in_4bit else "8-bit" if config.load_in_8bit else "",
-        "base_url": config.base_url or "",
+        "base_url": split_credentials(config.base_url)[0] if config.base_url else "",
         "script": config.script or "",
         "dialect": config.dialect,
     }

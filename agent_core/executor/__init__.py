@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
-from agent_core.executor.files import FileTools
+from agent_core.executor.files import FileTools, ToolError, require_encodable
 from agent_core.executor.paths import Confinement, PathError, rewrite_alias
 from agent_core.executor.search import search
 from agent_core.executor.shell import Shell
@@ -79,6 +79,10 @@ class Executor:
     def execute(self, action: Action) -> Observation:
         """Run `action`; never raises for the model's mistakes."""
         if isinstance(action, Bash):
+            try:
+                require_encodable(action.command, "The command")
+            except ToolError as error:
+                return Observation(output="", error=str(error))
             return self.shell.run(rewrite_alias(action.command, self.root, self.paths.alias))
         if isinstance(action, Read):
             return self.files.read(action.path)

@@ -32,6 +32,7 @@ from agent_core.events import (
     TurnStarted,
     UsageReported,
 )
+from agent_core.sanitize import visible
 from agent_core.steps import Approve, Decision, EditAction, Quit, Reject, StepRecord
 from app.config import AllowRules
 from app.screens.allow import AllowPrefixScreen
@@ -231,7 +232,7 @@ class MainScreen(Screen[None]):
             message = f"The session stopped: {type(error).__name__}: {error}"
             self.query_one(ActionCard).show_status("done", message)
             self.query_one(StatusBar).state = "error"
-            self.notify(message, severity="error", timeout=10)
+            self.notify(visible(message), severity="error", timeout=10)
 
     def on_unmount(self) -> None:
         self.shutdown()
@@ -320,7 +321,7 @@ class MainScreen(Screen[None]):
         elif isinstance(event, SessionError):
             self.running = False
             await thoughts.note(event.message, "error")
-            self.notify(event.message, severity="error", timeout=10)
+            self.notify(visible(event.message), severity="error", timeout=10)
         elif isinstance(event, SessionFinished):
             await self._finished(event)
 
