@@ -90,9 +90,12 @@ def observation_text(action: Action | None, observation: Observation, profile: P
     return "\n".join(parts)
 
 
-def envelope(profile: Profile, dialect: str, body: str, total_chars: int | None = None) -> str:
+def envelope(
+    profile: Profile, dialect: str, body: str, total_chars: int | None = None, *, clip: bool = True
+) -> str:
     """`body` as the model reads an observation: the no-output text when empty, else the
-    profile's line endings in the envelope, clipped with SWE-agent's note when too long."""
+    profile's line endings in the envelope, clipped (`clip`) with SWE-agent's note when longer
+    than the profile's `max_observation_length` (or when the whole output had `total_chars`)."""
     body = body.rstrip()
     if not body.strip():
         return profile.render("next_step_no_output_template", dialect)
@@ -100,7 +103,7 @@ def envelope(profile: Profile, dialect: str, body: str, total_chars: int | None 
         body = body.replace("\r\n", "\n").replace("\n", profile.line_ending)
     limit = profile.max_observation_length
     length = max(len(body), total_chars or 0)
-    if limit and length > limit:
+    if clip and limit and length > limit:
         return profile.render(
             "next_step_truncated_observation_template",
             dialect,
@@ -112,8 +115,8 @@ def envelope(profile: Profile, dialect: str, body: str, total_chars: int | None 
 
 
 def wrap(dialect: str, body: str, profile: ProfileChoice = None) -> str:
-    """The observation envelope of the dialect's (default) profile around `body`."""
-    return envelope(profile_for(dialect, profile), dialect, body)
+    """The observation envelope of the dialect's (default) profile around `body`, unclipped."""
+    return envelope(profile_for(dialect, profile), dialect, body, clip=False)
 
 
 def with_notice(body: str, notice: str | None) -> str:

@@ -67,7 +67,7 @@ class SessionConfig:
     path_alias: str = "/testbed"
     backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
     prompt_profile: str | None = None  # a profile name or file; None: the dialect's default
-    submit_review: bool = True  # the first submit gets the profile's review message, if it has one
+    submit_review: bool = False  # the first submit gets the profile's review message, if any
 
 
 def new_session_id() -> str:

@@ -95,8 +95,9 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--no-submit-review", action="store_true",
-        help="end at the model's first submit (default: answer it with the profile's review "
-        "message and the diff, as in SWE-smith's training, and end at the next submit)",
+        help="end at the model's first submit (default with a model backend: answer it with the "
+        "profile's review message and the diff, as in SWE-smith's training, and end at the next "
+        "submit)",
     )
 
 
@@ -204,7 +205,8 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
         command_timeout=args.command_timeout,
         backend_info=describe(resolved),
         prompt_profile=profile,
-        submit_review=not getattr(args, "no_submit_review", False),
+        # A replay script replays a recording, which has a review turn only if it was recorded.
+        submit_review=not getattr(args, "no_submit_review", False) and resolved.backend != "replay",
     )
 
 
