@@ -24,6 +24,8 @@ from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
 from agent_core.git.patches import write_patch
+from agent_core.formats import DIALECTS
+from agent_core.profiles import PROFILES, ProfileError, load_profile
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
@@ -83,9 +85,20 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
         "--script", metavar="FILE", help='replay script: JSON Lines of {"output": ...}'
     )
     group.add_argument(
-        "--dialect", choices=("auto", "text", "toolcall", "xml"), default="auto",
+        "--dialect", choices=("auto", *DIALECTS), default="auto",
         help="the model's action format (default: from the preset or model name, "
         "else detected from its first reply)",
+    )
+    group.add_argument(
+        "--prompt-profile", metavar="NAME|FILE",
+        help=f"the words the model reads: {', '.join(PROFILES)} or a profile YAML file "
+        "(default: the preset's, else the dialect's: swesmith for toolcall/xml, r2e-card for text)",
+    )
+    group.add_argument(
+        "--no-submit-review", action="store_true",
+        help="end at the model's first submit (default with a model backend: answer it with the "
+        "profile's review message and the diff, as in SWE-smith's training, and end at the next "
+        "submit)",
     )
 
 
@@ -182,13 +195,24 @@ def make_backend(args: argparse.Namespace) -> Backend:
 
 def session_config(args: argparse.Namespace) -> SessionConfig:
     resolved = backend_config(args)
+    preset = PRESETS.get(resolved.preset or "")
+    profile = getattr(args, "prompt_profile", None) or (preset.prompt_profile if preset else None)
+    if profile is not None:
+        try:
+            load_profile(profile)
+        except ProfileError as error:
+            raise CliError(str(error)) from None
     return SessionConfig(
         dialect=resolved.dialect,
         context_window=resolved.context_window or SessionConfig.context_window,
+        max_new_tokens=preset.max_new_tokens if preset else SessionConfig.max_new_tokens,
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
         backend_info=describe(resolved),
+        prompt_profile=profile,
+        # A replay script replays a recording, which has a review turn only if it was recorded.
+        submit_review=not getattr(args, "no_submit_review", False) and resolved.backend != "replay",
     )
 
 

@@ -417,8 +417,8 @@ class MainScreen(Screen[None]):
             return "user"
         if isinstance(record.decision, Reject):
             return "rejected"
-        if isinstance(record.action, Submit):
-            return "submitted"
+        if isinstance(record.action, Submit) and "submit_review" not in record.extra:
+            return "submitted"  # (a submit answered with a review message did not finish)
         return "executed"
 
     @staticmethod
