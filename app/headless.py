@@ -86,6 +86,8 @@ class Transcript:
             half = self.thought_lines // 2
             self.console.print(Text(trim_lines(thought, half, half), style="italic"))
         self.console.print(Text.assemble(("▶ ", "bold cyan"), (event.command_shown, "bold")))
+        if event.step.notice:
+            self.console.print(Text(event.step.notice, style="yellow"))
         if event.preview_diff:
             self.console.print(diff_syntax(event.preview_diff))
 
