@@ -107,7 +107,7 @@ class UserMessage:
 
 @dataclass
 class SessionFinished:
-    """`reason`: submitted | limit | script_exhausted | quit | error."""
+    """`reason`: submitted | limit | stuck | script_exhausted | format_errors | quit | error."""
 
     reason: str
     message: str

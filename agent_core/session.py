@@ -41,7 +41,9 @@ from agent_core.events import (
 )
 from agent_core.executor import Executor
 from agent_core.formats import ParseError, translate
+from agent_core.formats.common import join_notices
 from agent_core.policy import Policy
+from agent_core.stuck import StuckDetector
 from agent_core.steps import (
     Approve,
     Decision,
@@ -63,6 +65,7 @@ class SessionConfig:
     max_time: float | None = None  # wall-clock seconds for the whole session
     command_timeout: float = 120.0
     max_format_errors: int = 3  # consecutive unparseable turns before stopping
+    max_stuck: int | None = None  # stuck turns (agent_core.stuck) before stopping; None: never
     path_alias: str = "/testbed"
     backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
 
@@ -128,6 +131,7 @@ class Session:
         self._trimmed = (0, 0)  # (capped, elided) observations in the last prompt
         self._started_at: float | None = None
         self._cancelled = threading.Event()
+        self._stuck = StuckDetector()
 
     # --- events ---------------------------------------------------------------------------
 
@@ -174,6 +178,8 @@ class Session:
         self.workspace.begin(self.id)
         self._started_at = time.monotonic()
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
+        for message in getattr(self.backend, "notices", ()):
+            self._emit(Notice(message))
 
     def run(self, policy: Policy) -> SessionFinished:
         """Propose and decide until the session finishes; returns how it finished."""
@@ -309,9 +315,12 @@ class Session:
     def _format_error(self, index: int, raw: str, error: ParseError) -> None:
         """The reply becomes a turn whose observation is the parse error; stop after N in a row."""
         self._format_errors += 1
-        observation = prompts.format_parse_error(self.dialect, error)
+        stuck = self._stuck.format_error(raw, error.example)
+        observation = prompts.with_notice(prompts.format_parse_error(self.dialect, error), stuck)
         self._entries.append(_Entry(index, prompts.Turn(raw, observation)))
         self._emit(FormatError(index, raw, str(error), self._format_errors, observation))
+        if self._stop_if_stuck(stuck):
+            return
         if self._format_errors >= self.config.max_format_errors:
             self._finish(
                 "format_errors",
@@ -354,11 +363,30 @@ class Session:
 
     def _reject(self, proposal: StepProposed, decision: Reject) -> StepRecord:
         record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
-        observation = prompts.format_rejection(self.dialect, decision.feedback)
+        stuck = self._stuck.rejected(proposal.step.action, decision.feedback)
+        observation = prompts.with_notice(
+            prompts.format_rejection(self.dialect, decision.feedback), stuck
+        )
         self._append_turn(record, prompts.Turn(self._pending_raw, observation))
         self.records.append(record)
         self._emit(StepRejected(record))
+        self._stop_if_stuck(stuck)
         return record
+
+    def _stop_if_stuck(self, stuck: str | None) -> bool:
+        """Tell the user about a stuck turn; finish once `max_stuck` of them were seen."""
+        if stuck is None:
+            return False
+        self._emit(Notice(f"stuck: {stuck}"))
+        limit = self.config.max_stuck
+        if limit is None or self._stuck.count < limit:
+            return False
+        self._finish(
+            "stuck",
+            f"stopped after {self._stuck.count} turns in which the model repeated itself "
+            f"(--max-stuck {limit}); last: {stuck}",
+        )
+        return True
 
     def _edited_turn(self, proposal: StepProposed, action: Action) -> tuple[str, str]:
         """(assistant text, note) for an edited step: the model's turn shows the user's action."""
@@ -393,8 +421,10 @@ class Session:
             checkpoint=checkpoint,
             diff=diff,
         )
+        stuck = None if isinstance(action, Submit) else self._stuck.executed(action, observation)
         text = prompts.format_observation(
-            self.dialect, action, observation, notice=proposal.step.notice
+            self.dialect, action, observation,
+            notice=join_notices(proposal.step.notice, stuck),
         )
         if note:
             text = f"{note}\n{text}"
@@ -403,6 +433,7 @@ class Session:
         self._emit(StepExecuted(record))
         if isinstance(action, Submit):
             self._finish("submitted", "the model submitted its fix")
+        self._stop_if_stuck(stuck)
         return record
 
     def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
@@ -493,6 +524,7 @@ class Session:
         self._entries = [e for e in self._entries if e.step <= to_index]
         self.pending = None
         self._format_errors = 0
+        self._stuck.reset()
         event = StepUndone(to_index=to_index, changed_paths=list(report.changed_paths))
         self._emit(event)
         return event

@@ -18,6 +18,7 @@ class Preset:
     adapter: str
     dialect: str
     context_window: int
+    max_new_tokens: int = 1024  # a reply's cap unless --max-new-tokens says otherwise
 
     @property
     def model(self) -> str:
