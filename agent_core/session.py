@@ -43,6 +43,7 @@ from agent_core.executor import Executor
 from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
 from agent_core.policy import Policy
+from agent_core.repetition import RepetitionGuard
 from agent_core.stuck import StuckDetector
 from agent_core.steps import (
     Approve,
@@ -132,6 +133,7 @@ class Session:
         self._started_at: float | None = None
         self._cancelled = threading.Event()
         self._stuck = StuckDetector()
+        self._turn_notice: str | None = None  # about how the last reply was cut, for the model
 
     # --- events ---------------------------------------------------------------------------
 
@@ -261,7 +263,18 @@ class Session:
             return None
         usage = self.backend.last_usage or Usage()
         self._emit(UsageReported(index, usage, fitted.tokens, self.config.context_window))
+        if self._turn_notice is None and usage.new_tokens >= self.config.max_new_tokens:
+            self._cut(
+                f"reply {index} cut at {self.config.max_new_tokens} tokens (--max-new-tokens)",
+                f"Your reply was cut off after {self.config.max_new_tokens} tokens. Keep replies "
+                "short: brief reasoning, then exactly one action.",
+            )
         return self._parse(index, raw)
+
+    def _cut(self, shown: str, told: str) -> None:
+        """A reply was cut short: tell the user now and the model with the next observation."""
+        self._emit(Notice(shown))
+        self._turn_notice = told
 
     def _build_prompt(self, turns: list[prompts.Turn]) -> Prompt:
         return prompts.build_prompt(
@@ -275,13 +288,25 @@ class Session:
     def _generate(self, index: int, prompt: Prompt) -> str | None:
         """Stream one turn; None when it was cancelled or the session finished meanwhile."""
         self._cancelled.clear()
+        self._turn_notice = None
         chunks: list[str] = []
+        guard = RepetitionGuard()
         try:
             for chunk in self.backend.stream(prompt):
                 if self._cancelled.is_set():
                     break
                 chunks.append(chunk)
                 self._emit(TokenStreamed(index, chunk))
+                loop = guard.feed(chunk)
+                if loop is not None:
+                    self.backend.cancel()
+                    shown = " ".join(loop.split())[:60]
+                    self._cut(
+                        f"reply {index} stopped early: it kept repeating {shown!r}",
+                        f"Your reply was stopped because it kept repeating {shown!r}. Do not "
+                        "repeat text: give brief reasoning, then exactly one action.",
+                    )
+                    break
                 if self._out_of_time():
                     self.backend.cancel()
                     self._finish("limit", self._limit_reached() or "out of time")
@@ -302,6 +327,7 @@ class Session:
             step = formats.parse(raw, self.config.dialect)
         except ParseError as error:
             return self._format_error(index, raw, error)
+        step.notice = join_notices(step.notice, self._turn_notice)
         self._format_errors = 0
         if self.config.dialect == "auto":
             self.config.dialect = step.dialect
@@ -316,7 +342,10 @@ class Session:
         """The reply becomes a turn whose observation is the parse error; stop after N in a row."""
         self._format_errors += 1
         stuck = self._stuck.format_error(raw, error.example)
-        observation = prompts.with_notice(prompts.format_parse_error(self.dialect, error), stuck)
+        observation = prompts.with_notice(
+            prompts.format_parse_error(self.dialect, error),
+            join_notices(self._turn_notice, stuck),
+        )
         self._entries.append(_Entry(index, prompts.Turn(raw, observation)))
         self._emit(FormatError(index, raw, str(error), self._format_errors, observation))
         if self._stop_if_stuck(stuck):
