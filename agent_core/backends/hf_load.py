@@ -245,7 +245,8 @@ def load_model(
 
     if merge_adapter and quantization is not None:
         raise BackendError(
-            "merging an adapter needs full-precision weights: drop --merge-adapter or --load-in-4bit/8bit"
+            "merging an adapter needs full-precision weights: drop --load-in-4bit/--load-in-8bit, "
+            "or keep the adapter unmerged (merge_adapter=False)"
         )
     quiet_bitsandbytes()  # transformers and peft import it whenever it is installed
     hf_logging.disable_progress_bar()

@@ -333,7 +333,7 @@ class OpenAIBackend:
 
     def _timeout_message(self) -> str:
         return (f"{self.base_url} sent nothing for {self.timeout:g} s; the server may be stuck or "
-                "overloaded: check its log, or raise --timeout")
+                "overloaded: check its log, or raise --request-timeout")
 
     def _scrub(self, text: str) -> str:
         """Remove the API key from anything shown to the user or logged."""
