@@ -81,10 +81,14 @@ class StepUndone:
 
 @dataclass
 class UsageReported:
+    """What turn `index` cost. `context_estimated`: `context_tokens` is an estimate (a backend
+    without the model's tokenizer); `usage.estimated` says the same of the usage counts."""
+
     index: int
     usage: Usage
     context_tokens: int
     context_limit: int
+    context_estimated: bool = False
 
 
 @dataclass

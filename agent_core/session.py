@@ -262,7 +262,12 @@ class Session:
         if raw is None:
             return None
         usage = self.backend.last_usage or Usage()
-        self._emit(UsageReported(index, usage, fitted.tokens, self.config.context_window))
+        self._emit(
+            UsageReported(
+                index, usage, fitted.tokens, self.config.context_window,
+                context_estimated=not getattr(self.backend, "exact_counts", True),
+            )
+        )
         if self._turn_notice is None and usage.new_tokens >= self.config.max_new_tokens:
             self._cut(
                 f"reply {index} cut at {self.config.max_new_tokens} tokens (--max-new-tokens)",

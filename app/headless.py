@@ -79,7 +79,10 @@ class Transcript:
     def _on_StepProposed(self, event: StepProposed) -> None:
         title = f"Step {event.index}"
         if self._usage is not None and self._usage.index == event.index:
-            title += f" · context {self._usage.context_tokens}/{self._usage.context_limit} tokens"
+            about = "~" if self._usage.context_estimated else ""
+            title += (
+                f" · context {about}{self._usage.context_tokens}/{self._usage.context_limit} tokens"
+            )
         self.console.rule(Text(title, style="bold cyan"), align="left")
         thought = event.step.thought.strip()
         if thought:
