@@ -477,9 +477,12 @@ def read_line(prompt: str, out: IO[str]) -> str:
 
 def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -> int:
     """The Textual app; the model loads in its worker after the first frame."""
+    from agent_core.backends.hf_load import library_logs_to
+    from agent_core.trajectory import repo_state_dir
     from app.tui import run_tui
 
     backend_config(args)  # refuse bad model flags before the screen opens
+    library_logs_to(repo_state_dir(workspace.root) / "library.log")
     executor = make_executor(args, workspace)
 
     def build(text: str) -> Session:

@@ -17,7 +17,7 @@ from agent_core.backends.base import BackendError
 BNB_KERNEL_WARNING = "Failed to load CPU gemm_4bit_forward"
 # bitsandbytes warns this on every 8-bit layer call when activations are not float16 (27,216
 # lines in an 84 s CPU run); 8-bit loads in float16, and the warning is filtered besides.
-BNB_CAST_WARNING = r"MatMul8bitLt: inputs will be cast from"
+BNB_CAST_WARNING = "MatMul8bitLt: inputs will be cast from"
 MEMORY_ERROR_MARKERS = ("out of memory", "can't allocate memory", "not enough memory")
 THREADS_ENV = "NAVTUI_THREADS"
 # Measured on CPU with Qwen2.5-Coder-0.5B-Instruct (issue 14): bitsandbytes dequantizes on the fly,
@@ -39,12 +39,52 @@ class _DropMessage(logging.Filter):
 
 
 def quiet_bitsandbytes() -> None:
-    """Hide bitsandbytes' harmless warnings: the import-time one about optional CPU kernels and
-    the per-call 8-bit cast warning (exactly that message; others still show)."""
-    logger = logging.getLogger("bitsandbytes.backends.cpu.ops")
-    if not any(isinstance(f, _DropMessage) for f in logger.filters):
-        logger.addFilter(_DropMessage(BNB_KERNEL_WARNING))
-    warnings.filterwarnings("ignore", message=BNB_CAST_WARNING, category=UserWarning)
+    """Hide bitsandbytes' harmless log lines: the import-time one about optional CPU kernels and
+    the per-call 8-bit cast warning (exactly those messages; others still show)."""
+    for name, prefix in (
+        ("bitsandbytes.backends.cpu.ops", BNB_KERNEL_WARNING),
+        ("bitsandbytes.autograd._functions", BNB_CAST_WARNING),
+    ):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _DropMessage) and f.prefix == prefix for f in logger.filters):
+            logger.addFilter(_DropMessage(prefix))
+
+
+# Libraries whose log lines (and Python warnings) must not reach a full-screen app's terminal.
+LIBRARY_LOGGERS = ("bitsandbytes", "transformers", "peft", "accelerate", "torch", "py.warnings")
+_library_log: logging.Handler | None = None
+
+
+def library_logs_to(path: Path) -> None:
+    """Send the ML libraries' log lines and Python warnings to `path` instead of stderr.
+
+    For the Textual app, which owns the terminal: bitsandbytes' and transformers' lines would
+    otherwise be buffered and dumped on the terminal when the app exits.
+    """
+    global _library_log
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.captureWarnings(True)
+    for name in LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.propagate = False
+    _library_log = handler
+    _quiet_transformers_handler()
+
+
+def _quiet_transformers_handler() -> None:
+    """transformers writes through its own stderr handler; swap it for the log file, if set."""
+    import sys
+
+    if _library_log is None or "transformers" not in sys.modules:
+        return
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_default_handler()
+    if _library_log not in logging.getLogger("transformers").handlers:
+        hf_logging.add_handler(_library_log)
 
 
 def physical_cores() -> int:
@@ -249,6 +289,7 @@ def load_model(
             "or keep the adapter unmerged (merge_adapter=False)"
         )
     quiet_bitsandbytes()  # transformers and peft import it whenever it is installed
+    _quiet_transformers_handler()
     hf_logging.disable_progress_bar()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     kwargs: dict[str, Any] = {"dtype": dtype, "device_map": device_map}
