@@ -116,5 +116,4 @@ def _usage(prompt: Prompt, text: str, started: float, first: float | None, ended
         new_tokens=new_tokens,
         time_to_first_token=(first - started) if first is not None else 0.0,
         tokens_per_second=(new_tokens - 1) / decode if new_tokens > 1 and decode > 0 else 0.0,
-        estimated=True,
     )
