@@ -69,3 +69,17 @@ def test_a_real_transformers_serve_reports_usage(transformers_server: ServedMode
     finally:
         backend.close()
     assert backend.last_usage.estimated is False
+
+
+async def test_the_status_bar_marks_estimates():
+    from tests.test_widgets import Harness
+    from widgets.status_bar import StatusBar
+
+    status = StatusBar()
+    async with Harness(status).run_test(size=(120, 5)) as pilot:
+        status.tokens_per_second, status.context_used, status.context_limit = 12, 1141, 16_384
+        await pilot.pause()
+        assert "12 tok/s │ ctx 1.1k/16.4k" in status.render().plain
+        status.estimated = True
+        await pilot.pause()
+        assert "~12 tok/s │ ctx ~1.1k/16.4k" in status.render().plain
