@@ -215,6 +215,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             usage=Usage(**body["usage"]),
             context_tokens=body["context_tokens"],
             context_limit=body["context_limit"],
+            context_estimated=body.get("context_estimated", False),
         )
     cls = _PLAIN_EVENTS.get(name)  # type: ignore[arg-type]
     if cls is None:
