@@ -3,6 +3,9 @@
 `prepare` shows what an action will do (the command that really runs, the diff an edit will
 make) without doing it; `execute` does it and returns an Observation. Model mistakes (bad
 paths, escapes, bad ranges, timeouts) come back as observations with `error` set, never raised.
+
+With a sandbox launcher the shell runs where the repository really is /testbed, so bash commands
+run as written; without one, /testbed in a command is rewritten to the repository's path.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
 from agent_core.executor.files import FileTools
 from agent_core.executor.paths import Confinement, PathError, rewrite_alias
+from agent_core.executor.sandbox import Bubblewrap, Plain
 from agent_core.executor.search import search
 from agent_core.executor.shell import Shell
 from agent_core.steps import Observation
@@ -39,11 +43,15 @@ class Executor:
         command_timeout: float = 120.0,
         path_alias: str = "/testbed",
         output_limit: int = 16_000,
+        launcher: Plain | Bubblewrap | None = None,
     ) -> None:
         self.paths = Confinement(root, path_alias)
         self.root = self.paths.root
         self.command_timeout = command_timeout
         self.output_limit = output_limit
+        self.launcher = launcher or Plain(self.root)
+        # The shell really is at /testbed: commands run as the model wrote them.
+        self.mounted = self.launcher.sandboxed
         self.files = FileTools(self.paths, char_limit=output_limit)
         self._shell: Shell | None = None
 
@@ -51,13 +59,19 @@ class Executor:
     def shell(self) -> Shell:
         """The session's bash, started on first use."""
         if self._shell is None:
-            self._shell = Shell(self.root, timeout=self.command_timeout, output_limit=self.output_limit)
+            self._shell = Shell(self.root, timeout=self.command_timeout,
+                                output_limit=self.output_limit, launcher=self.launcher)
         return self._shell
+
+    @property
+    def where(self) -> str:
+        """Where bash commands run, for the user: "in sandbox: /testbed = REPO, network off"."""
+        return self.launcher.describe()
 
     def prepare(self, action: Action) -> Prepared:
         """Rewrite the path alias in bash commands and describe/preview the action."""
         if isinstance(action, Bash):
-            command = rewrite_alias(action.command, self.root, self.paths.alias)
+            command = self._command(action.command)
             return Prepared(replace(action, command=command), command)
         if isinstance(action, Edit):
             shown = f"edit {self._name(action.path)} lines {action.start}-{action.end}"
@@ -79,7 +93,7 @@ class Executor:
     def execute(self, action: Action) -> Observation:
         """Run `action`; never raises for the model's mistakes."""
         if isinstance(action, Bash):
-            return self.shell.run(rewrite_alias(action.command, self.root, self.paths.alias))
+            return self.shell.run(self._command(action.command))
         if isinstance(action, Read):
             return self.files.read(action.path)
         if isinstance(action, Search):
@@ -111,6 +125,10 @@ class Executor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _command(self, command: str) -> str:
+        """The bash command as it runs: /testbed rewritten to the repository unless mounted."""
+        return command if self.mounted else rewrite_alias(command, self.root, self.paths.alias)
 
     def _name(self, raw: str) -> str:
         """The repository-relative path the model's `raw` path names (as written if refused)."""
