@@ -65,6 +65,7 @@ class SessionConfig:
     max_format_errors: int = 3  # consecutive unparseable turns before stopping
     path_alias: str = "/testbed"
     backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
+    sandbox: str = ""  # where bash runs (Executor.where), set by the Session; shown and logged
 
 
 def new_session_id() -> str:
@@ -114,7 +115,7 @@ class Session:
     ) -> None:
         self.id = session_id or new_session_id()
         self.issue = issue
-        self.config = config
+        self.config = dataclasses.replace(config, sandbox=executor.where)
         self.workspace = workspace
         self.executor = executor
         self.backend = backend

@@ -23,6 +23,7 @@ from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend,
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
+from agent_core.executor.sandbox import SANDBOX_MODES, SandboxError, SandboxSettings, resolve_sandbox
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
@@ -104,6 +105,23 @@ def add_limit_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
+    """Where the model's commands run (see README, "Safety")."""
+    group = parser.add_argument_group("sandbox")
+    group.add_argument(
+        "--sandbox", choices=SANDBOX_MODES, default="auto",
+        help="run commands in a bubblewrap sandbox: the repo at /testbed, the rest read-only, "
+        "no network (auto: when bwrap works here, else say why; on: refuse without it)",
+    )
+    group.add_argument(
+        "--network", action="store_true", help="let sandboxed commands use the network (pip install)"
+    )
+    group.add_argument(
+        "--writable", action="append", default=[], metavar="PATH",
+        help="a directory the sandbox may write to, e.g. a venv or cache (repeatable)",
+    )
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -137,6 +155,7 @@ def build_parser() -> Parser:
     issue.add_argument("--issue-file", metavar="FILE", help="read the issue from a file")
     add_backend_args(parser)
     add_limit_args(parser)
+    add_sandbox_args(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--patch-out", metavar="FILE", help="write the session's patch here")
     out.add_argument(
@@ -201,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return run(args)
-    except (CliError, BackendError, WorkspaceError, TrajectoryError) as error:
+    except (CliError, BackendError, WorkspaceError, TrajectoryError, SandboxError) as error:
         print(f"navtui: {error}", file=sys.stderr)
         return 1
 
@@ -291,7 +310,15 @@ def trajectory_path(args: argparse.Namespace, workspace: Workspace, session_id: 
 
 
 def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:
-    return Executor(workspace.root, command_timeout=args.command_timeout)
+    """The session's executor, its shell sandboxed as `--sandbox` says; an `auto` fallback is
+    reported here, once."""
+    settings = SandboxSettings(
+        mode=args.sandbox, network=args.network, writable=tuple(Path(p) for p in args.writable)
+    )
+    launcher, notice = resolve_sandbox(settings, workspace.root)
+    if notice:
+        print(f"navtui: {notice}", file=sys.stderr)
+    return Executor(workspace.root, command_timeout=args.command_timeout, launcher=launcher)
 
 
 def new_session(

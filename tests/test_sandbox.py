@@ -180,8 +180,11 @@ def test_the_users_home_and_secrets_stay_outside(git_repo: Path, outside_dir: Pa
     with Shell(git_repo, timeout=10, launcher=sandboxed(git_repo)) as sh:
         assert sh.run("echo $HOME; ls -A ~ | wc -l").output == f"{outside_dir}\n0\n"
         assert "No such file" in sh.run(f"cat {outside_dir}/.ssh/id_ed25519").output
+        # Only the way to navtui's own Python (e.g. ~/.pyenv/versions/…) shows in the real home.
         real_home = pwd.getpwuid(os.getuid()).pw_dir
-        assert sh.run(f"ls -A {real_home} | wc -l").output == "0\n"
+        kept = {Path(p).relative_to(real_home).parts[0] for p in (sys.prefix, sys.base_prefix)
+                if Path(p).is_relative_to(real_home)}
+        assert set(sh.run(f"ls -A {real_home}").output.split()) == kept
         env = sh.run("env").output
     for name, value in SECRETS.items():
         assert name not in env and value not in env
@@ -239,6 +242,7 @@ def test_executor_runs_commands_as_written_and_says_where(git_repo: Path):
         assert ex.where == f"in sandbox: /testbed = {git_repo.resolve()}, network off"
     with Executor(git_repo, command_timeout=10) as plain:
         assert plain.prepare(Bash("cat /testbed/x")).command_shown == f"cat {git_repo.resolve()}/x"
+        assert plain.where == ""
 
 
 def _fake_bwrap(directory: Path) -> str:
@@ -252,7 +256,8 @@ def test_auto_falls_back_with_one_clear_notice_when_bwrap_cannot_start(git_repo:
                                                                        tmp_path: Path):
     fake = _fake_bwrap(tmp_path)
     launcher, notice = resolve_sandbox(SandboxSettings(mode="auto", bwrap=fake), git_repo)
-    assert isinstance(launcher, Plain)
+    assert isinstance(launcher, Plain) and launcher.notice == notice
+    assert launcher.label == "no sandbox"
     assert notice is not None and notice.startswith("sandbox off: ")
     assert "No permissions to create a new namespace" in notice and "as you" in notice
     with pytest.raises(SandboxError, match="--sandbox on.*No permissions.*--sandbox off"):
@@ -279,8 +284,8 @@ def test_the_same_sandbox_works_for_an_unprivileged_user(git_repo: Path, outside
     private = outside_dir / "private"
     private.mkdir()
     subprocess.run(["chown", "-R", "65534:65534", str(repo), str(private)], check=True)
-    launcher = Bubblewrap(repo, check_sandbox().bwrap, environ={"PATH": "/usr/bin:/bin",
-                                                                 "HOME": "/nonexistent"})
+    launcher = Bubblewrap(repo, check_sandbox().bwrap, readable=(),
+                          environ={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
     argv = launcher.argv(["sh", "-c", "id -u; pwd; touch /usr/x; echo ok > /testbed/by-user; "
                           "git status --short"], private)
     done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv],

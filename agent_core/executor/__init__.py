@@ -65,7 +65,8 @@ class Executor:
 
     @property
     def where(self) -> str:
-        """Where bash commands run, for the user: "in sandbox: /testbed = REPO, network off"."""
+        """Where bash commands run, for the user: "in sandbox: /testbed = REPO, network off", or
+        "" without a sandbox."""
         return self.launcher.describe()
 
     def prepare(self, action: Action) -> Prepared:

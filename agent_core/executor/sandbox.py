@@ -77,13 +77,17 @@ def without_secrets(environ: dict[str, str]) -> dict[str, str]:
 
 
 class Plain:
-    """Starts the shell directly on this machine, in the repository, with secrets removed."""
+    """Starts the shell directly on this machine, in the repository, with secrets removed.
+    `notice` says why, when the sandbox was wanted (`auto`) but cannot run here."""
 
     sandboxed = False
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, notice: str | None = None) -> None:
         self.root = Path(root).resolve()
         self.home = self.root
+        self.notice = notice
+        # For the status bar: nothing when the user chose no sandbox, a warning when it fell back.
+        self.label = "no sandbox" if notice else ""
 
     def argv(self, command: list[str], private_dir: Path) -> list[str]:
         return command
@@ -92,13 +96,16 @@ class Plain:
         return without_secrets(dict(os.environ))
 
     def describe(self) -> str:
-        return "sandbox off: commands run on this machine as you"
+        return ""
 
 
 class Bubblewrap:
-    """Starts the shell inside bwrap, the repository mounted read-write at /testbed."""
+    """Starts the shell inside bwrap, the repository mounted read-write at /testbed.
+    `environ` is the environment to start from (navtui's); `readable`, directories to keep
+    visible even under the hidden home (by default navtui's own Python)."""
 
     sandboxed = True
+    notice = None
 
     def __init__(
         self,
@@ -108,13 +115,16 @@ class Bubblewrap:
         network: bool = False,
         writable: tuple[Path, ...] = (),
         environ: dict[str, str] | None = None,
+        readable: tuple[str, ...] = (sys.prefix, sys.base_prefix),
     ) -> None:
         self.root = Path(root).resolve()
         self.bwrap = bwrap
         self.network = network
         self.writable = tuple(_existing_dir(path, "--writable") for path in writable)
         self.home = Path(MOUNT_POINT)
+        self.label = "sandbox+net" if network else "sandbox"
         self._environ = dict(os.environ if environ is None else environ)
+        self._readable = readable
         self._user_home = self._throwaway_home()
 
     def argv(self, command: list[str], private_dir: Path) -> list[str]:
@@ -188,9 +198,10 @@ class Bubblewrap:
 
     def _visible_again(self, hidden: set[str]) -> list[str]:
         """Read-only paths under the hidden homes or /run that programs need: the active venv
-        and its base interpreter, PATH entries under /run (NixOS keeps its programs there) and
-        resolv.conf's target when the network is on."""
-        wanted = []
+        and its base interpreter, navtui's own Python (often under ~/.pyenv or ~/.local), PATH
+        entries under /run (NixOS keeps its programs there) and resolv.conf's target when the
+        network is on."""
+        wanted = list(self._readable)
         venv = self._venv()
         if venv:
             wanted += [venv, _venv_base(Path(venv)) or venv]
@@ -329,4 +340,4 @@ def resolve_sandbox(settings: SandboxSettings, root: Path) -> tuple[Plain | Bubb
         raise SandboxError(f"--sandbox on, but {check.reason}; or run with --sandbox off")
     notice = (f"sandbox off: {check.reason}. The model's commands run on this machine as you, "
               "with your files and network (only the repository is protected, by checkpoints).")
-    return Plain(root), notice
+    return Plain(root, notice), notice
