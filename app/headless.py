@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agent_core.actions import Action
+from agent_core.actions import Action, Bash
 from agent_core.events import (
     Event,
     FormatError,
@@ -58,6 +58,7 @@ class Transcript:
         self.observation_lines = observation_lines
         self.thought_lines = thought_lines
         self._usage: UsageReported | None = None
+        self._sandbox = ""
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{type(event).__name__}", None)
@@ -72,6 +73,9 @@ class Transcript:
         self.console.print(Panel(issue, title="Issue", title_align="left"))
         if described:
             self.console.print(Text(described, style="dim"))
+        self._sandbox = event.config.get("sandbox") or ""
+        if self._sandbox:
+            self.console.print(Text(self._sandbox, style="dim"))
 
     def _on_UsageReported(self, event: UsageReported) -> None:
         self._usage = event
@@ -86,6 +90,8 @@ class Transcript:
             half = self.thought_lines // 2
             self.console.print(Text(trim_lines(thought, half, half), style="italic"))
         self.console.print(Text.assemble(("▶ ", "bold cyan"), (event.command_shown, "bold")))
+        if self._sandbox and isinstance(event.step.action, Bash):
+            self.console.print(Text(f"  {self._sandbox}", style="dim"))
         if event.preview_diff:
             self.console.print(diff_syntax(event.preview_diff))
 

@@ -1,4 +1,5 @@
-"""One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state."""
+"""One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state,
+and the sandbox ("sandbox", "sandbox+net", "no sandbox" when it fell back; nothing when chosen off)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class StatusBar(Widget):
     context_limit: reactive[int] = reactive(0)
     policy: reactive[str] = reactive("ask")
     state: reactive[str] = reactive("starting")
+    sandbox: reactive[str] = reactive("")
 
     def render(self) -> Content:
         # (priority, part): the lowest priorities are dropped first when the bar is too narrow.
@@ -39,6 +41,9 @@ class StatusBar(Widget):
             (2, Content(self.dialect or "?")),
             (4, Content(f"{self.tokens_per_second:.0f} tok/s")),
         ]
+        if self.sandbox:
+            style = "$text-success" if self.sandbox.startswith("sandbox") else "$text-warning b"
+            parts.append((6, Content.styled(self.sandbox, style)))
         if self.context_limit:
             ratio = self.context_used / self.context_limit
             style = "$text-error" if ratio > 0.9 else "$text-warning" if ratio > 0.7 else ""
