@@ -294,3 +294,18 @@ def test_the_same_sandbox_works_for_an_unprivileged_user(git_repo: Path, outside
     assert "Read-only file system" in done.stderr
     assert (repo / "by-user").read_text() == "ok\n"
     assert "?? by-user" in done.stdout
+
+
+def test_git_config_and_hooks_cannot_be_planted_from_inside(git_repo: Path):
+    config = (git_repo / ".git/config").read_text()
+    with Shell(git_repo, timeout=10, launcher=sandboxed(git_repo)) as sh:
+        planted = sh.run("git config core.fsmonitor 'touch /testbed/pwned'; "
+                         "echo 'touch /testbed/pwned' > .git/hooks/post-checkout; "
+                         "mv .git .git-aside; ls -a | grep -c git-aside")
+        assert planted.output.endswith("0\n"), planted
+        # Everyday git still works: the index and objects stay writable.
+        sh.run("echo new > added.txt")
+        assert sh.run("git add added.txt && git diff --cached --name-only").output == "added.txt\n"
+    assert (git_repo / ".git/config").read_text() == config
+    assert not (git_repo / ".git/hooks/post-checkout").exists()
+    assert (git_repo / ".git").is_dir() and not (git_repo / ".git-aside").exists()

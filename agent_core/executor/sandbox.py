@@ -147,9 +147,26 @@ class Bubblewrap:
             args += ["--bind", venv, venv]
         for path in self.writable:
             args += ["--bind", str(path), str(path)]
-        args += ["--bind", str(self.root), str(MOUNT_POINT)]
+        args += ["--bind", str(self.root), str(MOUNT_POINT), *self._git_guard()]
         args += ["--bind", str(private_dir), str(private_dir)]
         args += ["--chdir", str(MOUNT_POINT), "--", *command]
+        return args
+
+    def _git_guard(self) -> list[str]:
+        """Keep what makes git run programs (.git/config, .git/hooks) read-only inside, and .git
+        a mount of its own so it cannot be moved aside and replaced: a command in the sandbox
+        must not plant code that runs when the user next uses git outside."""
+        git_dir = self.root / ".git"
+        if git_dir.is_symlink() or not git_dir.is_dir():
+            return []
+        inside = f"{MOUNT_POINT}/.git"
+        try:
+            (git_dir / "hooks").mkdir(exist_ok=True)
+        except OSError:
+            pass  # not writable by us: not by the sandbox either
+        args = ["--bind", str(git_dir), inside]
+        for name in ("config", "hooks"):
+            args += ["--ro-bind-try", str(git_dir / name), f"{inside}/{name}"]
         return args
 
     def environment(self) -> dict[str, str]:
