@@ -309,3 +309,22 @@ def test_git_config_and_hooks_cannot_be_planted_from_inside(git_repo: Path):
     assert (git_repo / ".git/config").read_text() == config
     assert not (git_repo / ".git/hooks/post-checkout").exists()
     assert (git_repo / ".git").is_dir() and not (git_repo / ".git-aside").exists()
+
+
+def test_a_shell_started_from_a_thread_that_ended_stays_alive(git_repo: Path):
+    """The TUI starts shells from worker threads; the sandbox must outlive them."""
+    started: list[Shell] = []
+    worker = threading.Thread(target=lambda: started.append(
+        Shell(git_repo, timeout=10, launcher=sandboxed(git_repo))))
+    worker.start()
+    worker.join()
+    with started[0] as sh:
+        time.sleep(0.3)  # the parent-death signal would have arrived by now
+        obs = sh.run("echo alive")
+        assert (obs.output, obs.error) == ("alive\n", None)
+        # A restart from yet another thread that ends is just as safe.
+        restarter = threading.Thread(target=sh.restart)
+        restarter.start()
+        restarter.join()
+        time.sleep(0.3)
+        assert sh.run("echo still").output == "still\n"

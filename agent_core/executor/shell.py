@@ -32,6 +32,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pexpect
@@ -87,6 +88,10 @@ _MAY_EXPORT = re.compile(
 )
 _TRAILER_LIMIT = 1 << 16
 _LIVENESS_POLL = 0.2
+# Shells are started from this one long-lived thread: bwrap's --die-with-parent (the kernel's
+# parent-death signal) fires when the *thread* that forked it ends, and shells are often started
+# from short-lived worker threads.
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="navtui-shell-spawner")
 
 
 class _Timeout(Exception):
@@ -231,7 +236,8 @@ class Shell:
         # bash must not be a session leader, or it would take the pty as controlling terminal.
         wrapper = f"{shlex.quote(bash)} --norc --noprofile --noediting +m; exit $?"
         argv = self.launcher.argv(["/bin/sh", "-c", wrapper], self._dir)
-        child = pexpect.spawn(
+        child = _SPAWNER.submit(
+            pexpect.spawn,
             argv[0],
             argv[1:],
             cwd=str(self.launcher.root),
@@ -239,7 +245,7 @@ class Shell:
             echo=False,
             preexec_fn=_detach_terminal,
             dimensions=(50, 200),
-        )
+        ).result()
         child.delaybeforesend = self.send_delay
         child.ptyproc.delayafterclose = 0.0
         child.ptyproc.delayafterterminate = 0.01
