@@ -328,3 +328,20 @@ def test_a_shell_started_from_a_thread_that_ended_stays_alive(git_repo: Path):
         restarter.join()
         time.sleep(0.3)
         assert sh.run("echo still").output == "still\n"
+
+
+def test_git_works_in_a_linked_worktree_whose_main_repo_is_hidden(git_repo: Path, tmp_path: Path):
+    worktree = tmp_path / "feature"
+    subprocess.run(["git", "-C", str(git_repo), "worktree", "add", "-q", "-b", "feature",
+                    str(worktree)], check=True)
+    config = (git_repo / ".git/config").read_text()
+    (worktree / "calc/ops.py").write_text("changed\n")
+    with Shell(worktree, timeout=10, launcher=sandboxed(worktree)) as sh:
+        assert sh.run("git status --short").output == " M calc/ops.py\n"
+        assert sh.run("git add -A && git diff --cached --name-only").output == "calc/ops.py\n"
+        assert sh.run("git rev-parse --abbrev-ref HEAD").output == "feature\n"
+        sh.run("git config core.fsmonitor 'touch /testbed/pwned'")
+    assert (git_repo / ".git/config").read_text() == config
+    staged = subprocess.run(["git", "-C", str(worktree), "diff", "--cached", "--name-only"],
+                            capture_output=True, text=True, check=True)
+    assert staged.stdout == "calc/ops.py\n"

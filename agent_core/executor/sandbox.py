@@ -147,26 +147,27 @@ class Bubblewrap:
             args += ["--bind", venv, venv]
         for path in self.writable:
             args += ["--bind", str(path), str(path)]
-        args += ["--bind", str(self.root), str(MOUNT_POINT), *self._git_guard()]
+        args += ["--bind", str(self.root), str(MOUNT_POINT), *self._git_mounts()]
         args += ["--bind", str(private_dir), str(private_dir)]
         args += ["--chdir", str(MOUNT_POINT), "--", *command]
         return args
 
-    def _git_guard(self) -> list[str]:
-        """Keep what makes git run programs (.git/config, .git/hooks) read-only inside, and .git
-        a mount of its own so it cannot be moved aside and replaced: a command in the sandbox
-        must not plant code that runs when the user next uses git outside."""
-        git_dir = self.root / ".git"
-        if git_dir.is_symlink() or not git_dir.is_dir():
+    def _git_mounts(self) -> list[str]:
+        """The repository's git directory, guarded (see `_guarded_git_dir`). In a linked worktree
+        (.git is a file naming a git dir elsewhere) that git dir and the main repository's are
+        bound at their real paths, where the worktree's .git file points."""
+        dot_git = self.root / ".git"
+        if dot_git.is_symlink():
             return []
-        inside = f"{MOUNT_POINT}/.git"
-        try:
-            (git_dir / "hooks").mkdir(exist_ok=True)
-        except OSError:
-            pass  # not writable by us: not by the sandbox either
-        args = ["--bind", str(git_dir), inside]
-        for name in ("config", "hooks"):
-            args += ["--ro-bind-try", str(git_dir / name), f"{inside}/{name}"]
+        if dot_git.is_dir():
+            return _guarded_git_dir(dot_git, f"{MOUNT_POINT}/.git")
+        linked = _linked_git_dir(dot_git)
+        if linked is None:
+            return []
+        common = _common_git_dir(linked)
+        args = _guarded_git_dir(common, str(common))
+        if not linked.is_relative_to(common):
+            args += ["--bind", str(linked), str(linked)]
         return args
 
     def environment(self) -> dict[str, str]:
@@ -228,6 +229,42 @@ class Bubblewrap:
         covered = [*hidden, "/run"]
         return sorted({path for path in wanted if any(_under(path, top) for top in covered)
                        and not _under(path, str(self.root)) and os.path.exists(path)})
+
+
+def _guarded_git_dir(git_dir: Path, inside: str) -> list[str]:
+    """Bind `git_dir` at `inside` writable (index, objects, refs) but its config and hooks
+    read-only, as a mount of its own so it cannot be moved aside and replaced: a command in the
+    sandbox must not plant code that runs when the user next uses git outside."""
+    try:
+        (git_dir / "hooks").mkdir(exist_ok=True)
+    except OSError:
+        pass  # not writable by navtui: not by the sandbox either
+    args = ["--bind", str(git_dir), inside]
+    for name in ("config", "hooks"):
+        args += ["--ro-bind-try", str(git_dir / name), f"{inside}/{name}"]
+    return args
+
+
+def _linked_git_dir(dot_git: Path) -> Path | None:
+    """The git dir a `.git` file names (`gitdir: PATH`), if it is one."""
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = (dot_git.parent / text.removeprefix("gitdir:").strip()).resolve()
+    return target if target.is_dir() else None
+
+
+def _common_git_dir(git_dir: Path) -> Path:
+    """The main repository's git dir for a worktree's `git_dir` (its `commondir` file)."""
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return git_dir
+    found = (git_dir / common).resolve()
+    return found if found.is_dir() else git_dir
 
 
 def _under(path: str, top: str) -> bool:
