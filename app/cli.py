@@ -23,7 +23,14 @@ from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend,
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
-from agent_core.executor.sandbox import SANDBOX_MODES, SandboxError, SandboxSettings, resolve_sandbox
+from agent_core.executor.sandbox import (
+    SANDBOX_MODES,
+    Bubblewrap,
+    Plain,
+    SandboxError,
+    SandboxSettings,
+    resolve_sandbox,
+)
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
@@ -309,15 +316,28 @@ def trajectory_path(args: argparse.Namespace, workspace: Workspace, session_id: 
     return default_path(repo_state_dir(workspace.root), session_id)
 
 
-def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:
-    """The session's executor, its shell sandboxed as `--sandbox` says; an `auto` fallback is
-    reported here, once."""
+def sandbox_launcher(args: argparse.Namespace, root: Path) -> Plain | Bubblewrap:
+    """How the shell starts in `root` as the sandbox flags say; an `auto` fallback is reported
+    here (call once per run); `on` without a working bwrap raises SandboxError naming the fix."""
     settings = SandboxSettings(
         mode=args.sandbox, network=args.network, writable=tuple(Path(p) for p in args.writable)
     )
-    launcher, notice = resolve_sandbox(settings, workspace.root)
+    launcher, notice = resolve_sandbox(settings, root)
     if notice:
         print(f"navtui: {notice}", file=sys.stderr)
+    return launcher
+
+
+def sandbox_settings(args: argparse.Namespace) -> SandboxSettings:
+    """The sandbox flags with `auto` decided once, for runs of many sessions (`navtui batch`)."""
+    launcher = sandbox_launcher(args, Path.cwd())
+    return SandboxSettings(mode="on" if launcher.sandboxed else "off", network=args.network,
+                           writable=tuple(Path(p) for p in args.writable))
+
+
+def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:
+    """The session's executor, its shell sandboxed as `--sandbox` says."""
+    launcher = sandbox_launcher(args, workspace.root)
     return Executor(workspace.root, command_timeout=args.command_timeout, launcher=launcher)
 
 

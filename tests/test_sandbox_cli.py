@@ -131,3 +131,31 @@ def test_killing_navtui_takes_the_whole_sandbox_with_it(git_repo: Path, tmp_path
     while _alive_with(marker) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _alive_with(marker) == []
+
+
+def test_batch_runs_each_instance_sandboxed_in_its_worktree(git_repo: Path, tmp_path: Path):
+    from agent_core.backends.replay import ReplayBackend
+    from agent_core.batch import Batch, BatchOptions, Instance
+    from agent_core.events import StepExecuted
+    from agent_core.executor.sandbox import SandboxSettings
+    from agent_core.session import SessionConfig
+    from agent_core.trajectory import read_trajectory
+    from tests.fixtures.repos import git
+
+    script = write_script(tmp_path / "one.jsonl", [
+        "Thought: Where?\nAction: bash pwd; git status --short; git rev-parse --is-inside-work-tree",
+        f"Thought: Fix.\nAction: edit calc/ops.py 7 7\n{FIXED_LINE}",
+        "Thought: Done.\nAction: submit",
+    ])
+    instance = Instance("one", git_repo, git(git_repo, "rev-parse", "HEAD").strip(), ISSUE)
+    options = BatchOptions(
+        output_dir=tmp_path / "out", config=SessionConfig(dialect="text", command_timeout=60.0),
+        make_backend=lambda _: ReplayBackend(script), sandbox=SandboxSettings(mode="on"),
+    )
+    [result] = Batch(options).run([instance])
+    assert result.status == "submitted", result.message
+    log = read_trajectory(tmp_path / "out/trajectories/one.jsonl")
+    assert log.config["sandbox"].startswith("in sandbox: /testbed = ")
+    [first, *_] = [e.record for e in log.events if isinstance(e, StepExecuted)]
+    assert first.observation.output == "/testbed\ntrue\n"
+    assert f"+{FIXED_LINE}" in result.patch
