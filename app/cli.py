@@ -25,8 +25,7 @@ from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import (
     SANDBOX_MODES,
-    Bubblewrap,
-    Plain,
+    Launcher,
     SandboxError,
     SandboxSettings,
     resolve_sandbox,
@@ -316,7 +315,7 @@ def trajectory_path(args: argparse.Namespace, workspace: Workspace, session_id: 
     return default_path(repo_state_dir(workspace.root), session_id)
 
 
-def sandbox_launcher(args: argparse.Namespace, root: Path) -> Plain | Bubblewrap:
+def sandbox_launcher(args: argparse.Namespace, root: Path) -> Launcher:
     """How the shell starts in `root` as the sandbox flags say; an `auto` fallback is reported
     here (call once per run); `on` without a working bwrap raises SandboxError naming the fix."""
     settings = SandboxSettings(

@@ -32,6 +32,23 @@ from agent_core.executor.shell import Shell
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="bubblewrap needs Linux")
 
+
+def _user_namespaces_work() -> bool:
+    """Whether this host lets us create user, pid and network namespaces at all (checked
+    without bwrap, so a bwrap that fails where they work fails the tests)."""
+    unshare = shutil.which("unshare")
+    if sys.platform != "linux" or unshare is None:
+        return sys.platform == "linux"
+    return subprocess.run([unshare, "-U", "-p", "-n", "-f", "true"],
+                          capture_output=True).returncode == 0
+
+
+needs_bwrap = pytest.mark.skipif(
+    not _user_namespaces_work(),
+    reason="this host forbids user namespaces (e.g. a container's seccomp profile or Ubuntu's "
+    "AppArmor restriction): the sandbox cannot run here, `auto` falls back",
+)
+
 SECRETS = {
     "OPENAI_API_KEY": "sk-navtui-test-openai",
     "NAVTUI_API_KEY": "navtui-test-key",
@@ -76,11 +93,13 @@ def _alive_with(argument: str) -> list[int]:
     return found
 
 
+@needs_bwrap
 def test_bwrap_works_here():
     check = check_sandbox()
     assert check.available, check.reason
 
 
+@needs_bwrap
 def test_testbed_is_the_repo_and_edits_land(shell: Shell, git_repo: Path):
     assert shell.run("pwd").output == "/testbed\n"
     assert shell.run("cat calc/ops.py").output == (git_repo / "calc/ops.py").read_text()
@@ -89,6 +108,7 @@ def test_testbed_is_the_repo_and_edits_land(shell: Shell, git_repo: Path):
     assert shell.cwd == Path("/testbed/calc")
 
 
+@needs_bwrap
 def test_writes_outside_the_repo_never_reach_the_machine(shell: Shell, git_repo: Path,
                                                          outside_dir: Path):
     obs = shell.run(f"touch {outside_dir}/escaped; echo $? ; touch /usr/navtui-escaped; echo $?")
@@ -105,6 +125,7 @@ def test_writes_outside_the_repo_never_reach_the_machine(shell: Shell, git_repo:
     assert not (git_repo / "via-real-path").exists()
 
 
+@needs_bwrap
 def test_root_cannot_remount_its_way_out(shell: Shell):
     obs = shell.run("mount -o remount,rw /usr; grep CapEff /proc/self/status")
     assert obs.output.rstrip().endswith("CapEff:\t0000000000000000")
@@ -125,6 +146,7 @@ def _listener() -> tuple[socket.socket, list[socket.socket]]:
     return server, accepted
 
 
+@needs_bwrap
 @pytest.mark.parametrize("network", [False, True])
 def test_a_server_on_the_machines_loopback_is_unreachable_without_network(git_repo: Path,
                                                                          network: bool):
@@ -146,6 +168,7 @@ def test_a_server_on_the_machines_loopback_is_unreachable_without_network(git_re
         server.close()
 
 
+@needs_bwrap
 def test_setsid_daemons_die_with_the_session(git_repo: Path):
     marker = f"1000.{os.getpid()}{time.monotonic_ns() % 10**6}"
     sh = Shell(git_repo, timeout=10, launcher=sandboxed(git_repo))
@@ -158,6 +181,7 @@ def test_setsid_daemons_die_with_the_session(git_repo: Path):
     assert _alive_with(marker) == []
 
 
+@needs_bwrap
 def test_timeout_kills_everything_and_the_new_shell_is_still_inside(git_repo: Path):
     marker = f"2000.{os.getpid()}{time.monotonic_ns() % 10**6}"
     with Shell(git_repo, timeout=10, launcher=sandboxed(git_repo)) as sh:
@@ -169,6 +193,7 @@ def test_timeout_kills_everything_and_the_new_shell_is_still_inside(git_repo: Pa
         assert after.output == "/testbed/calc\nyes\n1\n"
 
 
+@needs_bwrap
 def test_the_users_home_and_secrets_stay_outside(git_repo: Path, outside_dir: Path,
                                                   monkeypatch: pytest.MonkeyPatch):
     (outside_dir / ".ssh").mkdir()
@@ -213,6 +238,7 @@ def test_secret_names():
         assert not is_secret_name(name), name
 
 
+@needs_bwrap
 def test_git_works_inside_on_a_repo_owned_by_someone_else(git_repo: Path):
     (git_repo / "calc/ops.py").write_text("changed\n")
     if os.getuid() == 0:
@@ -224,6 +250,7 @@ def test_git_works_inside_on_a_repo_owned_by_someone_else(git_repo: Path):
     assert "calc/ops.py" in diff.output
 
 
+@needs_bwrap
 def test_writable_paths_are_writable_and_checked(git_repo: Path, outside_dir: Path):
     cache = outside_dir / "cache"
     cache.mkdir()
@@ -234,6 +261,7 @@ def test_writable_paths_are_writable_and_checked(git_repo: Path, outside_dir: Pa
         sandboxed(git_repo, writable=(outside_dir / "missing",))
 
 
+@needs_bwrap
 def test_executor_runs_commands_as_written_and_says_where(git_repo: Path):
     with Executor(git_repo, command_timeout=10, launcher=sandboxed(git_repo)) as ex:
         prepared = ex.prepare(Bash("cat /testbed/calc/ops.py | head -1"))
@@ -276,6 +304,7 @@ def test_the_bwrap_env_var_chooses_the_binary(git_repo: Path, tmp_path: Path,
 
 @pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"),
                     reason="switching to an unprivileged user needs root and setpriv")
+@needs_bwrap
 def test_the_same_sandbox_works_for_an_unprivileged_user(git_repo: Path, outside_dir: Path):
     """What a normal user gets: bwrap through unprivileged user namespaces, no root anywhere."""
     outside_dir.chmod(0o755)
@@ -296,6 +325,7 @@ def test_the_same_sandbox_works_for_an_unprivileged_user(git_repo: Path, outside
     assert "?? by-user" in done.stdout
 
 
+@needs_bwrap
 def test_git_config_and_hooks_cannot_be_planted_from_inside(git_repo: Path):
     config = (git_repo / ".git/config").read_text()
     with Shell(git_repo, timeout=10, launcher=sandboxed(git_repo)) as sh:
@@ -311,6 +341,7 @@ def test_git_config_and_hooks_cannot_be_planted_from_inside(git_repo: Path):
     assert (git_repo / ".git").is_dir() and not (git_repo / ".git-aside").exists()
 
 
+@needs_bwrap
 def test_a_shell_started_from_a_thread_that_ended_stays_alive(git_repo: Path):
     """The TUI starts shells from worker threads; the sandbox must outlive them."""
     started: list[Shell] = []
@@ -330,6 +361,7 @@ def test_a_shell_started_from_a_thread_that_ended_stays_alive(git_repo: Path):
         assert sh.run("echo still").output == "still\n"
 
 
+@needs_bwrap
 def test_git_works_in_a_linked_worktree_whose_main_repo_is_hidden(git_repo: Path, tmp_path: Path):
     worktree = tmp_path / "feature"
     subprocess.run(["git", "-C", str(git_repo), "worktree", "add", "-q", "-b", "feature",

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_cli import ISSUE, navtui
+from tests.test_sandbox import _alive_with, needs_bwrap
 from tests.test_session import CHECK, FIXED_LINE, write_script
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="bubblewrap needs Linux")
@@ -35,6 +36,7 @@ def observations(stdout: str) -> list[dict]:
     return [e["record"]["observation"] for e in events if e.get("type") == "StepExecuted"]
 
 
+@needs_bwrap
 def test_a_sandboxed_session_sees_testbed_keeps_the_machine_and_lands_edits(
     git_repo: Path, tmp_path: Path, home: Path
 ):
@@ -103,9 +105,8 @@ def test_auto_degrades_with_one_notice_and_on_refuses(git_repo: Path, tmp_path: 
     assert off.returncode == 0 and "sandbox" not in off.stderr
 
 
+@needs_bwrap
 def test_killing_navtui_takes_the_whole_sandbox_with_it(git_repo: Path, tmp_path: Path):
-    from tests.test_sandbox import _alive_with
-
     marker = f"3000.{os.getpid()}{time.monotonic_ns() % 10**6}"
     script = write_script(tmp_path / "script.jsonl", [
         f"Thought: Start a daemon.\nAction: bash setsid sleep {marker} > /dev/null 2>&1 & "
@@ -133,6 +134,7 @@ def test_killing_navtui_takes_the_whole_sandbox_with_it(git_repo: Path, tmp_path
     assert _alive_with(marker) == []
 
 
+@needs_bwrap
 def test_batch_runs_each_instance_sandboxed_in_its_worktree(git_repo: Path, tmp_path: Path):
     from agent_core.backends.replay import ReplayBackend
     from agent_core.batch import Batch, BatchOptions, Instance

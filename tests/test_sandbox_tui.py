@@ -15,6 +15,7 @@ from agent_core.session import Session, SessionConfig
 from agent_core.workspace import Workspace
 from app.tui import NavApp
 from tests.fixtures.tui import ISSUE, RecordingReplay, Watch, write_script
+from tests.test_sandbox import needs_bwrap
 from widgets.status_bar import StatusBar
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="bubblewrap needs Linux")
@@ -34,6 +35,7 @@ def waiting_on(app: NavApp, index: int) -> bool:
     return pending is not None and pending.index == index and app.screen is app.main
 
 
+@needs_bwrap
 async def test_sandboxed_session_shows_where_commands_run(git_repo: Path):
     launcher, _ = resolve_sandbox(SandboxSettings(mode="on"), git_repo)
     session = session_with(git_repo, Executor(git_repo, command_timeout=30, launcher=launcher))

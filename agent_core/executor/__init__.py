@@ -16,7 +16,7 @@ from pathlib import Path
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
 from agent_core.executor.files import FileTools
 from agent_core.executor.paths import Confinement, PathError, rewrite_alias
-from agent_core.executor.sandbox import Bubblewrap, Plain
+from agent_core.executor.sandbox import Launcher, Plain
 from agent_core.executor.search import search
 from agent_core.executor.shell import Shell
 from agent_core.steps import Observation
@@ -43,7 +43,7 @@ class Executor:
         command_timeout: float = 120.0,
         path_alias: str = "/testbed",
         output_limit: int = 16_000,
-        launcher: Plain | Bubblewrap | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
         self.paths = Confinement(root, path_alias)
         self.root = self.paths.root

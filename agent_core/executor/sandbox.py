@@ -241,7 +241,8 @@ def _guarded_git_dir(git_dir: Path, inside: str) -> list[str]:
         pass  # not writable by navtui: not by the sandbox either
     args = ["--bind", str(git_dir), inside]
     for name in ("config", "hooks"):
-        args += ["--ro-bind-try", str(git_dir / name), f"{inside}/{name}"]
+        if not (git_dir / name).is_symlink():  # a link could aim the mount anywhere
+            args += ["--ro-bind-try", str(git_dir / name), f"{inside}/{name}"]
     return args
 
 
@@ -377,7 +378,10 @@ def _userns_hint() -> str:
             "forbid them)")
 
 
-def resolve_sandbox(settings: SandboxSettings, root: Path) -> tuple[Plain | Bubblewrap, str | None]:
+Launcher = Plain | Bubblewrap
+
+
+def resolve_sandbox(settings: SandboxSettings, root: Path) -> tuple[Launcher, str | None]:
     """The launcher for `settings` and, when `auto` falls back to no sandbox, the notice to show
     once. `on` without a working bwrap raises SandboxError naming the fix."""
     if settings.mode not in SANDBOX_MODES:

@@ -38,7 +38,7 @@ from pathlib import Path
 import pexpect
 
 from agent_core.executor.output import BoundedOutput
-from agent_core.executor.sandbox import Bubblewrap, Plain, without_secrets
+from agent_core.executor.sandbox import Launcher, Plain, without_secrets
 from agent_core.steps import Observation
 
 # Set for every command: no pagers, no prompts, no colours, unbuffered Python.
@@ -197,7 +197,7 @@ class Shell:
         timeout: float = 120.0,
         output_limit: int = 16_000,
         send_delay: float | None = None,
-        launcher: Plain | Bubblewrap | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
         self.launcher = launcher or Plain(Path(cwd))
         self.home = self.launcher.home
