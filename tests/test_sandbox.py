@@ -377,3 +377,25 @@ def test_git_works_in_a_linked_worktree_whose_main_repo_is_hidden(git_repo: Path
     staged = subprocess.run(["git", "-C", str(worktree), "diff", "--cached", "--name-only"],
                             capture_output=True, text=True, check=True)
     assert staged.stdout == "calc/ops.py\n"
+
+
+@needs_bwrap
+def test_the_active_venv_under_the_hidden_home_still_runs(git_repo: Path, outside_dir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch):
+    """A venv inside the repo, the repo inside $HOME: its scripts (shebangs with real paths) run,
+    and it stays writable like the repo."""
+    repo = outside_dir / "project"
+    shutil.copytree(git_repo, repo)
+    venv = repo / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    tool = venv / "bin/tool"
+    tool.write_text("#!/bin/sh\necho tool from $VIRTUAL_ENV\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("HOME", str(outside_dir))
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    monkeypatch.setenv("PATH", f"{venv}/bin:/usr/bin:/bin")
+    with Shell(repo, timeout=10, launcher=sandboxed(repo)) as sh:
+        assert sh.run("tool").output == f"tool from {venv}\n"
+        assert sh.run(f"touch {venv}/installed && ls -A ~ | wc -l").output == "1\n"
+    assert (venv / "installed").exists()

@@ -183,6 +183,9 @@ class Bubblewrap:
         venv = self._venv()
         if venv:
             env["VIRTUAL_ENV"] = venv
+        conda = self._conda()
+        if conda:
+            env["CONDA_PREFIX"] = conda
         # The repository may belong to another uid than the one inside (root running on a
         # user's checkout): let git work on it anyway.
         env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
@@ -211,18 +214,25 @@ class Bubblewrap:
         return {home.rstrip("/") for home in homes if home.startswith("/") and home.rstrip("/")}
 
     def _venv(self) -> str | None:
+        """The active virtualenv, if any."""
         venv = self._environ.get("VIRTUAL_ENV", "")
         return venv if venv.startswith("/") and os.path.isdir(venv) else None
 
+    def _conda(self) -> str | None:
+        """The active conda environment, if any."""
+        conda = self._environ.get("CONDA_PREFIX", "")
+        return conda if conda.startswith("/") and os.path.isdir(conda) else None
+
     def _visible_again(self, hidden: set[str]) -> list[str]:
         """Read-only paths under the hidden homes or /run that programs need: the active venv
-        and its base interpreter, navtui's own Python (often under ~/.pyenv or ~/.local), PATH
+        and its base interpreter, the active conda environment, navtui's own Python (often under ~/.pyenv or ~/.local), PATH
         entries under /run (NixOS keeps its programs there) and resolv.conf's target when the
         network is on."""
         wanted = list(self._readable)
         venv = self._venv()
         if venv:
             wanted += [venv, _venv_base(Path(venv)) or venv]
+        wanted.append(self._conda() or "")
         wanted += [entry for entry in self._environ.get("PATH", "").split(":") if _under(entry, "/run")]
         if self.network:
             wanted.append(os.path.realpath("/etc/resolv.conf"))
