@@ -120,7 +120,8 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
         "no network (auto: when bwrap works here, else say why; on: refuse without it)",
     )
     group.add_argument(
-        "--network", action="store_true", help="let sandboxed commands use the network (pip install)"
+        "--network", action="store_true",
+        help="let sandboxed commands use the network (e.g. pip install)",
     )
     group.add_argument(
         "--writable", action="append", default=[], metavar="PATH",

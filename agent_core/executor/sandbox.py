@@ -225,15 +225,16 @@ class Bubblewrap:
 
     def _visible_again(self, hidden: set[str]) -> list[str]:
         """Read-only paths under the hidden homes or /run that programs need: the active venv
-        and its base interpreter, the active conda environment, navtui's own Python (often under ~/.pyenv or ~/.local), PATH
-        entries under /run (NixOS keeps its programs there) and resolv.conf's target when the
-        network is on."""
+        and its base interpreter, the active conda environment, navtui's own Python (often
+        under ~/.pyenv or ~/.local), PATH entries under /run (NixOS keeps its programs there)
+        and resolv.conf's target when the network is on."""
         wanted = list(self._readable)
         venv = self._venv()
         if venv:
             wanted += [venv, _venv_base(Path(venv)) or venv]
         wanted.append(self._conda() or "")
-        wanted += [entry for entry in self._environ.get("PATH", "").split(":") if _under(entry, "/run")]
+        path = self._environ.get("PATH", "")
+        wanted += [entry for entry in path.split(":") if _under(entry, "/run")]
         if self.network:
             wanted.append(os.path.realpath("/etc/resolv.conf"))
         covered = [*hidden, "/run"]
