@@ -161,3 +161,15 @@ def test_batch_runs_each_instance_sandboxed_in_its_worktree(git_repo: Path, tmp_
     [first, *_] = [e.record for e in log.events if isinstance(e, StepExecuted)]
     assert first.observation.output == "/testbed\ntrue\n"
     assert f"+{FIXED_LINE}" in result.patch
+
+
+def test_sandbox_settings_come_from_the_config_file_too(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch):
+    from app.cli import parse_args
+
+    config = tmp_path / "config.toml"
+    config.write_text('sandbox = "on"\nnetwork = true\nwritable = ["/var/cache", "/opt"]\n')
+    monkeypatch.setenv("NAVTUI_CONFIG", str(config))
+    args = parse_args(["--writable", "/srv", "repo"])
+    assert (args.sandbox, args.network, args.writable) == ("on", True, ["/var/cache", "/opt", "/srv"])
+    assert parse_args(["--sandbox", "off", "repo"]).sandbox == "off"

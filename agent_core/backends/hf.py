@@ -24,6 +24,7 @@ from agent_core.backends.hf_load import (
     load_tokenizer,
     out_of_memory_error,
     quantization_config,
+    resolve_weights,
 )
 from agent_core.backends.kv_cache import PrefixCache
 from agent_core.backends.stop_strings import StopScanner
@@ -80,6 +81,7 @@ class HFBackend:
         self.enable_thinking = enable_thinking
         self.quantized = load_in_4bit or load_in_8bit
         self.label = describe(model, adapter)
+        model, adapter = resolve_weights(model, adapter)
         quantization = quantization_config(load_in_4bit, load_in_8bit)
         self.model: Any = load_model(
             model,

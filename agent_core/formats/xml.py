@@ -27,7 +27,10 @@ from dataclasses import dataclass
 
 from agent_core.actions import Action, Bash, Search, StrReplaceEditor, Submit
 from agent_core.formats.common import editor_args, editor_from_args, extra_actions_notice
+from agent_core.formats.dialect import Dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.prompting import chat_builder
+from agent_core.formats.translate import to_editor
 from agent_core.steps import ProposedStep
 
 NAME = "xml"
@@ -236,3 +239,18 @@ def render(action: Action, thought: str = "") -> str:
     call = render_function(name, params)
     thought = thought.strip()
     return f"{thought}\n\n{call}" if thought else call
+
+
+DIALECT = Dialect(
+    name=NAME,
+    parse=parse,
+    render=render,
+    span=span,
+    kinds=KINDS,
+    example=EXAMPLE,
+    stop_after=tuple(STOP_AFTER),
+    stop_before=tuple(STOP_BEFORE),
+    default_profile="swesmith",
+    build_prompt=chat_builder(None, tools=False),
+    equivalent=to_editor,
+)
