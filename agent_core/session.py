@@ -72,6 +72,7 @@ class SessionConfig:
     backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
     prompt_profile: str | None = None  # a profile name or file; None: the dialect's default
     submit_review: bool = False  # the first submit gets the profile's review message, if any
+    sandbox: str = ""  # where bash runs (Executor.where), set by the Session; shown and logged
 
 
 def new_session_id() -> str:
@@ -123,7 +124,7 @@ class Session:
     ) -> None:
         self.id = session_id or new_session_id()
         self.issue = issue
-        self.config = config
+        self.config = dataclasses.replace(config, sandbox=executor.where)
         self.workspace = workspace
         self.executor = executor
         self.backend = backend
