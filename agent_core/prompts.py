@@ -351,3 +351,24 @@ def format_user_command(dialect: str, command: str, observation: Observation) ->
     body = observation_text(None, observation, exit_code=True)
     text = f"The user ran this command in the repository:\n$ {command}\n{body}"
     return wrap(dialect, text)
+
+
+# --- notes about context trimmed to fit the window (agent_core.context) ---------------------------
+
+
+def omitted_lines_note(lines: int) -> str:
+    """Stands where whole lines of a long observation were cut out."""
+    return f"[{lines} lines omitted]"
+
+
+def omitted_chars_note(chars: int) -> str:
+    """Stands where part of a very long line was cut out."""
+    return f"[{chars} characters omitted]"
+
+
+def elided_turns_note(turns: int, lines: int) -> str:
+    """Replaces the oldest turns once they no longer fit in the context window."""
+    return (
+        f"[{turns} earlier step(s) omitted to fit the context window "
+        f"({lines} lines of your replies and their observations)]"
+    )

@@ -22,7 +22,7 @@ from agent_core import formats, prompts
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
 from agent_core.backends.base import Backend, BackendError, Prompt, Usage
 from agent_core.backends.replay import ScriptExhausted
-from agent_core.context import ContextOverflow, fit_prompt
+from agent_core.context import ContextFitter, ContextOverflow, Fitted
 from agent_core.events import (
     Event,
     FormatError,
@@ -125,7 +125,8 @@ class Session:
         self._entries: list[_Entry] = []
         self._pending_raw = ""
         self._format_errors = 0
-        self._trimmed = (0, 0)  # (capped, elided) observations in the last prompt
+        self._trimmed = (0, 0)  # (capped, elided) turns in the last prompt
+        self._fitter: tuple[str, ContextFitter] | None = None  # (dialect, fitter)
         self._started_at: float | None = None
         self._cancelled = threading.Event()
 
@@ -232,12 +233,7 @@ class Session:
         index = self._next_index()
         self._emit(TurnStarted(index))
         try:
-            fitted = fit_prompt(
-                [entry.turn for entry in self._entries],
-                self._build_prompt,
-                self.backend.count_tokens,
-                self.config.context_window - self.config.max_new_tokens,
-            )
+            fitted = self._fit_context()
         except ContextOverflow as overflow:
             self._finish("limit", f"context window full: {overflow}")
             return None
@@ -246,7 +242,7 @@ class Session:
             self._emit(
                 Notice(
                     f"context: {fitted.capped} long observation(s) cut to head and tail and "
-                    f"{fitted.elided} old one(s) omitted to fit {self.config.context_window} tokens"
+                    f"{fitted.elided} old step(s) omitted to fit {self.config.context_window} tokens"
                 )
             )
         self._trimmed = trimmed
@@ -256,6 +252,18 @@ class Session:
         usage = self.backend.last_usage or Usage()
         self._emit(UsageReported(index, usage, fitted.tokens, self.config.context_window))
         return self._parse(index, raw)
+
+    def _fit_context(self) -> Fitted:
+        """This turn's prompt from the session's fitter (a new one when the dialect changed)."""
+        if self._fitter is None or self._fitter[0] != self.dialect:
+            fitter = ContextFitter(
+                self._build_prompt,
+                self.backend.count_tokens,
+                self.config.context_window - self.config.max_new_tokens,
+                count_added=getattr(self.backend, "count_added_tokens", None),
+            )
+            self._fitter = (self.dialect, fitter)
+        return self._fitter[1].fit([entry.turn for entry in self._entries])
 
     def _build_prompt(self, turns: list[prompts.Turn]) -> Prompt:
         return prompts.build_prompt(
