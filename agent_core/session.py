@@ -42,6 +42,7 @@ from agent_core.events import (
 from agent_core.executor import Executor
 from agent_core.formats import ParseError, translate
 from agent_core.policy import Policy
+from agent_core.stored_turns import store_turn
 from agent_core.steps import (
     Approve,
     Decision,
@@ -75,17 +76,6 @@ def new_session_id() -> str:
 
 # The prompt shape used while the dialect is still "auto" (before the first parseable reply).
 AUTO_PROMPT_DIALECT = "toolcall"
-# The `StepRecord.extra` key of the conversation turn a step added:
-# {"assistant": ..., "observation": ...}.
-TURN_KEY = "turn"
-
-
-def recorded_turn(record: StepRecord) -> prompts.Turn | None:
-    """The conversation turn the session stored in `record` (None in logs written before it did)."""
-    stored = record.extra.get(TURN_KEY)
-    if not isinstance(stored, dict):
-        return None
-    return prompts.Turn(str(stored.get("assistant", "")), str(stored.get("observation", "")))
 
 
 @dataclass
@@ -416,11 +406,12 @@ class Session:
     def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
         """Add the step's turn to the conversation and keep it, verbatim, in the record.
 
-        `record.extra["turn"]` reaches the log with StepExecuted / StepRejected, so a resumed
-        session (`agent_core.resume`) reads back exactly the text the model read.
+        The turn reaches the log with StepExecuted / StepRejected (`agent_core.stored_turns`
+        keeps only what the record does not already hold), so a resumed session
+        (`agent_core.resume`) reads back exactly the text the model read.
         """
         self._entries.append(_Entry(record.index, turn))
-        record.extra[TURN_KEY] = {"assistant": turn.assistant, "observation": turn.observation}
+        store_turn(record, turn)
 
     # --- the user's own input ------------------------------------------------------------
 
