@@ -4,7 +4,8 @@
   plus the repaint they cause, at 50 / 200 / 500 steps. Side by side with the same widget
   rebuilding every option on each call (what it did before).
 * Thought stream: one paced append (a 40-character fragment, then waiting until it is on
-  screen) with 0 and 29 earlier turns in the stream, and the number of widgets mounted.
+  screen) with 0 and 29 earlier turns in the stream, and the number of widgets mounted; side by
+  side with every turn left open as Markdown (what it did before).
 
 Each figure is the median CPU time (process_time: other engineers share the cores) over the
 measured updates, minus the median of an idle repaint wait
@@ -89,9 +90,9 @@ async def timeline_cost(kind: type[StepTimeline], steps: int) -> float:
         return max(statistics.median(times), 0.0) * 1e3
 
 
-async def stream_cost(earlier: int) -> tuple[float, int]:
+async def stream_cost(earlier: int, open_turns: int) -> tuple[float, int]:
     """Median ms per paced append with `earlier` finished turns above; widgets mounted."""
-    stream = ThoughtStream()
+    stream = ThoughtStream(open_turns=open_turns)
     async with Harness(stream).run_test(size=(120, 40)) as pilot:
         for turn in range(earlier):
             await stream.begin_turn(f"Step {turn + 1}")
@@ -125,10 +126,11 @@ async def main() -> None:
         target = "<= 5 ms" if steps == 500 else ""
         print(f"{f'{steps} steps':<28} {ours:>10.2f} {theirs:>10.2f} {theirs / max(ours, 1e-3):>6.1f}x  {target}")
     print()
-    print(f"{'thought stream, paced append':<28} {'ms':>10} {'widgets':>10}")
+    print(f"{'thought stream, paced append':<28} {'folded ms':>10} {'widgets':>8} {'all open ms':>12} {'widgets':>8}")
     for earlier in (int(t) for t in args.turns.split(",")):
-        cost, mounted = await stream_cost(earlier)
-        print(f"{f'{earlier} earlier turns':<28} {cost:>10.2f} {mounted:>10}")
+        cost, mounted = await stream_cost(earlier, open_turns=2)
+        unfolded, all_mounted = await stream_cost(earlier, open_turns=10_000)
+        print(f"{f'{earlier} earlier turns':<28} {cost:>10.2f} {mounted:>8} {unfolded:>12.2f} {all_mounted:>8}")
 
 
 if __name__ == "__main__":
