@@ -164,7 +164,6 @@ class DemoBackend:
     """A scripted model that reads the conversation it is given (see the module docstring)."""
 
     name = "demo"
-    estimates_tokens = True  # no tokenizer: front ends show no tokens/s
 
     def __init__(self, beats: list[Beat], *, chunk_size: int = 4, delay: float = 0.02) -> None:
         self.beats = beats
@@ -197,7 +196,7 @@ class DemoBackend:
                     return
                 yield text[start : start + self.chunk_size]
         finally:
-            self.last_usage = Usage(prompt_tokens=estimate_prompt_tokens(prompt))
+            self.last_usage = Usage(prompt_tokens=estimate_prompt_tokens(prompt), estimated=True)
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -218,7 +217,8 @@ def demo_session(repo: Path, *, delay: float = 0.02, chunk_size: int = 4) -> Ses
     from agent_core.workspace import Workspace
 
     info = {"backend": "demo", "script": str(SCRIPT), "dialect": "toolcall", "model": "demo (scripted)"}
-    config = SessionConfig(dialect="toolcall", context_window=16_384, max_steps=20, backend_info=info)
+    config = SessionConfig(dialect="toolcall", context_window=16_384, max_steps=20, backend_info=info,
+                           submit_review=False)  # the script's submit is its last word
     session = Session(
         workspace=Workspace.open(repo),
         executor=Executor(repo, command_timeout=config.command_timeout),

@@ -27,6 +27,7 @@ from agent_core.events import (
 from agent_core.git.errors import WorkspaceError
 from agent_core.policy import AutoPolicy, RulesPolicy
 from agent_core.steps import Approve, Decision, Reject
+from agent_core.workspace import UnsafeRestore
 
 if TYPE_CHECKING:
     from agent_core.session import Session
@@ -102,6 +103,15 @@ class Decide:
 @dataclass
 class Undo:
     to_index: int | None
+    force: bool = False
+
+
+@dataclass
+class UndoRefused:
+    """Not a session event: an undo would overwrite changes made outside the session."""
+
+    to_index: int | None
+    error: UnsafeRestore
 
 
 @dataclass
@@ -181,7 +191,7 @@ class SessionDiffReady:
     diff: str
 
 
-DriverEvent = Paused | AutoApproved | PolicyChanged | SessionDiffReady
+DriverEvent = Paused | UndoRefused | AutoApproved | PolicyChanged | SessionDiffReady
 
 
 class SessionDiffs:
@@ -342,7 +352,10 @@ class SessionDriver:
                 if session.pending is not None and session.pending.index == command.index:
                     session.decide(command.decision)
             elif isinstance(command, Undo):
-                session.undo(command.to_index)
+                try:
+                    session.undo(command.to_index, force=command.force)
+                except UnsafeRestore as refused:
+                    self.inbox.put(UndoRefused(command.to_index, refused))
             elif isinstance(command, UserCommand):
                 if session.pending is not None:
                     session.decide(Reject(INSTEAD_OF_PROPOSAL))

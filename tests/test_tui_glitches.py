@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 from pathlib import Path
@@ -74,7 +75,8 @@ async def test_header_and_card_agree_through_a_step_and_replay_shows_no_tok_s(gi
 
 
 async def test_bindings_are_refreshed_when_state_changes_not_per_token(git_repo: Path):
-    session = make_session(git_repo, [("thinking " * 300, Bash("ls"))], delay=0.001, chunk_size=1)
+    thought = " ".join(hashlib.sha1(str(n).encode()).hexdigest()[:7] for n in range(150))  # no loop
+    session = make_session(git_repo, [(thought, Bash("ls"))], delay=0.002, chunk_size=2)
     app, watch = NavApp(session, repo=git_repo), Watch()
     refreshes: list[object] = []
     async with app.run_test(size=(120, 36), message_hook=watch):

@@ -53,7 +53,6 @@ class ReplayBackend:
     """A Backend that streams pre-written turns."""
 
     name = "replay"
-    estimates_tokens = True  # no tokenizer: front ends show no tokens/s for it
 
     def __init__(self, script: Path, *, chunk_size: int = 8, delay: float = 0.0) -> None:
         if chunk_size < 1:
@@ -117,4 +116,5 @@ def _usage(prompt: Prompt, text: str, started: float, first: float | None, ended
         new_tokens=new_tokens,
         time_to_first_token=(first - started) if first is not None else 0.0,
         tokens_per_second=(new_tokens - 1) / decode if new_tokens > 1 and decode > 0 else 0.0,
+        estimated=True,  # no tokenizer: front ends show no tokens/s for a replay
     )
