@@ -178,3 +178,23 @@ async def test_the_start_screen_is_usable_before_the_session_list_arrives():
         options = screen.query_one("#sessions")
         assert options.option_count == 12 and screen.query_one("#start-sessions").display
         assert options.get_option_at_index(0).id == "2026-000"
+
+
+async def test_a_server_that_is_down_is_reported_once_naming_the_model_asked_for(git_repo: Path):
+    from agent_core.backends.openai_compat import OpenAIBackend
+    from agent_core.executor import Executor
+    from agent_core.session import Session, SessionConfig
+    from agent_core.workspace import Workspace
+    from app.screens.finish import FinishScreen
+    from tests.fixtures.servers import closed_port_url
+
+    session = Session(workspace=Workspace.open(git_repo), executor=Executor(git_repo),
+                      backend=OpenAIBackend(closed_port_url(), "my-model", backoff=0.01),
+                      issue="# x", config=SessionConfig("toolcall"))
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(120, 36), message_hook=watch):
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
+        notes = [str(note.render()) for note in app.main.query(".note")]
+    said = [note for note in notes if "cannot connect" in note]
+    assert len(said) == 1 and "my-model" in said[0] and "navigator-8b" not in said[0]
+    assert "Session finished (error)." in notes

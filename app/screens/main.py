@@ -153,6 +153,7 @@ class MainScreen(Screen[None]):
         self._turn_index = 0
         self._split = StreamSplit("auto")
         self._announced: StepProposed | None = None  # the last proposal the user was told about
+        self._last_error = ""
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -388,6 +389,7 @@ class MainScreen(Screen[None]):
             await thoughts.note(event.message, "info")
         elif isinstance(event, SessionError):
             self.running = False
+            self._last_error = event.message
             await thoughts.note(event.message, "error")
             self.notify(visible(event.message), severity="error", timeout=10)
         elif isinstance(event, SessionFinished):
@@ -455,9 +457,10 @@ class MainScreen(Screen[None]):
     async def _finished(self, event: SessionFinished) -> None:
         self.generating, self.pending, self.running = False, None, False
         self.finished = event
-        await self.query_one(ThoughtStream).note(f"Session finished ({event.reason}): {event.message}",
-                                                 "info" if event.reason == "submitted" else "warning")
-        self.query_one(ActionCard).show_status("done", f"Finished ({event.reason}): {event.message}")
+        said = event.message == self._last_error  # the error note just above says it already
+        ending = f"Session finished ({event.reason})" + ("." if said else f": {event.message}")
+        await self.query_one(ThoughtStream).note(ending, "info" if event.reason == "submitted" else "warning")
+        self.query_one(ActionCard).show_status("done", ending)
         if event.patch:
             self.session_diff = event.patch
             self.query_one("#session-diff", DiffView).set_diff(event.patch)
