@@ -239,6 +239,8 @@ class NavApp(App[int]):
             return "navtui: discarded; the working tree is back to how it was before the session."
         if not patch.strip():
             return "navtui: the session changed no file."
+        if not self.resumable:  # the repo goes away with the app: say nothing about its tree
+            return "navtui: done."
         return "navtui: the changes are in the working tree."
 
     def _leave(self, code: int, message: str) -> None:
