@@ -198,3 +198,28 @@ async def test_a_server_that_is_down_is_reported_once_naming_the_model_asked_for
     said = [note for note in notes if "cannot connect" in note]
     assert len(said) == 1 and "my-model" in said[0] and "navigator-8b" not in said[0]
     assert "Session finished (error)." in notes
+
+
+def test_stream_split_passes_thought_and_holds_back_the_action_in_every_dialect():
+    import random
+
+    from agent_core.actions import StrReplaceEditor
+    from agent_core.formats import render
+    from app.stream_split import StreamSplit
+
+    action = StrReplaceEditor(command="str_replace", path="a.py", old_str="x <b>", new_str="y")
+    thought = "The `Action:` word mid-line and <b>tags</b> stay; a think block does not."
+    rng = random.Random(7)
+    for dialect in ("toolcall", "xml", "text"):
+        raw = render(action if dialect != "text" else Bash("ls -la"), dialect, thought)
+        if dialect == "toolcall":
+            raw = "<think>\n" + raw.replace("\n<tool_call>", "\n</think>\n<tool_call>", 1)
+        for splitter_dialect in (dialect, "auto"):
+            for _ in range(20):
+                split, shown, at = StreamSplit(splitter_dialect), "", 0
+                while at < len(raw):
+                    size = rng.randint(1, 9)
+                    shown += split.feed(raw[at : at + size])
+                    at += size
+                assert shown.strip() == thought, (dialect, splitter_dialect, shown)
+                assert split.action_name in ("str_replace_editor", "bash")
