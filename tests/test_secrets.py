@@ -76,7 +76,7 @@ def test_url_credentials_are_sent_as_the_bearer_key_and_shown_nowhere(git_repo, 
     url = scripted_http.base_url.replace("http://", f"http://alice:{URL_PASSWORD}@")
     env = {"NAVTUI_API_KEY": "", "OPENAI_API_KEY": ""}
     result = navtui("--auto", "--base-url", url, "--model", "m", "--dialect", "toolcall",
-                    "--issue", "x", str(git_repo), env=env)
+                    "--no-submit-review", "--issue", "x", str(git_repo), env=env)
     assert result.returncode == 0, result.stderr
     assert all(r.headers.get("Authorization") == f"Bearer {URL_PASSWORD}"
                for r in scripted_http.requests)
@@ -123,7 +123,7 @@ def test_navtui_passes_no_key_in_the_argv_of_what_it_spawns(git_repo, tmp_path):
         "Thought: look\nAction: bash cat /proc/[0-9]*/cmdline | tr '\\0' ' ' > argv.txt",
         "Thought: done\nAction: submit",
     ])
-    result = navtui("--auto", "--script", str(script), "--issue", "x", str(git_repo),
+    result = navtui("--auto", "--sandbox", "off", "--script", str(script), "--issue", "x", str(git_repo),
                     env={"NAVTUI_API_KEY": ENV_KEY})
     assert result.returncode == 0, result.stderr
     argv = (git_repo / "argv.txt").read_text()
