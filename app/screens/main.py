@@ -164,6 +164,15 @@ class MainScreen(Screen[None]):
         if self._initial is not None:
             self.attach(self._initial)
 
+    def show_loading(self, detail: str, model: str, dialect: str) -> None:
+        """Until a session is attached: the loading message + `detail` (phase, seconds) on the
+        card, the model being loaded in the header."""
+        if self.session is not None or not self._mounted:
+            return
+        self.query_one(ActionCard).show_status("thinking", f"{self._loading_message} {detail}")
+        status = self.query_one(StatusBar)
+        status.model, status.dialect, status.state = model, dialect, "loading"
+
     # --- wiring the session ---------------------------------------------------------------
 
     @property
