@@ -202,3 +202,24 @@ async def test_the_app_applies_keymap_theme_and_seeds_the_rules(git_repo: Path):
         await pilot.press("y")
         await watch.until(lambda: isinstance(app.screen, FinishScreen), "the finish screen")
         assert session.finished is not None and session.finished.reason == "submitted"
+
+
+def test_config_subcommands_path_edit_show(config_file: Path, tmp_path: Path):
+    env = {**os.environ, "EDITOR": "sh -c 'echo max_steps = 5 >> \"$1\"' editor"}
+    path = subprocess.run([NAVTUI, "config", "path"], capture_output=True, text=True, env=env)
+    assert path.stdout.strip() == str(config_file)
+    empty = subprocess.run([NAVTUI, "config", "show"], capture_output=True, text=True, env=env)
+    assert empty.returncode == 0 and "navtui config edit` creates one" in empty.stdout
+
+    edited = subprocess.run([NAVTUI, "config", "edit"], capture_output=True, text=True, env=env)
+    assert edited.returncode == 0, edited.stderr
+    text = config_file.read_text()
+    assert "# load_in_4bit = false" in text and "# base_url = \"\"" in text  # every flag, commented
+    assert "# max_steps = 50    # proposals executed or rejected" in text
+    assert edited.stdout == f"# {config_file}\nmax_steps = 5\n"
+
+    env["EDITOR"] = "sh -c 'echo backend = 3 >> \"$1\"' editor"
+    broken = subprocess.run([NAVTUI, "config", "edit"], capture_output=True, text=True, env=env)
+    assert broken.returncode == 1
+    line = len(config_file.read_text().splitlines())
+    assert broken.stderr.strip() == f"navtui: {config_file}:{line}: backend: must be a string: write \"3\""
