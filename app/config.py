@@ -84,7 +84,8 @@ def settings_of(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
         if action.dest in NOT_SETTINGS:
             continue
         for option in action.option_strings:
-            if option.startswith("--"):
+            negative = isinstance(action, argparse.BooleanOptionalAction) and option.startswith("--no-")
+            if option.startswith("--") and not negative:  # `x = false` says --no-x
                 settings[option[2:].replace("-", "_")] = action
     return settings
 
@@ -161,7 +162,9 @@ def convert(action: argparse.Action, value: Any) -> Any:
         if not isinstance(value, bool):
             raise ValueError(f"must be true or false, got {_toml(value)}")
         return value
-    if action.nargs in ("*", "+") or isinstance(action.nargs, int):
+    if action.nargs in ("*", "+") or isinstance(action.nargs, int) or isinstance(
+        action, argparse._AppendAction  # a repeatable flag: --writable A --writable B
+    ):
         if not isinstance(value, list):
             raise ValueError(f"must be a list, e.g. [{_toml(value)}]")
         return [_convert_one(action, item) for item in value]
