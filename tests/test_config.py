@@ -66,14 +66,14 @@ def test_settings_become_defaults_and_flags_win(config_file: Path):
 
 def test_every_long_flag_is_a_setting_even_ones_added_later(config_file: Path):
     parser = build_parser()
-    parser.add_argument("--prompt-profile", choices=("swesmith", "card"))
-    parser.add_argument("--max-new-tokens", type=int)
-    config_file.write_text('prompt_profile = "card"\nmax_new_tokens = 512\n')
+    parser.add_argument("--future-profile", choices=("swesmith", "card"))
+    parser.add_argument("--future-tokens", type=int)
+    config_file.write_text('future_profile = "card"\nfuture_tokens = 512\n')
     configure(parser, ["repo"])
     args = parser.parse_args(["repo"])
-    assert (args.prompt_profile, args.max_new_tokens) == ("card", 512)
-    config_file.write_text('max_steps = 3\nprompt_profile = "other"\n')
-    with pytest.raises(ConfigError, match=r"config.toml:2: prompt_profile: must be one of swesmith, card"):
+    assert (args.future_profile, args.future_tokens) == ("card", 512)
+    config_file.write_text('max_steps = 3\nfuture_profile = "other"\n')
+    with pytest.raises(ConfigError, match=r"config.toml:2: future_profile: must be one of swesmith, card"):
         configure(parser, ["repo"])
 
 
