@@ -295,6 +295,14 @@ def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path 
     return path
 
 
+def save_allow_rule(prefix: str) -> str:
+    """Save a bash prefix rule for every repository; says where, or why it could not."""
+    try:
+        return f"saved in {save_rule(prefix=prefix)}"
+    except (ConfigError, OSError, tomllib.TOMLDecodeError) as error:
+        return f"not saved: {error}"
+
+
 def _with_rules_table(text: str, rules: AllowRules) -> str:
     table = "[rules]\n" + "".join(
         f"{key} = {json.dumps(getattr(rules, key), ensure_ascii=False)}\n" for key in RULE_KEYS

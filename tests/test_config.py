@@ -223,3 +223,25 @@ def test_config_subcommands_path_edit_show(config_file: Path, tmp_path: Path):
     assert broken.returncode == 1
     line = len(config_file.read_text().splitlines())
     assert broken.stderr.strip() == f"navtui: {config_file}:{line}: backend: must be a string: write \"3\""
+
+
+async def test_always_allow_everywhere_saves_the_rule_in_the_config_file(
+    config_file: Path, git_repo: Path
+):
+    from agent_core.actions import Bash, Submit
+    from app.screens.allow import AllowPrefixScreen
+    from tests.fixtures.tui import Watch, make_session
+
+    config_file.write_text('max_steps = 20\n')
+    session = make_session(git_repo, [("Look.", Bash("git status --short")), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+        await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
+        await pilot.press("A")
+        await watch.until(lambda: isinstance(app.screen, AllowPrefixScreen), "allow dialog")
+        await pilot.press("ctrl+y")
+        await watch.until(lambda: app.main.pending is not None and app.main.pending.index == 2,
+                          "proposal 2 (the first ran)")
+        assert app.main.driver.rules.allow_prefixes == ["git status"]
+    assert load_rules() == AllowRules([], ["git status"])
+    assert config_file.read_text().startswith("max_steps = 20\n")
