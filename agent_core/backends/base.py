@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -37,6 +37,26 @@ class Usage:
     tokens_per_second: float = 0.0
     # True when the token counts were estimated (no tokenizer, and the server sent no usage).
     estimated: bool = False
+
+
+@dataclass(frozen=True)
+class LoadProgress:
+    """How far loading a model has come: `phase` (resolving, loading weights, quantizing,
+    adapter, tokenizer, ready), `done` of `total` units where countable (else 0 of 0), and the
+    seconds since loading began."""
+
+    phase: str
+    done: int = 0
+    total: int = 0
+    elapsed: float = 0.0
+
+    def describe(self) -> str:
+        """`loading weights 120/291 · 12 s`"""
+        count = f" {self.done}/{self.total}" if self.total else ""
+        return f"{self.phase}{count} · {self.elapsed:.0f} s"
+
+
+ProgressCallback = Callable[[LoadProgress], None]
 
 
 class BackendError(Exception):
