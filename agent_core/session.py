@@ -174,6 +174,7 @@ class Session:
         self.workspace.begin(self.id)
         self._started_at = time.monotonic()
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
+        self._warn_outside()
 
     def run(self, policy: Policy) -> SessionFinished:
         """Propose and decide until the session finishes; returns how it finished."""
@@ -407,7 +408,16 @@ class Session:
             self._finish("submitted", "the model submitted its fix")
         return record
 
+    def _warn_outside(self) -> None:
+        outside = self.workspace.outside_checkpoints()
+        if outside:
+            self._emit(Notice(
+                "not in navtui's checkpoints, so undo cannot bring these back: "
+                + "; ".join(outside)
+            ))
+
     def _warn_repo_control(self, index: int) -> None:
+        self._warn_outside()
         changed = self.workspace.repo_control_changes()
         if changed:
             self._emit(Notice(

@@ -26,12 +26,13 @@ import git as gitpython
 from agent_core.git.control import ControlWatch
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
+from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree
 from agent_core.steps import Checkpoint
 
-__all__ = ["RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
+__all__ = ["IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
 REF_ROOT = "refs/navtui"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -90,12 +91,13 @@ def _find_repo(path: Path) -> tuple[Path, Path, Path]:
     return root, git_dir, common_dir
 
 
-def _message(head: HeadState, staged: str | None) -> str:
+def _message(head: HeadState, staged: str | None, ignored: str | None) -> str:
     return (
         "navtui checkpoint\n\n"
         f"head: {head.commit or _MISSING}\n"
         f"branch: {head.branch or _MISSING}\n"
         f"staged: {staged or _MISSING}\n"
+        f"ignored: {ignored or _MISSING}\n"
     )
 
 
@@ -125,6 +127,14 @@ class Workspace:
         self._staged: str | None = None
         self._index_stamp: tuple[int, int, int] | None = None
         self._index_tree: str | None = None
+        self.ignored_caps = IgnoredCaps()
+        self._ignored: dict[str, str | None] = {}  # checkpoint commit -> its ignored-files commit
+        self._ignored_files: set[str] | None = None
+        self._ignored_signature: Signature | None = None
+        self._ignored_commit: str | None = None
+        self._over_cap: set[str] = set()
+        self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
+        self._outside_told: set[str] = set()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
@@ -168,7 +178,9 @@ class Workspace:
             index.unlink(missing_ok=True)
         head = self._heads.read()
         self._staged = self._staged_commit(index, head)
-        return self._record(0, self._snapshot(), head)
+        tree = self._snapshot()
+        self._note_gitlinks(self._git.run("ls-files", "-z", "-s", index=index), staged=True)
+        return self._record(0, tree, head, self._snapshot_ignored())
 
     def checkpoint(self, index: int) -> Checkpoint:
         """Snapshot the working tree after step `index` (greater than the last checkpoint's)."""
@@ -177,7 +189,11 @@ class Workspace:
             raise WorkspaceError(
                 f"checkpoint {index} would not follow checkpoint {last.index}: steps only move forward"
             )
-        return self._record(index, self._snapshot(), self._heads.read())
+        tree = self._snapshot()
+        previous = self._trees[last.commit]
+        if tree != previous:
+            self._note_gitlinks(self._git.run("diff-tree", "-r", "-z", previous, tree))
+        return self._record(index, tree, self._heads.read(), self._snapshot_ignored())
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
@@ -195,6 +211,7 @@ class Workspace:
             if index == 0:
                 self._staged = fields.get("staged")
             self._trees[commit] = tree
+            self._ignored[commit] = fields.get("ignored")
             self._checkpoints.append(
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
             )
@@ -274,6 +291,7 @@ class Workspace:
         if now != wanted:
             changed = apply_tree(self._git, self._index_path(), now, wanted)
             self._index_tree, self._index_stamp = wanted, self._stamp()
+        changed += self._restore_ignored(self._checkpoints[-1], target)
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
@@ -284,7 +302,7 @@ class Workspace:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
         self._checkpoints = self._checkpoints[: position + 1]
-        return RestoreReport(changed, head_moved)
+        return RestoreReport(sorted(changed), head_moved)
 
     def foreign_changes(self) -> list[str]:
         """What changed since the last checkpoint: paths, then `HEAD (...)` if HEAD moved.
@@ -307,15 +325,17 @@ class Workspace:
         returns the ref (`git restore --source=<ref> -- PATH` brings a file back).
         """
         last = self._last()
-        tree, head = self._snapshot(), self._heads.read()
-        if tree == self._trees[last.commit] and head == HeadState(last.head, last.branch):
+        tree, head, ignored = self._snapshot(), self._heads.read(), self._snapshot_ignored()
+        if (tree, head, ignored) == (
+            self._trees[last.commit], HeadState(last.head, last.branch), self._ignored.get(last.commit)
+        ):
             commit = last.commit
         else:
             parents: list[str] = []
-            for parent in dict.fromkeys(p for p in (head.commit, last.commit) if p):
+            for parent in dict.fromkeys(p for p in (head.commit, last.commit, ignored) if p):
                 parents += ["-p", parent]
             commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *parents, "-m", _message(head, None), tree
+                "commit-tree", "--no-gpg-sign", *parents, "-m", _message(head, None, ignored), tree
             )
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
@@ -439,6 +459,94 @@ class Workspace:
             "files there, pause it (or ignore its files in .gitignore) and try again."
         )
 
+    # -- ignored files and what stays outside ------------------------------------------------
+
+    def outside_checkpoints(self) -> list[str]:
+        """What checkpoints do not hold, each named once: ignored files over the size cap,
+        submodules and nested repositories, paths git could not read."""
+        for line in self.snapshot_warnings:
+            self._outside.setdefault(line, line)
+        new = [why for path, why in self._outside.items() if path not in self._outside_told]
+        self._outside_told.update(self._outside)
+        return new
+
+    def _note_gitlinks(self, listing: bytes, staged: bool = False) -> None:
+        """Record submodules / nested repositories found in `ls-files -s` or `diff-tree` output."""
+        for field in listing.split(b"\0"):
+            if b"160000 " not in field:
+                continue
+            path = os.fsdecode(field.split(b"\t", 1)[1]) if staged else None
+            if path is None:
+                continue
+            self._outside.setdefault(path, f"{path} (a submodule or nested git repository: "
+                                           "its files are not in checkpoints)")
+        if not staged:
+            fields = listing.split(b"\0")
+            for meta, path in zip(fields[0::2], fields[1::2]):
+                if meta.split(b" ")[1:2] == [b"160000"]:
+                    name = os.fsdecode(path)
+                    self._outside.setdefault(name, f"{name} (a submodule or nested git "
+                                                   "repository: its files are not in checkpoints)")
+
+    def _ignored_index(self) -> Path:
+        return self.state_dir / "checkpoints" / f"{self.session_id}.ignored.index"
+
+    def _snapshot_ignored(self) -> str | None:
+        """A commit of the ignored files under the caps (None when there are none)."""
+        out = self._git.run(
+            "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory",
+            index=self._index_path(),
+        )
+        entries = [os.fsdecode(p) for p in out.split(b"\0") if p]
+        found = scan(self.root, entries, self.ignored_caps, self._over_cap)
+        for path, why in found.left_out.items():
+            self._outside.setdefault(path, f"{why}: ignored and over the size cap")
+        if found.signature == self._ignored_signature:
+            return self._ignored_commit
+        index = self._ignored_index()
+        if self._ignored_files is None:
+            listed = self._git.run("ls-files", "-z", index=index) if index.exists() else b""
+            self._ignored_files = {os.fsdecode(p) for p in listed.split(b"\0") if p}
+        now = set(found.files)
+        dropped = self._ignored_files - now
+        present = {p for p in dropped if os.path.lexists(self.root / p)}
+        feed = sorted(now | (dropped - present))
+        if feed:
+            self._git.run("update-index", "-z", "--add", "--remove", "--stdin", index=index,
+                          stdin=b"".join(os.fsencode(p) + b"\0" for p in feed))
+        if present:
+            self._git.run("update-index", "-z", "--force-remove", "--stdin", index=index,
+                          stdin=b"".join(os.fsencode(p) + b"\0" for p in sorted(present)))
+        self._ignored_files = now
+        tree = self._git.line("write-tree", index=index) if index.exists() else EMPTY_TREE
+        commit = None
+        if tree != EMPTY_TREE:
+            known = self._ignored_commit
+            if known is not None and self._git.line("rev-parse", known + "^{tree}") == tree:
+                commit = known
+            else:
+                commit = self._git.line("commit-tree", "--no-gpg-sign", "-m",
+                                        "navtui: ignored files", tree)
+        self._ignored_signature, self._ignored_commit = found.signature, commit
+        return commit
+
+    def _restore_ignored(self, last: Checkpoint, target: Checkpoint) -> list[str]:
+        """Undo what the session did to ignored files: last checkpoint's set -> target's.
+
+        Ignored files nobody snapshotted (over the cap, or made since the last checkpoint by
+        someone else) are left alone.
+        """
+        current, wanted = self._ignored.get(last.commit), self._ignored.get(target.commit)
+        if current == wanted:
+            return []
+        old = current + "^{tree}" if current else EMPTY_TREE
+        new = wanted + "^{tree}" if wanted else EMPTY_TREE
+        index = self._ignored_index()
+        self._git.run("read-tree", old, index=index)
+        changed = apply_tree(self._git, index, old, new, keep_ignored=False)
+        self._ignored_files, self._ignored_signature = None, None
+        return changed
+
     def _staged_commit(self, index: Path, head: HeadState) -> str | None:
         """A commit of the user's staged state (their index), or None if it has conflicts."""
         try:
@@ -450,23 +558,25 @@ class Workspace:
             "commit-tree", "--no-gpg-sign", *parents, "-m", "navtui: staged state", tree
         )
 
-    def _record(self, index: int, tree: str, head: HeadState) -> Checkpoint:
+    def _record(self, index: int, tree: str, head: HeadState, ignored: str | None) -> Checkpoint:
         previous = self._checkpoints[-1] if self._checkpoints else None
         if (
             previous is not None
             and self._trees[previous.commit] == tree
             and HeadState(previous.head, previous.branch) == head
+            and self._ignored.get(previous.commit) == ignored
         ):
             commit = previous.commit
         else:
-            parents = [head.commit, previous.commit if previous else self._staged]
+            parents = [head.commit, previous.commit if previous else self._staged, ignored]
             args: list[str] = []
             for parent in dict.fromkeys(p for p in parents if p):
                 args += ["-p", parent]
             staged = self._staged if index == 0 else None
             commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *args, "-m", _message(head, staged), tree
+                "commit-tree", "--no-gpg-sign", *args, "-m", _message(head, staged, ignored), tree
             )
+        self._ignored[commit] = ignored
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         self._git.run("update-ref", ref, commit)
         self._trees[commit] = tree

@@ -81,16 +81,19 @@ def _ignored(git: GitRunner, index: Path, paths: list[str]) -> set[str]:
     return {os.fsdecode(p) for p in out.split(b"\0") if p}
 
 
-def apply_tree(git: GitRunner, index: Path, current: str, target: str) -> list[str]:
+def apply_tree(
+    git: GitRunner, index: Path, current: str, target: str, *, keep_ignored: bool = True
+) -> list[str]:
     """Turn a working tree that matches tree `current` into tree `target`; returns changed paths.
 
     `index` is the private index and must match `current`; afterwards it matches `target`, with
-    stat data kept for unchanged entries so the next `git add -A` stays cheap.
+    stat data kept for unchanged entries so the next `git add -A` stays cheap. Paths the ignore
+    rules ignore are not deleted unless `keep_ignored` is False (a tree of ignored files).
     """
     changes = [
         c for c in diff_raw(git, current, target) if GITLINK_MODE not in (c.old_mode, c.new_mode)
     ]
-    git.run("read-tree", "-m", current, target, index=index)
+    git.run("read-tree", "-m", "-i", current, target, index=index)
     root = git.root
     is_ignore_file = [Path(c.path).name == IGNORE_FILE for c in changes]
     # Ignore files first: whether a leftover file is the user's ignored file depends on them.
@@ -99,7 +102,8 @@ def apply_tree(git: GitRunner, index: Path, current: str, target: str) -> list[s
             _remove(root, change.path)
     _checkout(git, index, [c.path for c, i in zip(changes, is_ignore_file) if i and c.status != "D"])
     rest = [c for c, i in zip(changes, is_ignore_file) if not i]
-    kept = _ignored(git, index, [c.path for c in rest if c.status == "D"])
+    deleted = [c.path for c in rest if c.status == "D"]
+    kept = _ignored(git, index, deleted) if keep_ignored else set()
     for change in rest:
         if change.status in "DT" and change.path not in kept:
             _remove(root, change.path)
