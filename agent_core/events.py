@@ -111,11 +111,16 @@ class UserMessage:
 
 @dataclass
 class SessionFinished:
-    """`reason`: submitted | limit | script_exhausted | quit | error."""
+    """`reason`: submitted | limit | script_exhausted | quit | error.
+
+    `patch` is bounded (huge and binary files named with size and blob id); when that left
+    something out, `patch_complete` is False and `Workspace.patch()` gives all of it.
+    """
 
     reason: str
     message: str
     patch: str = ""
+    patch_complete: bool = True
 
 
 @dataclass

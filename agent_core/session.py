@@ -142,21 +142,27 @@ class Session:
     def _finish(self, reason: str, message: str) -> None:
         if self.finished is None:
             self.pending = None
-            self.finished = SessionFinished(reason=reason, message=message, patch=self._patch())
+            patch, complete = self._patch()
+            if not complete:
+                self._emit(Notice(
+                    "the session's patch is too large to log in full: huge and binary files are "
+                    "named with their size and blob id; --patch-out writes all of it"
+                ))
+            self.finished = SessionFinished(reason, message, patch, complete)
             self._emit(self.finished)
 
     def _fail(self, message: str) -> None:
         self._emit(SessionError(message))
         self._finish("error", message)
 
-    def _patch(self) -> str:
+    def _patch(self) -> tuple[str, bool]:
         if self._started_at is None:
-            return ""
+            return "", True
         try:
-            return self.workspace.patch()
+            return self.workspace.bounded_patch()
         except WorkspaceError as error:
             self._emit(SessionError(f"could not compute the session patch: {error}"))
-            return ""
+            return "", True
 
     # --- lifecycle ------------------------------------------------------------------------
 

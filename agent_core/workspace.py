@@ -29,10 +29,10 @@ from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.runner import GitRunner
-from agent_core.git.treeops import apply_tree
+from agent_core.git.treeops import apply_tree, huge_files
 from agent_core.steps import Checkpoint
 
-__all__ = ["IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
+__all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
 REF_ROOT = "refs/navtui"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -40,6 +40,7 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _MISSING = "-"
 _VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
 _VANISHED_RETRIES = 20
+_MAX_EXCLUDES = 500
 _PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 
 # Files and directories git leaves behind while an operation waits for the user.
@@ -51,6 +52,15 @@ _IN_PROGRESS = {
     "REVERT_HEAD": "a revert is in progress: finish it or run `git revert --abort`",
 }
 _OPERATION_LEFTOVERS = (*_IN_PROGRESS, "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "sequencer")
+
+
+@dataclass(frozen=True)
+class DiffCaps:
+    """What goes into a step diff or logged patch: files over `file_bytes` are named (size and
+    blob id) instead of shown, and the text stops at about `total_bytes`."""
+
+    file_bytes: int = 256_000
+    total_bytes: int = 1_000_000
 
 
 @dataclass
@@ -128,6 +138,7 @@ class Workspace:
         self._index_stamp: tuple[int, int, int] | None = None
         self._index_tree: str | None = None
         self.ignored_caps = IgnoredCaps()
+        self.diff_caps = DiffCaps()
         self._ignored: dict[str, str | None] = {}  # checkpoint commit -> its ignored-files commit
         self._ignored_files: set[str] | None = None
         self._ignored_signature: Signature | None = None
@@ -279,6 +290,10 @@ class Workspace:
             return ""
         out = self._git.run("diff-tree", *_PATCH_ARGS, "--binary", old, new)
         return out.decode("utf-8", "surrogateescape")
+
+    def bounded_patch(self) -> tuple[str, bool]:
+        """`patch()` within `diff_caps` (for logs and events), and whether it is complete."""
+        return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True)
 
     # -- undo -------------------------------------------------------------------------------
 
@@ -607,10 +622,33 @@ class Workspace:
         return self._snapshot() if index is None else self._tree(index)
 
     def _diff(self, old: str, new: str) -> str:
+        return self._bounded(old, new)[0]
+
+    def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
+        """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
         if old == new:
-            return ""
-        out = self._git.run("diff-tree", *_PATCH_ARGS, old, new)
-        return out.decode("utf-8", "replace")
+            return "", True
+        caps = self.diff_caps
+        big = huge_files(self._git, old, new, caps.file_bytes)
+        extra = ["--binary"] if binary else []
+        if len(big) <= _MAX_EXCLUDES:
+            excludes = [f":(exclude,literal){change.path}" for change in big]
+            out = self._git.run("diff-tree", *_PATCH_ARGS, *extra, old, new, "--", *excludes)
+            text = out.decode("utf-8", "surrogateescape" if binary else "replace")
+        else:
+            text = ""
+            big = huge_files(self._git, old, new, -1)
+        complete = not big
+        if len(text) > caps.total_bytes:
+            cut = text.rfind("\ndiff --git ", 0, caps.total_bytes) + 1
+            rest = text[cut:]
+            more = rest.count("diff --git ") if rest.startswith("diff --git ") else 1
+            text = text[:cut] + (
+                f"# navtui: {more} more file(s) not shown ({len(rest)} characters of diff); "
+                f"`git diff-tree -p {old} {new}` shows everything\n"
+            )
+            complete = False
+        return text + "".join(change.summary() for change in big), complete
 
     def _clear_operation_state(self) -> None:
         """Forget merges/rebases/cherry-picks the model left half-done (none existed at open)."""

@@ -28,6 +28,61 @@ class TreeChange:
     new_mode: str
 
 
+@dataclass(frozen=True)
+class BlobChange:
+    """A changed file with its blob ids and sizes (0 / empty id where absent)."""
+
+    path: str
+    old_id: str
+    new_id: str
+    old_size: int
+    new_size: int
+
+    def summary(self) -> str:
+        """A diff-shaped entry naming the file, its size and blob (the content stays in git)."""
+        if not self.old_size and self.old_id == NULL_ID:
+            what = f"{self.new_size} bytes, blob {self.new_id}"
+        elif self.new_id == NULL_ID:
+            what = f"deleted ({self.old_size} bytes, blob {self.old_id})"
+        else:
+            what = (f"{self.old_size} -> {self.new_size} bytes, "
+                    f"blob {self.old_id} -> {self.new_id}")
+        return (f"diff --git a/{self.path} b/{self.path}\n"
+                f"# navtui: {self.path}: {what}; too large to show, "
+                "`git cat-file -p BLOB` prints it\n")
+
+
+NULL_ID = "0" * 40
+
+
+def huge_files(git: GitRunner, old: str, new: str, limit: int) -> list[BlobChange]:
+    """Files changed from tree `old` to `new` whose old or new blob is over `limit` bytes."""
+    out = git.run("diff-tree", "-r", "-z", "--no-renames", old, new)
+    fields = out.split(b"\0")
+    changes = []
+    for meta, path in zip(fields[0::2], fields[1::2]):
+        if not meta:
+            break
+        old_mode, new_mode, old_id, new_id, _ = meta.decode("ascii").lstrip(":").split(" ")
+        if GITLINK_MODE in (old_mode, new_mode):
+            continue
+        changes.append((os.fsdecode(path), old_id, new_id))
+    ids = sorted({i for _, a, b in changes for i in (a, b) if i != NULL_ID})
+    if not ids:
+        return []
+    sizes_out = git.run("cat-file", "--batch-check=%(objectname) %(objectsize)",
+                        stdin="".join(f"{i}\n" for i in ids).encode())
+    sizes = {}
+    for line in sizes_out.decode("ascii", "replace").splitlines():
+        object_id, _, size = line.partition(" ")
+        sizes[object_id] = int(size) if size.isdigit() else 0
+    return [
+        BlobChange(path, a, b, sizes.get(a, 0), sizes.get(b, 0))
+        for path, a, b in changes
+        if max(sizes.get(a, 0), sizes.get(b, 0)) > limit
+    ]
+
+
 def diff_raw(git: GitRunner, old: str, new: str) -> list[TreeChange]:
     """Per-path changes from tree `old` to tree `new` (no rename pairing)."""
     out = git.run("diff-tree", "-r", "-z", "--no-renames", old, new)
