@@ -32,7 +32,9 @@ from agent_core.events import (
     TurnStarted,
     UsageReported,
 )
+from agent_core.sanitize import visible
 from agent_core.steps import Approve, Decision, EditAction, Quit, Reject, StepRecord
+from app.config import AllowRules
 from app.screens.allow import AllowPrefixScreen
 from app.screens.edit import EditScreen, edit_text
 from app.screens.help import HelpScreen
@@ -166,6 +168,11 @@ class MainScreen(Screen[None]):
 
     # --- wiring the session ---------------------------------------------------------------
 
+    @property
+    def app_rules(self) -> AllowRules:
+        """The allow rules the app was started with (`[rules]` of the config file)."""
+        return getattr(self.app, "allow_rules", None) or AllowRules()
+
     def attach(self, session: Session) -> None:
         """Start driving `session` (built elsewhere, e.g. after loading the model or resumed)."""
         if not self._mounted:
@@ -174,12 +181,20 @@ class MainScreen(Screen[None]):
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
         self.driver = SessionDriver(session, self.inbox, auto=self.auto)
+        for kind in self.app_rules.allow_kinds:  # from the config file's [rules]
+            self.driver.rules.allow_kind(kind)
+        for prefix in self.app_rules.allow_prefixes:
+            self.driver.rules.allow_prefix(prefix)
         status = self.query_one(StatusBar)
         info = session.config.backend_info
         status.model = str(info.get("model") or info.get("name") or session.backend.name)
         status.dialect = session.config.dialect
         status.max_steps = session.config.max_steps
         status.state = "starting"
+        status.sandbox = session.executor.launcher.label
+        if session.executor.launcher.notice and not session.records:
+            self.call_later(self.query_one(ThoughtStream).note, session.executor.launcher.notice,
+                            "warning")
         if session.issue != self.issue:
             self.issue = session.issue
             self.query_one(IssuePane).set_issue(session.issue)
@@ -221,7 +236,7 @@ class MainScreen(Screen[None]):
             message = f"The session stopped: {type(error).__name__}: {error}"
             self.query_one(ActionCard).show_status("done", message)
             self.query_one(StatusBar).state = "error"
-            self.notify(message, severity="error", timeout=10)
+            self.notify(visible(message), severity="error", timeout=10)
 
     def on_unmount(self) -> None:
         self.shutdown()
@@ -267,6 +282,7 @@ class MainScreen(Screen[None]):
         elif isinstance(event, UsageReported):
             status.context_used = event.context_tokens
             status.context_limit = event.context_limit
+            status.estimated = event.context_estimated or event.usage.estimated
             if event.usage.tokens_per_second:
                 status.tokens_per_second = event.usage.tokens_per_second
         elif isinstance(event, FormatError):
@@ -310,7 +326,7 @@ class MainScreen(Screen[None]):
         elif isinstance(event, SessionError):
             self.running = False
             await thoughts.note(event.message, "error")
-            self.notify(event.message, severity="error", timeout=10)
+            self.notify(visible(event.message), severity="error", timeout=10)
         elif isinstance(event, SessionFinished):
             await self._finished(event)
 
@@ -323,9 +339,10 @@ class MainScreen(Screen[None]):
             await self.query_one(ThoughtStream).note(step.notice, "warning")
         summary = action_summary(step.action)
         self.query_one(StepTimeline).set_step(event.index, "pending", summary)
-        self.query_one(ActionCard).show_action(
-            f"Step {event.index}", step.action, event.command_shown, event.preview_diff
-        )
+        card = self.query_one(ActionCard)
+        card.show_action(f"Step {event.index}", step.action, event.command_shown, event.preview_diff)
+        if isinstance(step.action, Bash) and self.session and self.session.config.sandbox:
+            card.border_subtitle = f"bash · {self.session.config.sandbox}"
         if self.driver is not None and self.driver.approves_on_its_own(event):
             self.pending, self.running = None, True
             self.query_one(StatusBar).state = "running"
@@ -406,8 +423,8 @@ class MainScreen(Screen[None]):
             return "user"
         if isinstance(record.decision, Reject):
             return "rejected"
-        if isinstance(record.action, Submit):
-            return "submitted"
+        if isinstance(record.action, Submit) and "submit_review" not in record.extra:
+            return "submitted"  # (a submit answered with a review message did not finish)
         return "executed"
 
     @staticmethod
