@@ -189,9 +189,9 @@ class Workspace:
             index.unlink(missing_ok=True)
         head = self._heads.read()
         self._staged = self._staged_commit(index, head)
-        tree = self._snapshot()
+        tree, ignored = self._snapshot_all()
         self._note_gitlinks(self._git.run("ls-files", "-z", "-s", index=index), staged=True)
-        return self._record(0, tree, head, self._snapshot_ignored())
+        return self._record(0, tree, head, ignored)
 
     def checkpoint(self, index: int) -> Checkpoint:
         """Snapshot the working tree after step `index` (greater than the last checkpoint's)."""
@@ -200,11 +200,11 @@ class Workspace:
             raise WorkspaceError(
                 f"checkpoint {index} would not follow checkpoint {last.index}: steps only move forward"
             )
-        tree = self._snapshot()
+        tree, ignored = self._snapshot_all()
         previous = self._trees[last.commit]
         if tree != previous:
             self._note_gitlinks(self._git.run("diff-tree", "-r", "-z", previous, tree))
-        return self._record(index, tree, self._heads.read(), self._snapshot_ignored())
+        return self._record(index, tree, self._heads.read(), ignored)
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
@@ -340,7 +340,7 @@ class Workspace:
         returns the ref (`git restore --source=<ref> -- PATH` brings a file back).
         """
         last = self._last()
-        tree, head, ignored = self._snapshot(), self._heads.read(), self._snapshot_ignored()
+        (tree, ignored), head = self._snapshot_all(), self._heads.read()
         if (tree, head, ignored) == (
             self._trees[last.commit], HeadState(last.head, last.branch), self._ignored.get(last.commit)
         ):
@@ -506,12 +506,24 @@ class Workspace:
     def _ignored_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.ignored.index"
 
-    def _snapshot_ignored(self) -> str | None:
-        """A commit of the ignored files under the caps (None when there are none)."""
-        out = self._git.run(
+    def _snapshot_all(self) -> tuple[str, str | None]:
+        """(tree, ignored-files commit) of the working tree now.
+
+        The ignored files are listed while `git add` runs (both only read the tree, and which
+        files are ignored does not depend on what `add` puts in the index): one walk's time.
+        """
+        listing = self._git.spawn(
             "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory",
             index=self._index_path(),
         )
+        try:
+            tree = self._snapshot()
+        finally:
+            out = self._git.collect(listing)
+        return tree, self._snapshot_ignored(out)
+
+    def _snapshot_ignored(self, out: bytes) -> str | None:
+        """A commit of the ignored files (listed in `out`) under the caps; None when none."""
         entries = [os.fsdecode(p) for p in out.split(b"\0") if p]
         found = scan(self.root, entries, self.ignored_caps, self._over_cap)
         for path, why in found.left_out.items():

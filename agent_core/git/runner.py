@@ -179,6 +179,22 @@ class GitRunner:
             raise WorkspaceError(f"`git {args[0]}` failed in {self.root}: {message}")
         return result
 
+    def spawn(self, *args: str, index: Path | None = None) -> subprocess.Popen[bytes]:
+        """Start `git args` without waiting (read its output with `collect`)."""
+        env = self._env if index is None else {**self._env, "GIT_INDEX_FILE": str(index)}
+        return subprocess.Popen(
+            self.argv(*args), cwd=self.root, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+
+    def collect(self, process: subprocess.Popen[bytes]) -> bytes:
+        """Wait for a `spawn`ed git; its stdout, or WorkspaceError when it failed."""
+        out, err = process.communicate()
+        if process.returncode != 0:
+            message = err.decode("utf-8", "replace").strip()
+            raise WorkspaceError(f"`git {process.args[-1]}` failed in {self.root}: {message}")
+        return out
+
     def cat_blobs(self, ids: list[str]) -> Iterator[bytes]:
         """The contents of blobs `ids`, in order, streamed from one `git cat-file --batch`."""
         process = subprocess.Popen(
