@@ -185,6 +185,8 @@ class Workspace:
         user_index = self._user_index()
         if user_index.exists():
             shutil.copyfile(user_index, index)
+            # The user's index as it is, conflict entries and flags included, for undo to 0.
+            shutil.copyfile(user_index, self._saved_user_index())
         else:
             index.unlink(missing_ok=True)
         head = self._heads.read()
@@ -248,7 +250,8 @@ class Workspace:
         ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
-        (self.state_dir / "checkpoints" / f"{session_id}.index").unlink(missing_ok=True)
+        for suffix in (".index", ".ignored.index", ".user-index"):
+            (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         if session_id == self.session_id:
             self.session_id = None
             self._checkpoints = []
@@ -423,6 +426,9 @@ class Workspace:
 
     def _index_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.index"
+
+    def _saved_user_index(self) -> Path:
+        return self.state_dir / "checkpoints" / f"{self.session_id}.user-index"
 
     def _user_index(self) -> Path:
         return self.git_dir / "index"
@@ -676,6 +682,13 @@ class Workspace:
     def _restore_user_index(self, head: HeadState, head_moved: bool) -> None:
         """Put back the user's staged state if HEAD is where it started, else match the new HEAD."""
         first = self._checkpoints[0]
+        saved = self._saved_user_index()
+        if head == HeadState(first.head, first.branch) and saved.exists():
+            restored = self._user_index().with_name("index.navtui-restore")
+            shutil.copyfile(saved, restored)
+            os.replace(restored, self._user_index())
+            self._git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
+            return
         if head == HeadState(first.head, first.branch) and self._staged:
             tree = self._staged + "^{tree}"
         elif head_moved:
