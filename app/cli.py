@@ -492,7 +492,8 @@ def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
         if not isinstance(event, SessionFinished):
             return
         try:
-            write_patch(event.patch, patch_out)
+            write_patch(event.patch if event.patch_complete else session.workspace.patch(),
+                        patch_out)
         except OSError as error:
             print(f"navtui: cannot write --patch-out {patch_out}: {error.strerror or error}",
                   file=sys.stderr)

@@ -252,7 +252,10 @@ class NavApp(App[int]):
         if finished.reason == "quit":
             self._leave(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed.")
         else:
-            self._finish(finished.reason, finished.message, finished.patch)
+            patch = finished.patch
+            if not finished.patch_complete and self.main is not None and self.main.session:
+                patch = self.main.session.workspace.patch()  # the logged one names huge files
+            self._finish(finished.reason, finished.message, patch)
 
     @work(exclusive=True, group="finish")
     async def _finish(self, reason: str, message: str, patch: str) -> None:
