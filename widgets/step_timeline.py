@@ -9,6 +9,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from agent_core.sanitize import visible
 from widgets._css import css_beside
 
 # Status -> (icon, style) for each timeline entry.
@@ -48,6 +49,7 @@ class StepTimeline(OptionList):
 
     def set_step(self, index: int, status: str, summary: str | None = None) -> None:
         """Add step `index` or change its status (and summary when given)."""
+        summary = None if summary is None else visible(summary)
         entry = self.entries.get(index)
         if entry is None:
             entry = self.entries[index] = TimelineEntry(index, status, summary or "")
