@@ -136,7 +136,7 @@ def _repo_or_none(repo: Path) -> Path | None:
 
 
 def add_batch_args(parser: argparse.ArgumentParser) -> None:
-    from app.cli import add_backend_args, add_limit_args
+    from app.cli import add_backend_args, add_limit_args, add_sandbox_args
 
     parser.add_argument("instances", metavar="INSTANCES.jsonl",
                         help="one JSON object per line: instance_id, repo, base_commit, "
@@ -150,15 +150,14 @@ def add_batch_args(parser: argparse.ArgumentParser) -> None:
                              "(implies --backend replay)")
     add_backend_args(parser)
     add_limit_args(parser)
+    add_sandbox_args(parser)
 
 
 def batch_main(args: argparse.Namespace) -> int:
     """Run every instance headless in its own worktree; writes predictions + trajectories."""
-    from app.cli import (
-        backend_config, backend_secrets, make_backend, session_config, warn_about_secret_flags,
-    )
+    from app.cli import backend_config, backend_secrets, make_backend, sandbox_settings, session_config
+    from agent_core.executor.sandbox import SandboxError
 
-    warn_about_secret_flags(args)
     try:
         instances = load_instances(args.instances)
     except BatchError as error:
@@ -169,6 +168,10 @@ def batch_main(args: argparse.Namespace) -> int:
         args.backend = "replay"
     if args.backend == "replay" and not (args.script_dir or args.script):
         return _error("--backend replay needs --script-dir DIR (one <instance_id>.jsonl each)")
+    try:
+        sandbox = sandbox_settings(args)  # decided once: `auto` says why it is off only once
+    except SandboxError as error:
+        return _error(str(error))
     try:
         config = session_config(args)
         shared = SharedBackend(make_backend(args)) if backend_config(args).backend == "hf" else None
@@ -189,6 +192,7 @@ def batch_main(args: argparse.Namespace) -> int:
         make_backend=backend_for,
         workers=args.workers,
         secrets=tuple(backend_secrets(args)),
+        sandbox=sandbox,
     )
     console = Console(stderr=True)
 
@@ -198,7 +202,11 @@ def batch_main(args: argparse.Namespace) -> int:
                       f"{escape(visible(result.message))}", highlight=False)
 
     try:
-        results = Batch(options).run(instances, on_result=report)
+        results = Batch(options).run(
+            instances, on_result=report,
+            on_stopping=lambda: console.print(
+                "Stopping: running instances quit after their current command…"),
+        )
     except KeyboardInterrupt:
         console.print("Stopped. Re-run the same command to continue where it left off.")
         return 3
@@ -212,3 +220,51 @@ def batch_main(args: argparse.Namespace) -> int:
         + (f"; {len(errors)} failed (re-run the same command to retry them)" if errors else "")
     )
     return 1 if errors else 0
+
+
+# --- config -----------------------------------------------------------------------------------
+
+
+def add_config_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("show", "path", "edit"), nargs="?", default="show",
+                        help="show: the settings in effect from the file; path: where it is; "
+                             "edit: open it in $EDITOR (created with every setting commented)")
+
+
+def config_main(args: argparse.Namespace) -> int:
+    """`navtui config show|path|edit`."""
+    from app import config as settings
+    from app.cli import build_parser
+
+    parser = build_parser()
+    path = settings.config_path()
+    if args.action == "path":
+        print(path)
+        return 0
+    try:
+        if args.action == "edit":
+            settings.edit(parser, path)
+        loaded = settings.load_config(parser, path)
+    except settings.ConfigError as error:
+        return _error(str(error))
+    if not loaded.exists:
+        print(f"No config file at {path}; `navtui config edit` creates one.")
+        return 0
+    print(f"# {path}")
+    print(settings.render(loaded, parser), end="")
+    return 0
+
+
+# --- doctor -----------------------------------------------------------------------------------
+
+
+def add_doctor_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", type=float, default=2.0, metavar="S",
+                        help="seconds to wait for the configured server (default 2)")
+
+
+def doctor_main(args: argparse.Namespace) -> int:
+    """`navtui doctor`: what is installed, cached and reachable; exit 1 when a check fails."""
+    from app.doctor import run_checks
+
+    return run_checks(timeout=args.timeout)

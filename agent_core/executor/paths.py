@@ -211,3 +211,47 @@ class Confinement:
         rel = real.relative_to(self.root)
         return "." if rel == Path(".") else rel.as_posix()
 
+
+class PathMap:
+    """The one place real paths and the model's paths meet.
+
+    The model knows the repository as `alias` (`/testbed`, as in training). When the shell runs
+    with the repository mounted at the alias (`mounted=True`, e.g. a bwrap sandbox), paths are the
+    same on both sides and nothing is mapped. Otherwise commands get the alias rewritten to the
+    real root (`command_to_real`) and outputs get the real root written back as the alias
+    (`to_model`); the user is shown real paths (`to_user`).
+    """
+
+    def __init__(self, root: Path, alias: str = "/testbed", *, mounted: bool = False) -> None:
+        self.root = Path(root).resolve()
+        self.alias = alias.rstrip("/")
+        self.mounted = mounted
+        spellings = {str(self.root), str(Path(root).absolute())}
+        self._real = re.compile(
+            "|".join(rf"{re.escape(s)}(?![\w.-])" for s in sorted(spellings, key=len, reverse=True))
+        )
+
+    def model_path(self, real: Path) -> str:
+        """How the model names the real path `real` (under the alias; relative without one)."""
+        rel = real.relative_to(self.root).as_posix()
+        if not self.alias:
+            return rel
+        return self.alias if rel == "." else f"{self.alias}/{rel}"
+
+    def to_model(self, text: str) -> str:
+        """`text` (a command's output) with the real root written as the alias."""
+        if self.mounted or not self.alias:
+            return text
+        return self._real.sub(lambda _: self.alias, text)
+
+    def to_user(self, text: str) -> str:
+        """`text` the model wrote or read, with the alias shown as the real root."""
+        if not self.alias:
+            return text
+        return _alias_pattern(self.alias).sub(lambda _: str(self.root), text)
+
+    def command_to_real(self, command: str) -> str:
+        """A shell command as it must run: the alias rewritten unless the repo is mounted there."""
+        if self.mounted:
+            return command
+        return rewrite_alias(command, self.root, self.alias)
