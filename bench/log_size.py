@@ -13,6 +13,7 @@ Run: `python bench/log_size.py [--create-mb 50] [--rm-mb 20]`
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import resource
 import subprocess
@@ -37,8 +38,9 @@ def tool_call(name: str, arguments: dict) -> str:
 
 
 def text_of(mb: int) -> str:
-    line = "x" * 99 + "\n"
-    return line * (mb * 1024 * 1024 // len(line))
+    """`mb` MB of lines that never repeat (a repeating model reply is stopped early)."""
+    lines = mb * 1024 * 1024 // 73
+    return "".join(f"{n:07d} {hashlib.sha256(str(n).encode()).hexdigest()}\n" for n in range(lines))
 
 
 def run_one(scenario: str, mb: int, bounded: bool) -> dict:

@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from agent_core.actions import Bash, StrReplaceEditor
+from agent_core.actions import Bash
 from agent_core.events import Notice, SessionFinished, StepProposed
 from agent_core.steps import ProposedStep
 from agent_core.trajectory import (
@@ -51,30 +51,31 @@ def test_past_the_budget_every_string_is_cut_short(tmp_path: Path):
     assert not was_cut(notices[0].message) and was_cut(notices[99].message)
 
 
-def test_a_huge_create_keeps_the_log_small_and_the_file_whole(git_repo: Path, tmp_path: Path):
-    text = "".join(f"row {n:07d} of the generated file\n" for n in range(130_000))  # ~4 MB
-    call = json.dumps({"name": "str_replace_editor", "arguments": {
-        "command": "create", "path": "/testbed/big.txt", "file_text": text}})
-    script = write_script(tmp_path / "s.jsonl", [f"<tool_call>\n{call}\n</tool_call>"])
-    # One step: the next prompt would not fit the context window anyway (the reply is in it).
-    result = navtui("--auto", "--max-steps", "1", "--dialect", "toolcall", "--script", str(script),
-                    "--issue", "x", str(git_repo))
-    assert result.returncode == 2, result.stderr
-    assert (git_repo / "big.txt").read_text() == text
+def test_a_huge_new_file_keeps_the_log_small_and_the_file_whole(git_repo: Path, tmp_path: Path):
+    """The model writes a ~4 MB file; its step diff and the session's patch would each hold it."""
+    command = "seq -f '%09g: a line of a generated file' 1 130000 > big.txt"
+    script = write_script(tmp_path / "s.jsonl", [f"Thought: make it\nAction: bash {command}"])
+    result = navtui("--auto", "--max-steps", "1", "--script", str(script), "--issue", "x",
+                    str(git_repo))
+    assert result.returncode == 2, result.stderr  # stopped by --max-steps, with its patch
+    size = (git_repo / "big.txt").stat().st_size
+    assert size > 4_000_000
     (log,) = (git_repo / ".git/navtui/sessions").glob("*.jsonl")
-    # Before the bound this log held ~9 copies of the file (~37 MB).
-    assert log.stat().st_size < len(text) and log.stat().st_size < 12 * FIELD_LIMIT
+    # Unbounded, this log held the file twice (step diff and patch): ~9 MB.
+    assert log.stat().st_size < size / 4 and log.stat().st_size < 8 * FIELD_LIMIT
     trajectory = read_trajectory(log)
     assert was_cut(trajectory.finished.patch)
+    (executed,) = [e.record for e in trajectory.events if type(e).__name__ == "StepExecuted"]
+    assert was_cut(executed.diff) and "000000001: a line" in executed.diff
     # The whole file is in the checkpoint, and the export goes back to it for the patch.
-    (executed,) = [e.record for e in trajectory.events if type(e).__name__ == "StepExecuted"
-                   and isinstance(e.record.action, StrReplaceEditor)]
-    assert git(git_repo, "show", f"{executed.checkpoint.commit}:big.txt") == text
+    whole = (git_repo / "big.txt").read_text()
+    assert git(git_repo, "show", f"{executed.checkpoint.commit}:big.txt") == whole
     exported = navtui("export", trajectory.session_id, "--format", "swebench", "--repo",
                       str(git_repo))
     assert exported.returncode == 0, exported.stderr
     patch = json.loads(exported.stdout)["model_patch"]
-    assert "+row 0000000 of" in patch and "+row 0129999 of" in patch and not was_cut(patch)
+    assert "+000130000: a line of a generated file" in patch and not was_cut(patch)
+    assert patch.count("\n+0") == 130_000
 
 
 def test_finished_patches_under_the_limit_are_kept_whole(tmp_path: Path):
