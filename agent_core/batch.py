@@ -36,6 +36,7 @@ from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
+from agent_core.sanitize import json_safe
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Approve, Decision, Quit
 from agent_core.trajectory import TrajectoryWriter, read_trajectory
@@ -119,7 +120,7 @@ class Predictions:
         return ids
 
     def append(self, prediction: dict[str, Any]) -> None:
-        line = json.dumps(prediction, ensure_ascii=False)
+        line = json_safe(json.dumps(prediction, ensure_ascii=False))  # a non-UTF-8 patch too
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
             f.flush()

@@ -87,7 +87,8 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--api-key", metavar="KEY",
-        help="server API key (or NAVTUI_API_KEY / OPENAI_API_KEY); never logged",
+        help="server API key; better NAVTUI_API_KEY / OPENAI_API_KEY, since a flag is visible "
+        "to every process (ps); redacted from logs and transcripts",
     )
     group.add_argument(
         "--script", metavar="FILE", help='replay script: JSON Lines of {"output": ...}'
