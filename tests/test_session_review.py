@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent_core.events import SessionFinished, StepExecuted
 from agent_core.policy import AutoPolicy
 from agent_core.session import REVIEW_KEY
-from tests.test_session import make_session, prompt_text, sessions, write_script  # noqa: F401
+from tests.test_session import prompt_text, sessions, write_script  # noqa: F401 (sessions: fixture)
 
 CREATE = ('<function=str_replace_editor>\n<parameter=command>create</parameter>\n'
           '<parameter=path>/testbed/reproduce.py</parameter>\n<parameter=file_text>print(1)\n'
