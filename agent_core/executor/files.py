@@ -8,6 +8,9 @@ reply); executing writes it and remembers the old text for `undo_edit`, previewi
 from __future__ import annotations
 
 import difflib
+import os
+import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +40,20 @@ class Change:
     before: str | None
     after: str | None
     reply: str
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def require_encodable(text: str, what: str) -> None:
+    """Raise ToolError when `text` holds a lone surrogate (e.g. a `\\ud83d` escape without its
+    pair in the model's JSON), which no file or shell can take."""
+    found = _LONE_SURROGATE.search(text)
+    if found:
+        raise ToolError(
+            f"{what} contains U+{ord(found.group()):04X}, half of a UTF-16 surrogate pair, which "
+            "is not valid Unicode. Write the character itself (or both halves of the pair)."
+        )
 
 
 def numbered(lines: list[str], first: int = 1) -> str:
@@ -102,7 +119,7 @@ class FileTools:
     def _show(self, raw: str, view_range: list[int] | None, *, header: bool) -> str:
         path = self.paths.resolve(raw)
         name = self.name(path)
-        if path.is_dir():
+        if self._is_dir(path):
             if view_range:
                 raise ToolError("The `view_range` parameter is not allowed when `path` points to a directory.")
             return self._list_dir(path, name)
@@ -173,16 +190,34 @@ class FileTools:
             entries = entries[:DIR_ENTRY_LIMIT]
         return editor_text.directory_listing(name, entries) + cut
 
+    def _is_dir(self, path: Path) -> bool:
+        if path == self.paths.root:
+            return True
+        try:
+            fd = self.paths.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return False
+        try:
+            return stat.S_ISDIR(os.fstat(fd).st_mode)
+        finally:
+            os.close(fd)
+
     def _text(self, path: Path, raw: str) -> str:
-        if not path.exists():
-            raise ToolError(f"The path {self.name(path)} does not exist. Please provide a valid path.")
-        if not path.is_file():
-            raise ToolError(f"The path {raw} is not a regular file.")
-        size = path.stat().st_size
-        if size > MAX_TEXT_BYTES:
-            raise ToolError(f"{raw} is too large for the file tools ({size} bytes); look at parts "
-                            f"of it with bash (head, sed -n, grep -n).")
-        data = path.read_bytes()
+        """The file's text, read through one descriptor opened without following symlinks
+        (so what is checked is what is read; a FIFO or device is refused, not waited on)."""
+        try:
+            fd = self.paths.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError:
+            raise ToolError(f"The path {self.name(path)} does not exist. Please provide a valid path.") from None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ToolError(f"The path {raw} is not a regular file.")
+            size = info.st_size
+            if size > MAX_TEXT_BYTES:
+                raise ToolError(f"{raw} is too large for the file tools ({size} bytes); look at parts "
+                                f"of it with bash (head, sed -n, grep -n).")
+            data = handle.read(MAX_TEXT_BYTES + 1)
         if b"\0" in data[:8192]:
             raise ToolError(f"{raw} is a binary file ({len(data)} bytes); inspect it with bash "
                             "(e.g. `file`, `xxd | head`).")
@@ -196,6 +231,12 @@ class FileTools:
 
     def plan(self, action: Edit | StrReplaceEditor) -> Change:
         """What `action` would do, without doing it. Raises ToolError/PathError on mistakes."""
+        change = self._plan(action)
+        if change.after is not None:
+            require_encodable(change.after, "The new text")
+        return change
+
+    def _plan(self, action: Edit | StrReplaceEditor) -> Change:
         if isinstance(action, Edit):
             return self._plan_edit(action)
         planners = {
@@ -287,7 +328,10 @@ class FileTools:
         stack = self.history.get(path)
         if not stack:
             raise ToolError(f"No edit history found for {name}.")
-        before = path.read_text(encoding="utf-8") if path.is_file() else None
+        try:
+            before: str | None = self._text(path, action.path)
+        except ToolError:
+            before = None
         target = stack[-1]
         if target is None:
             return Change(path, before, None, f"Last edit to {name} undone: the file was removed "
@@ -303,18 +347,39 @@ class FileTools:
     # -- applying and previewing -------------------------------------------------------------
 
     def apply(self, change: Change, *, undoing: bool = False) -> None:
-        """Write the change; remember the old text unless this is an undo."""
+        """Write the change; remember the old text unless this is an undo.
+
+        The file is opened from the repository root without following symlinks
+        (`Confinement.open`), so a symlink swapped in since `plan` cannot redirect the write;
+        a create never overwrites a file that appeared since (`O_EXCL`).
+        """
+        if change.after is None:
+            try:
+                self.paths.unlink(change.path)
+            except FileNotFoundError:
+                pass
+        else:
+            self._write(change)
         stack = self.history.setdefault(change.path, [])
         if undoing:
             stack.pop()
         else:
             stack.append(change.before)
-        if change.after is None:
-            change.path.unlink(missing_ok=True)
-            return
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(change.path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(change.after)
+
+    def _write(self, change: Change) -> None:
+        assert change.after is not None
+        # O_NONBLOCK: a FIFO put in the file's place fails at once instead of hanging the open.
+        flags = os.O_WRONLY | os.O_NONBLOCK | os.O_CREAT
+        flags |= os.O_EXCL if change.before is None else os.O_TRUNC
+        try:
+            fd = self.paths.open(change.path, flags, 0o666, make_parents=True)
+        except FileExistsError:
+            raise ToolError(f"File already exists at: {self.paths.display(change.path)}. It "
+                            "appeared after the action was checked; look at it first.") from None
+        with os.fdopen(fd, "wb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ToolError(f"{self.paths.display(change.path)} is not a regular file.")
+            handle.write(change.after.encode("utf-8"))
 
     def execute(self, action: Edit | StrReplaceEditor) -> Observation:
         """Run an edit-like action; mistakes come back as observations with `error` set."""
