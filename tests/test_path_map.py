@@ -44,10 +44,12 @@ def test_file_tools_answer_with_the_alias(git_repo: Path):
         assert missing.error == "The path /testbed/nope.py does not exist. Please provide a valid path."
 
 
-def test_mounted_means_no_rewriting_and_no_mapping(git_repo: Path):
+def test_mounted_means_no_rewriting(git_repo: Path):
     paths = PathMap(git_repo, "/testbed", mounted=True)
     assert paths.command_to_real("cat /testbed/a") == "cat /testbed/a"
     assert paths.to_model("/testbed/a") == "/testbed/a"
+    # the host root, should a sandboxed command print it, is still shown as /testbed
+    assert paths.to_model(f"gitdir: {git_repo.resolve()}/.git") == "gitdir: /testbed/.git"
     with Executor(git_repo, path_map=paths) as executor:
         assert executor.prepare(Bash("ls /testbed")).action.command == "ls /testbed"
         # file tools still resolve /testbed paths onto the real root
