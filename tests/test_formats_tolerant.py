@@ -121,3 +121,29 @@ def test_fuzzed_untagged_replies_raise_only_parse_errors():
                 parse(text, dialect)
             except ParseError:
                 pass
+
+
+def test_a_real_model_shaped_untagged_reply_executes_end_to_end(git_repo, tmp_path):
+    """Qwen2.5-Coder's habit, through `navtui --auto`: a fenced untagged call with a schema key."""
+    import json
+
+    from tests.test_cli import ISSUE, navtui
+    from tests.test_session import write_script
+
+    replies = [
+        'Let me find the function.\n```json\n{"name": "bash", "arguments": '
+        '{"command": "grep -rn \\"def average\\" .", "required": []}}\n```',
+        '{"name": "submit", "arguments": {}}',
+    ]
+    script = write_script(tmp_path / "s.jsonl", replies)
+    result = navtui("--auto", "--json", "--script", str(script), "--dialect", "toolcall",
+                    "--issue", ISSUE, str(git_repo))
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    proposed = [e for e in events if e["type"] == "StepProposed"]
+    assert "untagged tool call accepted" in proposed[0]["step"]["notice"]
+    executed = [e for e in events if e["type"] == "StepExecuted"]
+    assert executed[0]["record"]["action"] == {"kind": "bash", "command": 'grep -rn "def average" .'}
+    assert "def average" in executed[0]["record"]["observation"]["output"]
+    assert "untagged tool call accepted" in executed[0]["record"]["extra"]["turn"]["observation"]
+    assert events[-1]["reason"] == "submitted"
