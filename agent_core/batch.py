@@ -290,8 +290,12 @@ class Batch:
         self,
         instances: list[Instance],
         on_result: Callable[[InstanceResult], None] | None = None,
+        on_stopping: Callable[[], None] | None = None,
     ) -> list[InstanceResult]:
-        """Run every unfinished instance; finished ones come back with status "skipped"."""
+        """Run every unfinished instance; finished ones come back with status "skipped".
+
+        On Ctrl-C the batch stops (see `stop`) and `on_stopping` is called at once, before the
+        running instances have wound down."""
         self.trajectories.mkdir(parents=True, exist_ok=True)
         self.worktrees.root.mkdir(parents=True, exist_ok=True)
         done = self.predictions.finished_ids()
@@ -301,8 +305,13 @@ class Batch:
             else self.run_one(instance),
             self.options.workers,
             on_result,
-            on_interrupt=self.stop,
+            on_interrupt=lambda: self._interrupted(on_stopping),
         )
+
+    def _interrupted(self, on_stopping: Callable[[], None] | None) -> None:
+        self.stop()
+        if on_stopping is not None:
+            on_stopping()
 
     def _skip(self, instance: Instance) -> InstanceResult:
         return InstanceResult(instance.instance_id, "skipped", "already in predictions.jsonl",

@@ -73,10 +73,14 @@ class StepRejected:
 
 @dataclass
 class StepUndone:
-    """The tree and conversation went back to checkpoint `to_index`."""
+    """The tree and conversation went back to checkpoint `to_index`.
+
+    `saved_ref` keeps the state from before the undo (`git restore --source=<ref> -- PATH`).
+    """
 
     to_index: int
     changed_paths: list[str] = field(default_factory=list)
+    saved_ref: str = ""
 
 
 @dataclass

@@ -49,12 +49,13 @@ from agent_core.steps import (
     Approve,
     Decision,
     EditAction,
+    Observation,
     ProposedStep,
     Quit,
     Reject,
     StepRecord,
 )
-from agent_core.workspace import Workspace, WorkspaceError
+from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 
 
 @dataclass
@@ -69,6 +70,8 @@ class SessionConfig:
     max_stuck: int | None = None  # stuck turns (agent_core.stuck) before stopping; None: never
     path_alias: str = "/testbed"
     backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
+    prompt_profile: str | None = None  # a profile name or file; None: the dialect's default
+    submit_review: bool = False  # the first submit gets the profile's review message, if any
 
 
 def new_session_id() -> str:
@@ -82,6 +85,8 @@ AUTO_PROMPT_DIALECT = "toolcall"
 # The `StepRecord.extra` key of the conversation turn a step added:
 # {"assistant": ..., "observation": ...}.
 TURN_KEY = "turn"
+# The `StepRecord.extra` key of a submit answered with a review message (its stage, from 0).
+REVIEW_KEY = "submit_review"
 
 
 def recorded_turn(record: StepRecord) -> prompts.Turn | None:
@@ -172,6 +177,11 @@ class Session:
         return AUTO_PROMPT_DIALECT if self.config.dialect == "auto" else self.config.dialect
 
     @property
+    def profile(self) -> prompts.Profile:
+        """The prompt profile: the configured one, or the dialect's default."""
+        return prompts.profile_for(self.dialect, self.config.prompt_profile)
+
+    @property
     def started(self) -> bool:
         return self._started_at is not None
 
@@ -201,9 +211,10 @@ class Session:
         self.backend.cancel()
 
     def close(self) -> None:
-        """Stop the shell and free the model."""
+        """Stop the shell, free the model and give up the repository's session lock."""
         self.executor.close()
         self.backend.close()
+        self.workspace.close()
 
     # --- the model's turn -------------------------------------------------------------------
 
@@ -288,6 +299,7 @@ class Session:
             turns,
             max_new_tokens=self.config.max_new_tokens,
             repo_path=self.config.path_alias,
+            profile=self.profile,
         )
 
     def _generate(self, index: int, prompt: Prompt) -> str | None:
@@ -348,7 +360,7 @@ class Session:
         self._format_errors += 1
         stuck = self._stuck.format_error(raw, error.example)
         observation = prompts.with_notice(
-            prompts.format_parse_error(self.dialect, error),
+            prompts.format_parse_error(self.dialect, error, self.profile),
             join_notices(self._turn_notice, stuck),
         )
         self._entries.append(_Entry(index, prompts.Turn(raw, observation)))
@@ -399,7 +411,7 @@ class Session:
         record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
         stuck = self._stuck.rejected(proposal.step.action, decision.feedback)
         observation = prompts.with_notice(
-            prompts.format_rejection(self.dialect, decision.feedback), stuck
+            prompts.format_rejection(self.dialect, decision.feedback, self.profile), stuck
         )
         self._append_turn(record, prompts.Turn(self._pending_raw, observation))
         self.records.append(record)
@@ -439,13 +451,18 @@ class Session:
         assistant, note = self._pending_raw, ""
         if isinstance(decision, EditAction):
             assistant, note = self._edited_turn(proposal, action)
-        observation = self.executor.execute(action)
+        review = self._review(action)
+        if review is not None:
+            observation = Observation(output=review, exit_code=0)
+        else:
+            observation = self.executor.execute(action)
         try:
             checkpoint = self.workspace.checkpoint(proposal.index)
             diff = self.workspace.step_diff(proposal.index)
         except WorkspaceError as error:
             self._fail(f"could not checkpoint step {proposal.index}: {error}")
             return None
+        self._warn_repo_control(proposal.index)
         record = StepRecord(
             index=proposal.index,
             proposed=proposal.step,
@@ -455,20 +472,49 @@ class Session:
             checkpoint=checkpoint,
             diff=diff,
         )
+        if review is not None:
+            record.extra[REVIEW_KEY] = self._submits_reviewed()
         stuck = None if isinstance(action, Submit) else self._stuck.executed(action, observation)
         text = prompts.format_observation(
-            self.dialect, action, observation,
+            self.dialect,
+            action,
+            observation,
             notice=join_notices(proposal.step.notice, stuck),
+            profile=self.profile,
+            to_model=self.executor.path_map.to_model,
         )
         if note:
             text = f"{note}\n{text}"
         self._append_turn(record, prompts.Turn(assistant, text))
         self.records.append(record)
         self._emit(StepExecuted(record))
-        if isinstance(action, Submit):
+        if isinstance(action, Submit) and review is None:
             self._finish("submitted", "the model submitted its fix")
         self._stop_if_stuck(stuck)
         return record
+
+    def _warn_repo_control(self, index: int) -> None:
+        changed = self.workspace.repo_control_changes()
+        if changed:
+            self._emit(Notice(
+                f"step {index} changed git's own config or hooks: {', '.join(changed)}. "
+                "navtui's git calls never run them, and undo does not put them back; your own "
+                "git commands would run them: check them before you run git in this repository."
+            ))
+
+    def _submits_reviewed(self) -> int:
+        return sum(1 for record in self.records if REVIEW_KEY in record.extra)
+
+    def _review(self, action: Action) -> str | None:
+        """The review message a submit gets instead of ending the session (SWE-smith's review on
+        submit: the first submit shows the session's diff), or None when the submit ends it."""
+        if not isinstance(action, Submit) or not self.config.submit_review:
+            return None
+        messages = self.profile.submit_review_messages
+        stage = self._submits_reviewed()
+        if stage >= len(messages):
+            return None
+        return prompts.submit_review_text(messages[stage], self._patch(), self.issue)
 
     def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
         """Add the step's turn to the conversation and keep it, verbatim, in the record.
@@ -491,6 +537,7 @@ class Session:
         observation = self.executor.run_user_command(command)
         action = Bash(command)
         checkpoint = self.workspace.checkpoint(index)
+        self._warn_repo_control(index)
         record = StepRecord(
             index=index,
             proposed=ProposedStep(thought="", action=action, raw="", dialect=self.dialect),
@@ -501,7 +548,9 @@ class Session:
             diff=self.workspace.step_diff(index),
             extra={"source": "user"},
         )
-        note = prompts.format_user_command(self.dialect, command, observation)
+        note = prompts.format_user_command(
+            self.dialect, command, observation, self.profile, self.executor.path_map.to_model
+        )
         self._append_turn(record, prompts.Turn("", note))
         self.records.append(record)
         self._emit(StepExecuted(record))
@@ -510,7 +559,7 @@ class Session:
     def add_user_message(self, text: str) -> None:
         """A message from the user; the model reads it with its next prompt."""
         step = self.records[-1].index if self.records else 0
-        note = prompts.format_user_message(self.dialect, text)
+        note = prompts.format_user_message(self.dialect, text, self.profile)
         self._entries.append(_Entry(step, prompts.Turn("", note)))
         self._emit(UserMessage(text, note))
 
@@ -540,10 +589,13 @@ class Session:
 
     # --- undo -----------------------------------------------------------------------------
 
-    def undo(self, to_index: int | None = None) -> StepUndone:
+    def undo(self, to_index: int | None = None, *, force: bool = False) -> StepUndone:
         """Go back to the state after step `to_index` (None: before the last executed step).
 
         Files return to that step's checkpoint, and the conversation forgets every later turn.
+        Raises `UnsafeRestore` (listing them) when files changed since the last checkpoint that
+        the session did not change, unless `force`; either way the state before the undo is
+        kept under a `before-undo` ref (`StepUndone.saved_ref`).
         """
         executed = [r for r in self.records if r.checkpoint is not None]
         if to_index is None:
@@ -553,12 +605,16 @@ class Session:
         if to_index < 0:
             raise ValueError(f"cannot undo to step {to_index}: checkpoint 0 is the first")
         kept = [r for r in executed if r.index <= to_index]
+        foreign = self.workspace.foreign_changes()
+        if foreign and not force:
+            raise UnsafeRestore(foreign, self.workspace.checkpoints[-1].index)
+        saved = self.workspace.save_state("before-undo")
         report = self.workspace.restore(kept[-1].index if kept else 0)
         self.records = [r for r in self.records if r.index <= to_index]
         self._entries = [e for e in self._entries if e.step <= to_index]
         self.pending = None
         self._format_errors = 0
         self._stuck.reset()
-        event = StepUndone(to_index=to_index, changed_paths=list(report.changed_paths))
+        event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)
         return event

@@ -23,12 +23,15 @@ from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend,
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
+from agent_core.git.patches import write_patch
+from agent_core.formats import DIALECTS
+from agent_core.profiles import PROFILES, ProfileError, load_profile
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
 from agent_core.workspace import Workspace, WorkspaceError
 
-SUBCOMMANDS = ("sessions", "export", "batch", "demo")
+SUBCOMMANDS = ("sessions", "export", "batch", "demo", "config", "doctor")
 EXIT_CODES = {
     "submitted": 0,
     "error": 1,
@@ -97,9 +100,20 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
         "of physical cores)",
     )
     group.add_argument(
-        "--dialect", choices=("auto", "text", "toolcall", "xml"), default="auto",
+        "--dialect", choices=("auto", *DIALECTS), default="auto",
         help="the model's action format (default: from the preset or model name, "
         "else detected from its first reply)",
+    )
+    group.add_argument(
+        "--prompt-profile", metavar="NAME|FILE",
+        help=f"the words the model reads: {', '.join(PROFILES)} or a profile YAML file "
+        "(default: the preset's, else the dialect's: swesmith for toolcall/xml, r2e-card for text)",
+    )
+    group.add_argument(
+        "--no-submit-review", action="store_true",
+        help="end at the model's first submit (default with a model backend: answer it with the "
+        "profile's review message and the diff, as in SWE-smith's training, and end at the next "
+        "submit)",
     )
 
 
@@ -170,6 +184,11 @@ def build_parser() -> Parser:
     parser.add_argument(
         "--resume", metavar="ID", help="continue a logged session (see `navtui sessions`)"
     )
+    parser.add_argument(
+        "--force", action="store_true",
+        help="with --resume: put the last checkpoint back even over files changed since the "
+        "session stopped (they are kept by default; forced, they are saved in a ref first)",
+    )
     parser.add_argument("repo", metavar="REPO", help="path to a local git repository")
     return parser
 
@@ -204,6 +223,13 @@ def make_backend(args: argparse.Namespace) -> Backend:
 
 def session_config(args: argparse.Namespace) -> SessionConfig:
     resolved = backend_config(args)
+    preset = PRESETS.get(resolved.preset or "")
+    profile = getattr(args, "prompt_profile", None) or (preset.prompt_profile if preset else None)
+    if profile is not None:
+        try:
+            load_profile(profile)
+        except ProfileError as error:
+            raise CliError(str(error)) from None
     return SessionConfig(
         dialect=resolved.dialect,
         context_window=resolved.context_window or SessionConfig.context_window,
@@ -214,12 +240,36 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
         # Only runs nobody watches stop by themselves; in the app the user sees the notices.
         max_stuck=args.max_stuck if getattr(args, "auto", True) else None,
         backend_info=describe(resolved),
+        prompt_profile=profile,
+        # A replay script replays a recording, which has a review turn only if it was recorded.
+        submit_review=not getattr(args, "no_submit_review", False) and resolved.backend != "replay",
     )
 
 
 def backend_secrets(args: argparse.Namespace) -> list[str]:
-    """Values that must never reach a log."""
-    return [args.api_key] if args.api_key else []
+    """Values that must never reach a log or a transcript (see `secret_values`)."""
+    from agent_core.backends.credentials import secret_values
+
+    return secret_values(args.api_key, args.base_url)
+
+
+SECRET_FLAG_WARNING = (
+    "navtui: warning: {flag} on the command line can be read by every process on this machine "
+    "(ps, /proc/PID/cmdline), the model's shell included; set NAVTUI_API_KEY in the environment "
+    "instead"
+)
+
+
+def warn_about_secret_flags(argv: list[str]) -> None:
+    """A key given as a flag (or inside --base-url) sits in navtui's argv for the whole session,
+    and a Python process cannot blank its own /proc/PID/cmdline: say so, and what to use.
+    (A key from the config file or the environment is not in argv: no warning.)"""
+    from agent_core.backends.credentials import split_credentials
+
+    if any(arg == "--api-key" or arg.startswith("--api-key=") for arg in argv):
+        print(SECRET_FLAG_WARNING.format(flag="--api-key"), file=sys.stderr)
+    if any(split_credentials(arg)[1] for arg in argv if "://" in arg and "@" in arg):
+        print(SECRET_FLAG_WARNING.format(flag="a key in --base-url"), file=sys.stderr)
 
 
 # --- main ---------------------------------------------------------------------------------
@@ -229,15 +279,32 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return run_subcommand(argv[0], argv[1:])
-    args = build_parser().parse_args(argv)
+    from app.config import ConfigError
+
+    try:
+        args = parse_args(argv)
+    except ConfigError as error:
+        print(f"navtui: {error}", file=sys.stderr)
+        return 1
+    warn_about_secret_flags(argv)
     try:
         return run(args)
-    except (CliError, BackendError, WorkspaceError, TrajectoryError) as error:
+    except (CliError, BackendError, WorkspaceError, TrajectoryError, ConfigError) as error:
         print(f"navtui: {error}", file=sys.stderr)
         return 1
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command line over the config file's settings; ConfigError when the file is bad."""
+    from app.config import configure
+
+    parser = build_parser()
+    configure(parser, argv, logged_backend=LOGGED_BACKEND_OPTIONS)
+    return parser.parse_args(argv)
+
+
 def run_subcommand(name: str, argv: list[str]) -> int:
+    warn_about_secret_flags(argv)
     if name == "demo":
         from app.demo import demo_main
 
@@ -246,6 +313,14 @@ def run_subcommand(name: str, argv: list[str]) -> int:
 
     parser = Parser(prog=f"navtui {name}")
     getattr(subcommands, f"add_{name}_args")(parser)
+    if name == "batch":
+        from app.config import ConfigError, configure
+
+        try:
+            configure(parser, argv)
+        except ConfigError as error:
+            print(f"navtui: {error}", file=sys.stderr)
+            return 1
     if name != "export":
         return getattr(subcommands, f"{name}_main")(parser.parse_args(argv))
     # The contract is `navtui export ID --format F [REPO]`: REPO may also come last.
@@ -270,6 +345,7 @@ def run(args: argparse.Namespace) -> int:
                 "add --auto to run headless, or --plain to answer on stdin"
             )
     workspace = Workspace.open(args.repo)
+    workspace.check_free()
     issue = read_issue(args)
     if args.resume is None and mode == "auto" and not issue:
         raise CliError("--auto needs the issue: pass --issue TEXT or --issue-file FILE")
@@ -362,7 +438,7 @@ def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
         if not isinstance(event, SessionFinished):
             return
         try:
-            patch_out.write_text(event.patch, encoding="utf-8", errors="surrogateescape")
+            write_patch(event.patch, patch_out)
         except OSError as error:
             print(f"navtui: cannot write --patch-out {patch_out}: {error.strerror or error}",
                   file=sys.stderr)
@@ -389,6 +465,7 @@ def resume(
         executor=executor or make_executor(args, workspace),
         backend=make_backend(args),
         listeners=[writer, *listeners],
+        overwrite_changes=args.force,
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
@@ -414,6 +491,8 @@ def logged_backend(path: Path) -> dict:
 
 
 BACKEND_CHOICE_FLAGS = ("backend", "model", "script", "base_url")
+# What `--resume ID` takes from the log unless a flag says otherwise (the config file does not).
+LOGGED_BACKEND_OPTIONS = (*BACKEND_CHOICE_FLAGS, "adapter", "load_in_4bit", "load_in_8bit", "dialect")
 
 
 def with_logged_backend(args: argparse.Namespace, info: dict) -> argparse.Namespace:
@@ -444,7 +523,9 @@ def run_headless(
     from app.headless import JsonLines, StdinPrompter, Transcript
 
     console = Console(stderr=args.json, highlight=False)
-    printer = JsonLines(sys.stdout) if args.json else Transcript(console)
+    secrets = backend_secrets(args)
+    printer = (JsonLines(sys.stdout, secrets=secrets) if args.json
+               else Transcript(console, secrets=secrets))
     if args.resume:
         session = resume(args, workspace, listeners=(printer,))
     else:
@@ -479,9 +560,11 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
     """The Textual app; the model loads in its worker after the first frame."""
     from agent_core.backends.hf_load import library_logs_to
     from agent_core.trajectory import repo_state_dir
+    from app.config import load_config
     from app.tui import run_tui
 
     backend_config(args)  # refuse bad model flags before the screen opens
+    settings = load_config(build_parser())  # theme, keymap, allow rules (validated in `main`)
     library_logs_to(repo_state_dir(workspace.root) / "library.log")
     executor = make_executor(args, workspace)
 
@@ -497,8 +580,8 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
 
         logged = read_trajectory(resume_log_path(args, workspace, args.resume))
         return run_tui(lambda _issue: resume_by_id(args.resume), repo=workspace.root,
-                       issue=logged.issue, resume=resume_by_id)
-    return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id)
+                       issue=logged.issue, resume=resume_by_id, settings=settings)
+    return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id, settings=settings)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ Each is a Session listener or a Policy callback; none parses model text or touch
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO
 
 from rich.console import Console, Group
@@ -30,8 +30,9 @@ from agent_core.events import (
     UsageReported,
 )
 from agent_core.formats import ParseError
+from agent_core.sanitize import json_safe, visible
 from agent_core.steps import Approve, Decision, EditAction, Observation, Quit, Reject
-from agent_core.trajectory import event_to_dict
+from agent_core.trajectory import event_to_dict, redact, redact_event
 
 FINISH_STYLES = {"submitted": "bold green", "quit": "bold yellow", "error": "bold red"}
 
@@ -46,32 +47,37 @@ def trim_lines(text: str, head: int, tail: int) -> str:
 
 
 def diff_syntax(diff: str) -> Syntax:
-    return Syntax(diff, "diff", theme="ansi_dark", word_wrap=True)
+    return Syntax(visible(diff), "diff", theme="ansi_dark", word_wrap=True)
 
 
 class Transcript:
     """Prints a readable account of a session: per step the thought, the action and a trimmed
-    observation; at the end the session's diff and why it stopped."""
+    observation; at the end the session's diff and why it stopped. `secrets` and URL passwords
+    are redacted, control characters made visible."""
 
-    def __init__(self, console: Console, *, observation_lines: int = 12, thought_lines: int = 12):
+    def __init__(
+        self, console: Console, *, observation_lines: int = 12, thought_lines: int = 12,
+        secrets: Sequence[str] = (),
+    ):
         self.console = console
         self.observation_lines = observation_lines
         self.thought_lines = thought_lines
+        self.secrets = list(secrets)
         self._usage: UsageReported | None = None
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{type(event).__name__}", None)
         if handler is not None:
-            handler(event)
+            handler(redact_event(event, self.secrets))
 
     def _on_SessionStarted(self, event: SessionStarted) -> None:
         info = event.config.get("backend_info") or {}
         described = " · ".join(f"{k} {v}" for k, v in info.items() if v)
         self.console.rule(Text(f"navtui session {event.session_id}", style="bold"))
-        issue = Text(trim_lines(event.issue.strip(), 12, 3))
+        issue = Text(visible(trim_lines(event.issue.strip(), 12, 3)))
         self.console.print(Panel(issue, title="Issue", title_align="left"))
         if described:
-            self.console.print(Text(described, style="dim"))
+            self.console.print(Text(visible(described), style="dim"))
 
     def _on_UsageReported(self, event: UsageReported) -> None:
         self._usage = event
@@ -87,10 +93,10 @@ class Transcript:
         thought = event.step.thought.strip()
         if thought:
             half = self.thought_lines // 2
-            self.console.print(Text(trim_lines(thought, half, half), style="italic"))
-        self.console.print(Text.assemble(("▶ ", "bold cyan"), (event.command_shown, "bold")))
+            self.console.print(Text(visible(trim_lines(thought, half, half)), style="italic"))
+        self.console.print(Text.assemble(("▶ ", "bold cyan"), (visible(event.command_shown), "bold")))
         if event.step.notice:
-            self.console.print(Text(event.step.notice, style="yellow"))
+            self.console.print(Text(visible(event.step.notice), style="yellow"))
         if event.preview_diff:
             self.console.print(diff_syntax(event.preview_diff))
 
@@ -99,17 +105,17 @@ class Transcript:
         if record.extra.get("source") == "user" and record.action is not None:
             title = Text(f"Step {record.index} · your command", style="bold magenta")
             self.console.rule(title, align="left")
-            self.console.print(Text(f"$ {getattr(record.action, 'command', '')}", style="bold"))
+            self.console.print(Text(visible(f"$ {getattr(record.action, 'command', '')}"), style="bold"))
         if record.observation is not None:
             self.console.print(self._observation(record.observation))
 
     def _observation(self, observation: Observation) -> Panel:
         half = self.observation_lines // 2
         output = trim_lines(observation.output.rstrip("\n"), half, half)
-        body = Text(output or "(no output)", style="dim")
+        body = Text(visible(output) or "(no output)", style="dim")
         parts: list = [body]
         if observation.error:
-            parts.append(Text(observation.error, style="red"))
+            parts.append(Text(visible(observation.error), style="red"))
         code = observation.exit_code
         subtitle = None if code is None else f"exit {code}"
         style = "red" if code not in (0, None) or observation.error else "green"
@@ -118,14 +124,14 @@ class Transcript:
     def _on_StepRejected(self, event: StepRejected) -> None:
         feedback = getattr(event.record.decision, "feedback", "")
         said = f": {feedback}" if feedback else ""
-        self.console.print(Text(f"✗ rejected{said}", style="yellow"))
+        self.console.print(Text(visible(f"✗ rejected{said}"), style="yellow"))
 
     def _on_FormatError(self, event: FormatError) -> None:
         first = event.message.strip().splitlines()[0] if event.message.strip() else ""
         self.console.print(
             Text(
                 f"! reply {event.index} could not be parsed ({event.consecutive} in a row): "
-                f"{first}",
+                f"{visible(first)}",
                 style="yellow",
             )
         )
@@ -133,13 +139,13 @@ class Transcript:
     def _on_StepUndone(self, event: StepUndone) -> None:
         paths = ", ".join(event.changed_paths) or "no files"
         message = f"↶ back to step {event.to_index} ({paths} restored)"
-        self.console.print(Text(message, style="magenta"))
+        self.console.print(Text(visible(message), style="magenta"))
 
     def _on_Notice(self, event: Notice) -> None:
-        self.console.print(Text(event.message, style="dim"))
+        self.console.print(Text(visible(event.message), style="dim"))
 
     def _on_SessionError(self, event: SessionError) -> None:
-        self.console.print(Text(f"error: {event.message}", style="bold red"))
+        self.console.print(Text(visible(f"error: {event.message}"), style="bold red"))
 
     def _on_SessionFinished(self, event: SessionFinished) -> None:
         self.console.rule(Text("Final diff", style="bold"))
@@ -148,17 +154,20 @@ class Transcript:
         else:
             self.console.print(Text("(no changes)", style="dim"))
         style = FINISH_STYLES.get(event.reason, "bold yellow")
-        self.console.print(Text(f"finished: {event.reason} — {event.message}", style=style))
+        self.console.print(Text(visible(f"finished: {event.reason} — {event.message}"), style=style))
 
 
 class JsonLines:
-    """Writes every event as one JSON object per line (`{"type": ..., ...fields}`)."""
+    """Writes every event as one JSON object per line (`{"type": ..., ...fields}`), `secrets`
+    and URL passwords redacted."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], *, secrets: Sequence[str] = ()) -> None:
         self.stream = stream
+        self.secrets = list(secrets)
 
     def __call__(self, event: Event) -> None:
-        self.stream.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
+        data = redact(event_to_dict(event), self.secrets)
+        self.stream.write(json_safe(json.dumps(data, ensure_ascii=False)) + "\n")
         self.stream.flush()
 
 
@@ -215,5 +224,5 @@ class StdinPrompter:
         try:
             return EditAction(self.parse_edit("\n".join(lines)))
         except ParseError as error:
-            self.console.print(Text(f"not an action: {error}", style="red"))
+            self.console.print(Text(visible(f"not an action: {error}"), style="red"))
             return None

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from agent_core.actions import Bash, Search, StrReplaceEditor
-from agent_core.formats import DIALECTS, ParseError, detect_dialect, dialect_module, parse
+from agent_core.formats import DIALECTS, ParseError, detect_dialect, get_dialect, parse
 from tests.test_formats_fuzz import mutate
 
 GREP = '{"name": "bash", "arguments": {"command": "grep -rn \\"def parse\\" ."}}'
@@ -104,7 +104,7 @@ def test_xml_unknown_parameters_are_dropped_with_a_notice():
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_the_shape_shown_in_errors_is_not_a_runnable_reply(dialect):
-    example = dialect_module(dialect).EXAMPLE
+    example = get_dialect(dialect).example
     with pytest.raises(ParseError):
         parse(example, dialect)
 

@@ -101,7 +101,7 @@ def test_cancel_from_another_thread_stops_generation(git_repo, tmp_path, session
 
 def test_a_prompt_that_cannot_fit_is_never_sent(git_repo, tmp_path, sessions):
     session, recorder, _ = sessions(
-        git_repo, write_script(tmp_path / "s.jsonl", [STEP]), "text", context_window=1200, max_new_tokens=1000
+        git_repo, write_script(tmp_path / "s.jsonl", [STEP]), "text", context_window=1040, max_new_tokens=1000
     )
     finished = session.run(AutoPolicy())
     assert finished.reason == "limit" and "context window" in finished.message

@@ -6,7 +6,7 @@ import json
 
 from agent_core.actions import Bash, Search
 from agent_core.events import FormatError, Notice, StepExecuted, StepRejected
-from agent_core.formats import dialect_module
+from agent_core.formats import get_dialect
 from agent_core.policy import AutoPolicy
 from agent_core.steps import Observation, Reject
 from agent_core.stuck import StuckDetector
@@ -61,7 +61,7 @@ def test_alternating_two_actions_three_times():
 
 def test_reply_copying_the_format_error_shape():
     detector = StuckDetector()
-    example = dialect_module("toolcall").EXAMPLE
+    example = get_dialect("toolcall").example
     notice = detector.format_error(example, example)
     assert "shape shown in the format error" in notice and "TOOL_NAME" in notice
     assert detector.format_error("I am not sure what to do.", example) is None
@@ -137,7 +137,7 @@ def test_echo_loop_of_the_example_command_stops_as_stuck(git_repo, tmp_path):
 
 
 def test_echo_of_the_shown_shape_stops_as_stuck(git_repo, tmp_path):
-    example = dialect_module("toolcall").EXAMPLE
+    example = get_dialect("toolcall").example
     result, events = run_auto(tmp_path, git_repo, "toolcall", [example] * 8)
     assert result.returncode == 2, result.stderr
     errors = [e for e in events if e["type"] == "FormatError"]

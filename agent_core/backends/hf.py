@@ -25,6 +25,7 @@ from agent_core.backends.hf_load import (
     out_of_memory_error,
     quantization_advice,
     quantization_config,
+    resolve_weights,
     use_cpu_threads,
 )
 from agent_core.backends.kv_cache import PrefixCache
@@ -86,6 +87,7 @@ class HFBackend:
         self.enable_thinking = enable_thinking
         self.quantized = load_in_4bit or load_in_8bit
         self.label = describe(model, adapter)
+        model, adapter = resolve_weights(model, adapter)
         quantization = quantization_config(load_in_4bit, load_in_8bit)
         # Lines for the user (the session shows them as notices when it starts).
         self.notices: list[str] = []

@@ -156,6 +156,92 @@ def _is_path_like(ref: str) -> bool:
     return ref.startswith(("/", ".", "~")) or ref.count("/") > 1 or Path(ref).expanduser().exists()
 
 
+# --- finding the weights before loading anything ------------------------------------------------
+
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+HUB_PROBE_TIMEOUT = 2.0
+# The file each kind of checkpoint cannot do without.
+MARKER_FILES = {"model": "config.json", "adapter": "adapter_config.json"}
+
+
+def offline_reason(timeout: float = HUB_PROBE_TIMEOUT) -> str | None:
+    """Why the Hugging Face Hub cannot be used now (an offline variable, or no answer within
+    `timeout` s), or None when it answers."""
+    for name in OFFLINE_ENV:
+        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on"):
+            return f"{name} is set"
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    if not hub_reachable(endpoint, timeout):
+        return f"{endpoint} did not answer within {timeout:g} s"
+    return None
+
+
+def hub_reachable(endpoint: str, timeout: float) -> bool:
+    """A TCP connection to `endpoint` opens within `timeout` s (name lookup included)."""
+    import socket
+    import threading
+    from urllib.parse import urlsplit
+
+    url = urlsplit(endpoint)
+    address = (url.hostname or "", url.port or (80 if url.scheme == "http" else 443))
+    opened = threading.Event()
+
+    def connect() -> None:
+        try:
+            socket.create_connection(address, timeout=timeout).close()
+            opened.set()
+        except OSError:
+            pass
+
+    probe = threading.Thread(target=connect, daemon=True, name="navtui-hub-probe")
+    probe.start()
+    probe.join(timeout)
+    return opened.is_set()
+
+
+def cached_snapshot(repo_id: str, what: str) -> str | None:
+    """The local snapshot folder of `repo_id` in the Hugging Face cache, if it holds a `what`."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        folder = snapshot_download(repo_id, local_files_only=True)
+    except (OSError, ValueError):
+        return None
+    return folder if (Path(folder) / MARKER_FILES[what]).is_file() else None
+
+
+def missing_weights_error(missing: list[tuple[str, str]], reason: str) -> BackendError:
+    names = " and ".join(f"{what} {ref}" for what, ref in missing)
+    commands = " and ".join(f"`hf download {ref}`" for _, ref in missing)
+    legacy = "; ".join(f"huggingface-cli download {ref}" for _, ref in missing)
+    return BackendError(
+        f"{names} {'is' if len(missing) == 1 else 'are'} not on this machine and cannot be "
+        f"downloaded now ({reason}). Fetch {'it' if len(missing) == 1 else 'them'} while online "
+        f"with {commands} (older huggingface_hub: {legacy}), or pass local directories."
+    )
+
+
+def resolve_weights(model: str, adapter: str | None) -> tuple[str, str | None]:
+    """Check that base and adapter can be had before anything loads; returns what to load.
+
+    Offline (an offline variable, or the Hub does not answer in 2 s), Hub ids are replaced by
+    their cached snapshot folders, so nothing waits on the network; one error lists every
+    missing checkpoint with its download command. Online, ids are kept (fetched on first use).
+    """
+    hub = [(what, ref) for what, ref in (("model", model), ("adapter", adapter))
+           if ref and not _is_path_like(ref)]
+    if not hub:
+        return model, adapter
+    snapshots = {ref: cached_snapshot(ref, what) for what, ref in hub}
+    reason = offline_reason()
+    if reason is None:
+        return model, adapter
+    missing = [(what, ref) for what, ref in hub if snapshots[ref] is None]
+    if missing:
+        raise missing_weights_error(missing, reason)
+    return snapshots.get(model) or model, (snapshots.get(adapter) or adapter) if adapter else None
+
+
 def _not_found(ref: str, what: str, exc: BaseException) -> BackendError:
     if _is_path_like(ref):
         return BackendError(f"cannot load {what} from {ref}: {exc}; check the path")

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from agent_core.backends.base import BackendError, Prompt, Usage
+from agent_core.backends.credentials import API_KEY_ENV_VARS, split_credentials
 from agent_core.backends.openai_deltas import ChunkAssembler, malformed_tool_call_text
 from agent_core.backends.sse import iter_sse_events
 from agent_core.backends.stop_strings import StopScanner
@@ -32,7 +33,6 @@ from agent_core.backends.token_estimate import estimate_prompt_tokens, estimate_
 
 log = logging.getLogger(__name__)
 
-API_KEY_ENV_VARS = ("NAVTUI_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUSES = frozenset({429, 503})
 CONNECT_RETRIES = 2
 MAX_RETRY_AFTER = 30.0
@@ -72,14 +72,16 @@ class OpenAIBackend:
         included); `backoff` is the first retry delay, doubled per retry. `thinking` switches
         Qwen3 thinking on/off through `chat_template_kwargs` (vLLM, SGLang, `transformers serve`);
         None leaves the server's default."""
-        self.base_url = _normalize_base_url(base_url)
+        url, url_key = split_credentials(base_url)
+        self.base_url = _normalize_base_url(url)
         self.model = model
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
         self.thinking = thinking
         self.last_usage: Usage | None = None
-        self._api_key = api_key or next(
+        # The flag's key, else the URL's (given for this server), else the environment's.
+        self._api_key = api_key or url_key or next(
             (os.environ[v] for v in API_KEY_ENV_VARS if os.environ.get(v)), None
         )
         self._tokenizer_name = tokenizer
@@ -328,8 +330,11 @@ class OpenAIBackend:
 
     def _load_tokenizer(self) -> Any:
         if self._tokenizer is None and self._tokenizer_name:
-            from transformers import AutoTokenizer
-
+            try:
+                from transformers import AutoTokenizer
+            except ImportError:  # the light install: count with the estimate instead
+                self._tokenizer_name = None
+                return None
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(self._tokenizer_name)
             except OSError as exc:

@@ -306,7 +306,8 @@ class Shell:
                 return self._recover(exc.output, what)
             self.cwd = cwd
             text, truncated = output.text()
-            return Observation(output=self._tidy(text), exit_code=code, truncated=truncated)
+            return Observation(output=self._tidy(text), exit_code=code, truncated=truncated,
+                               total_chars=output.chars if truncated else None)
 
     def _recover(self, output: BoundedOutput, what: str, hint: str = "") -> Observation:
         """After the shell was killed or died: start a new one (unless closing) and say so."""

@@ -38,7 +38,10 @@ from agent_core.formats.common import (
     extra_actions_notice,
     join_notices,
 )
+from agent_core.formats.dialect import Dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.prompting import chat_builder
+from agent_core.formats.translate import to_editor
 from agent_core.steps import ProposedStep
 
 NAME = "toolcall"
@@ -297,3 +300,25 @@ def render(action: Action, thought: str = "") -> str:
     call = f"{OPEN}\n{json.dumps(tool_call(action), ensure_ascii=False)}\n{CLOSE}"
     thought = thought.strip()
     return f"{thought}\n{call}" if thought else call
+
+
+def editable(action: Action) -> str:
+    """The call laid out for a person to edit: the JSON indented, one key per line."""
+    body = json.dumps(tool_call(action), indent=2, ensure_ascii=False)
+    return f"{OPEN}\n{body}\n{CLOSE}"
+
+
+DIALECT = Dialect(
+    name=NAME,
+    parse=parse,
+    render=render,
+    span=span,
+    kinds=KINDS,
+    example=EXAMPLE,
+    stop_after=tuple(STOP_AFTER),
+    stop_before=tuple(STOP_BEFORE),
+    default_profile="swesmith",
+    build_prompt=chat_builder(lambda assistant: span(assistant) is not None, tools=True),
+    equivalent=to_editor,
+    editable=editable,
+)

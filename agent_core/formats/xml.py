@@ -34,7 +34,10 @@ from agent_core.formats.common import (
     extra_actions_notice,
     join_notices,
 )
+from agent_core.formats.dialect import Dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.prompting import chat_builder
+from agent_core.formats.translate import to_editor
 from agent_core.steps import ProposedStep
 
 NAME = "xml"
@@ -254,3 +257,18 @@ def render(action: Action, thought: str = "") -> str:
     call = render_function(name, params)
     thought = thought.strip()
     return f"{thought}\n\n{call}" if thought else call
+
+
+DIALECT = Dialect(
+    name=NAME,
+    parse=parse,
+    render=render,
+    span=span,
+    kinds=KINDS,
+    example=EXAMPLE,
+    stop_after=tuple(STOP_AFTER),
+    stop_before=tuple(STOP_BEFORE),
+    default_profile="swesmith",
+    build_prompt=chat_builder(None, tools=False),
+    equivalent=to_editor,
+)
