@@ -34,6 +34,7 @@ from typing import Any
 from agent_core.backends.base import Backend, Prompt, Usage
 from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
+from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Approve, Decision, Quit
@@ -257,6 +258,7 @@ class BatchOptions:
     make_backend: Callable[[Instance], Backend]
     workers: int = 1
     secrets: tuple[str, ...] = ()  # literal strings kept out of the logs (API keys)
+    sandbox: SandboxSettings = SandboxSettings(mode="off")  # per instance, in its worktree
 
 
 class Batch:
@@ -352,10 +354,11 @@ class Batch:
         writer = TrajectoryWriter(log, secrets=self.options.secrets)
         writer.meta(instance_id=instance.instance_id, repo=str(instance.repo),
                     base_commit=instance.base_commit)
+        launcher, _ = resolve_sandbox(self.options.sandbox, worktree)
         session = Session(
             workspace=Workspace.open(worktree),
             executor=Executor(worktree, command_timeout=config.command_timeout,
-                              path_alias=config.path_alias),
+                              path_alias=config.path_alias, launcher=launcher),
             backend=self.options.make_backend(instance),
             issue=instance.problem_statement,
             config=config,

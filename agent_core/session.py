@@ -22,7 +22,7 @@ from agent_core import formats, prompts
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
 from agent_core.backends.base import Backend, BackendError, Prompt, Usage
 from agent_core.backends.replay import ScriptExhausted
-from agent_core.context import ContextOverflow, fit_prompt
+from agent_core.context import ContextFitter, ContextOverflow, Fitted
 from agent_core.events import (
     Event,
     FormatError,
@@ -44,6 +44,7 @@ from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
 from agent_core.policy import Policy
 from agent_core.repetition import RepetitionGuard
+from agent_core.stored_turns import store_turn
 from agent_core.stuck import StuckDetector
 from agent_core.steps import (
     Approve,
@@ -72,6 +73,7 @@ class SessionConfig:
     backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
     prompt_profile: str | None = None  # a profile name or file; None: the dialect's default
     submit_review: bool = False  # the first submit gets the profile's review message, if any
+    sandbox: str = ""  # where bash runs (Executor.where), set by the Session; shown and logged
 
 
 def new_session_id() -> str:
@@ -82,19 +84,8 @@ def new_session_id() -> str:
 
 # The prompt shape used while the dialect is still "auto" (before the first parseable reply).
 AUTO_PROMPT_DIALECT = "toolcall"
-# The `StepRecord.extra` key of the conversation turn a step added:
-# {"assistant": ..., "observation": ...}.
-TURN_KEY = "turn"
 # The `StepRecord.extra` key of a submit answered with a review message (its stage, from 0).
 REVIEW_KEY = "submit_review"
-
-
-def recorded_turn(record: StepRecord) -> prompts.Turn | None:
-    """The conversation turn the session stored in `record` (None in logs written before it did)."""
-    stored = record.extra.get(TURN_KEY)
-    if not isinstance(stored, dict):
-        return None
-    return prompts.Turn(str(stored.get("assistant", "")), str(stored.get("observation", "")))
 
 
 @dataclass
@@ -123,7 +114,7 @@ class Session:
     ) -> None:
         self.id = session_id or new_session_id()
         self.issue = issue
-        self.config = config
+        self.config = dataclasses.replace(config, sandbox=executor.where)
         self.workspace = workspace
         self.executor = executor
         self.backend = backend
@@ -134,7 +125,8 @@ class Session:
         self._entries: list[_Entry] = []
         self._pending_raw = ""
         self._format_errors = 0
-        self._trimmed = (0, 0)  # (capped, elided) observations in the last prompt
+        self._trimmed = (0, 0)  # (capped, elided) turns in the last prompt
+        self._fitter: tuple[str, ContextFitter] | None = None  # (dialect, fitter)
         self._started_at: float | None = None
         self._cancelled = threading.Event()
         self._stuck = StuckDetector()
@@ -251,12 +243,7 @@ class Session:
         index = self._next_index()
         self._emit(TurnStarted(index))
         try:
-            fitted = fit_prompt(
-                [entry.turn for entry in self._entries],
-                self._build_prompt,
-                self.backend.count_tokens,
-                self.config.context_window - self.config.max_new_tokens,
-            )
+            fitted = self._fit_context()
         except ContextOverflow as overflow:
             self._finish("limit", f"context window full: {overflow}")
             return None
@@ -265,7 +252,7 @@ class Session:
             self._emit(
                 Notice(
                     f"context: {fitted.capped} long observation(s) cut to head and tail and "
-                    f"{fitted.elided} old one(s) omitted to fit {self.config.context_window} tokens"
+                    f"{fitted.elided} old step(s) omitted to fit {self.config.context_window} tokens"
                 )
             )
         self._trimmed = trimmed
@@ -291,6 +278,18 @@ class Session:
         """A reply was cut short: tell the user now and the model with the next observation."""
         self._emit(Notice(shown))
         self._turn_notice = told
+
+    def _fit_context(self) -> Fitted:
+        """This turn's prompt from the session's fitter (a new one when the dialect changed)."""
+        if self._fitter is None or self._fitter[0] != self.dialect:
+            fitter = ContextFitter(
+                self._build_prompt,
+                self.backend.count_tokens,
+                self.config.context_window - self.config.max_new_tokens,
+                count_added=getattr(self.backend, "count_added_tokens", None),
+            )
+            self._fitter = (self.dialect, fitter)
+        return self._fitter[1].fit([entry.turn for entry in self._entries])
 
     def _build_prompt(self, turns: list[prompts.Turn]) -> Prompt:
         return prompts.build_prompt(
@@ -519,11 +518,12 @@ class Session:
     def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
         """Add the step's turn to the conversation and keep it, verbatim, in the record.
 
-        `record.extra["turn"]` reaches the log with StepExecuted / StepRejected, so a resumed
-        session (`agent_core.resume`) reads back exactly the text the model read.
+        The turn reaches the log with StepExecuted / StepRejected (`agent_core.stored_turns`
+        keeps only what the record does not already hold), so a resumed session
+        (`agent_core.resume`) reads back exactly the text the model read.
         """
         self._entries.append(_Entry(record.index, turn))
-        record.extra[TURN_KEY] = {"assistant": turn.assistant, "observation": turn.observation}
+        store_turn(record, turn)
 
     # --- the user's own input ------------------------------------------------------------
 

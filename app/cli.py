@@ -23,6 +23,13 @@ from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend,
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
+from agent_core.executor.sandbox import (
+    SANDBOX_MODES,
+    Launcher,
+    SandboxError,
+    SandboxSettings,
+    resolve_sandbox,
+)
 from agent_core.git.patches import write_patch
 from agent_core.formats import DIALECTS
 from agent_core.profiles import PROFILES, ProfileError, load_profile
@@ -142,6 +149,24 @@ def add_limit_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
+    """Where the model's commands run (see README, "Safety")."""
+    group = parser.add_argument_group("sandbox")
+    group.add_argument(
+        "--sandbox", choices=SANDBOX_MODES, default="auto",
+        help="run commands in a bubblewrap sandbox: the repo at /testbed, the rest read-only, "
+        "no network (auto: when bwrap works here, else say why; on: refuse without it)",
+    )
+    group.add_argument(
+        "--network", action="store_true",
+        help="let sandboxed commands use the network (e.g. pip install)",
+    )
+    group.add_argument(
+        "--writable", action="append", default=[], metavar="PATH",
+        help="a directory the sandbox may write to, e.g. a venv or cache (repeatable)",
+    )
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -175,6 +200,7 @@ def build_parser() -> Parser:
     issue.add_argument("--issue-file", metavar="FILE", help="read the issue from a file")
     add_backend_args(parser)
     add_limit_args(parser)
+    add_sandbox_args(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--patch-out", metavar="FILE", help="write the session's patch here")
     out.add_argument(
@@ -289,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     warn_about_secret_flags(argv)
     try:
         return run(args)
-    except (CliError, BackendError, WorkspaceError, TrajectoryError, ConfigError) as error:
+    except (CliError, BackendError, WorkspaceError, TrajectoryError, ConfigError,
+            SandboxError) as error:
         print(f"navtui: {error}", file=sys.stderr)
         return 1
 
@@ -397,8 +424,29 @@ def trajectory_path(args: argparse.Namespace, workspace: Workspace, session_id: 
     return default_path(repo_state_dir(workspace.root), session_id)
 
 
+def sandbox_launcher(args: argparse.Namespace, root: Path) -> Launcher:
+    """How the shell starts in `root` as the sandbox flags say; an `auto` fallback is reported
+    here (call once per run); `on` without a working bwrap raises SandboxError naming the fix."""
+    settings = SandboxSettings(
+        mode=args.sandbox, network=args.network, writable=tuple(Path(p) for p in args.writable)
+    )
+    launcher, notice = resolve_sandbox(settings, root)
+    if notice:
+        print(f"navtui: {notice}", file=sys.stderr)
+    return launcher
+
+
+def sandbox_settings(args: argparse.Namespace) -> SandboxSettings:
+    """The sandbox flags with `auto` decided once, for runs of many sessions (`navtui batch`)."""
+    launcher = sandbox_launcher(args, Path.cwd())
+    return SandboxSettings(mode="on" if launcher.sandboxed else "off", network=args.network,
+                           writable=tuple(Path(p) for p in args.writable))
+
+
 def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:
-    return Executor(workspace.root, command_timeout=args.command_timeout)
+    """The session's executor, its shell sandboxed as `--sandbox` says."""
+    launcher = sandbox_launcher(args, workspace.root)
+    return Executor(workspace.root, command_timeout=args.command_timeout, launcher=launcher)
 
 
 def new_session(

@@ -161,7 +161,9 @@ def convert(action: argparse.Action, value: Any) -> Any:
         if not isinstance(value, bool):
             raise ValueError(f"must be true or false, got {_toml(value)}")
         return value
-    if action.nargs in ("*", "+") or isinstance(action.nargs, int):
+    if action.nargs in ("*", "+") or isinstance(action.nargs, int) or isinstance(
+        action, argparse._AppendAction  # a repeatable flag: --writable A --writable B
+    ):
         if not isinstance(value, list):
             raise ValueError(f"must be a list, e.g. [{_toml(value)}]")
         return [_convert_one(action, item) for item in value]

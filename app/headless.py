@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agent_core.actions import Action
+from agent_core.actions import Action, Bash
 from agent_core.events import (
     Event,
     FormatError,
@@ -64,6 +64,7 @@ class Transcript:
         self.thought_lines = thought_lines
         self.secrets = list(secrets)
         self._usage: UsageReported | None = None
+        self._sandbox = ""
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{type(event).__name__}", None)
@@ -78,6 +79,9 @@ class Transcript:
         self.console.print(Panel(issue, title="Issue", title_align="left"))
         if described:
             self.console.print(Text(visible(described), style="dim"))
+        self._sandbox = visible(event.config.get("sandbox") or "")
+        if self._sandbox:
+            self.console.print(Text(self._sandbox, style="dim"))
 
     def _on_UsageReported(self, event: UsageReported) -> None:
         self._usage = event
@@ -97,6 +101,8 @@ class Transcript:
         self.console.print(Text.assemble(("▶ ", "bold cyan"), (visible(event.command_shown), "bold")))
         if event.step.notice:
             self.console.print(Text(visible(event.step.notice), style="yellow"))
+        if self._sandbox and isinstance(event.step.action, Bash):
+            self.console.print(Text(f"  {self._sandbox}", style="dim"))
         if event.preview_diff:
             self.console.print(diff_syntax(event.preview_diff))
 

@@ -136,7 +136,7 @@ def _repo_or_none(repo: Path) -> Path | None:
 
 
 def add_batch_args(parser: argparse.ArgumentParser) -> None:
-    from app.cli import add_backend_args, add_limit_args
+    from app.cli import add_backend_args, add_limit_args, add_sandbox_args
 
     parser.add_argument("instances", metavar="INSTANCES.jsonl",
                         help="one JSON object per line: instance_id, repo, base_commit, "
@@ -150,11 +150,13 @@ def add_batch_args(parser: argparse.ArgumentParser) -> None:
                              "(implies --backend replay)")
     add_backend_args(parser)
     add_limit_args(parser)
+    add_sandbox_args(parser)
 
 
 def batch_main(args: argparse.Namespace) -> int:
     """Run every instance headless in its own worktree; writes predictions + trajectories."""
-    from app.cli import backend_config, backend_secrets, make_backend, session_config
+    from app.cli import backend_config, backend_secrets, make_backend, sandbox_settings, session_config
+    from agent_core.executor.sandbox import SandboxError
 
     try:
         instances = load_instances(args.instances)
@@ -166,6 +168,10 @@ def batch_main(args: argparse.Namespace) -> int:
         args.backend = "replay"
     if args.backend == "replay" and not (args.script_dir or args.script):
         return _error("--backend replay needs --script-dir DIR (one <instance_id>.jsonl each)")
+    try:
+        sandbox = sandbox_settings(args)  # decided once: `auto` says why it is off only once
+    except SandboxError as error:
+        return _error(str(error))
     try:
         config = session_config(args)
         shared = SharedBackend(make_backend(args)) if backend_config(args).backend == "hf" else None
@@ -186,6 +192,7 @@ def batch_main(args: argparse.Namespace) -> int:
         make_backend=backend_for,
         workers=args.workers,
         secrets=tuple(backend_secrets(args)),
+        sandbox=sandbox,
     )
     console = Console(stderr=True)
 

@@ -32,6 +32,8 @@ def wait_for(condition, timeout: float = 60.0) -> None:
 def test_kill_9_mid_step_then_resume_finishes_without_losing_a_step(git_repo: Path,
                                                                     tmp_path: Path):
     mark = tmp_path / "step3-started"  # outside the repo: survives the restore
+    # ... and across the two runs, which a sandbox's private /tmp would not allow.
+    no_sandbox = ("--sandbox", "off")
     outputs = [
         "Thought: Read the module.\nAction: read calc/ops.py",
         f"Thought: The divisor is off by one.\nAction: edit calc/ops.py 7 7\n{FIXED_LINE}",
@@ -44,8 +46,8 @@ def test_kill_9_mid_step_then_resume_finishes_without_losing_a_step(git_repo: Pa
     ]
     script = write_script(tmp_path / "script.jsonl", outputs)
     first = subprocess.Popen(
-        [NAVTUI, "--auto", "--script", str(script), "--issue", "average is off by one",
-         str(git_repo)],
+        [NAVTUI, "--auto", *no_sandbox, "--script", str(script), "--issue",
+         "average is off by one", str(git_repo)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -65,7 +67,7 @@ def test_kill_9_mid_step_then_resume_finishes_without_losing_a_step(git_repo: Pa
     assert (session["status"], session["steps"]) == ("interrupted", 2)
     assert session["issue"] == "average is off by one"
 
-    resumed = navtui("--auto", "--force", "--script", str(script), "--resume",
+    resumed = navtui("--auto", *no_sandbox, "--force", "--script", str(script), "--resume",
                      session["id"][:15], str(git_repo))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     printed = " ".join(resumed.stdout.split())

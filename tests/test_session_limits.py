@@ -119,7 +119,7 @@ def test_old_observations_are_elided_to_fit(git_repo, tmp_path, sessions):
     limit = 2048 - 256
     assert all(recorder.count_tokens(p) <= limit for p in recorder.prompts)
     last = prompt_text(recorder.prompts[-1])
-    assert "lines omitted]" in last
+    assert "earlier step(s) omitted to fit the context window" in last
     assert "average([2, 4, 6])" in last  # the issue stays
     assert last.rstrip().endswith("399\n400\n\n## Your turn:\nThought:")  # the last step stays
     assert any(isinstance(e, Notice) and e.message.startswith("context:") for e in events)

@@ -1,4 +1,5 @@
-"""One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state."""
+"""One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state,
+and the sandbox ("sandbox", "sandbox+net", "no sandbox" when it fell back; nothing when chosen off)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ class StatusBar(Widget):
     estimated: reactive[bool] = reactive(False)  # token figures are estimates: shown with "~"
     policy: reactive[str] = reactive("ask")
     state: reactive[str] = reactive("starting")
+    sandbox: reactive[str] = reactive("")
 
     @property
     def _about(self) -> str:
@@ -44,6 +46,9 @@ class StatusBar(Widget):
             (2, Content(self.dialect or "?")),
             (4, Content(f"{self._about}{self.tokens_per_second:.0f} tok/s")),
         ]
+        if self.sandbox:
+            style = "$text-success" if self.sandbox.startswith("sandbox") else "$text-warning b"
+            parts.append((6, Content.styled(self.sandbox, style)))
         if self.context_limit:
             ratio = self.context_used / self.context_limit
             style = "$text-error" if ratio > 0.9 else "$text-warning" if ratio > 0.7 else ""

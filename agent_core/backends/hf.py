@@ -30,6 +30,7 @@ from agent_core.backends.hf_load import (
 )
 from agent_core.backends.kv_cache import PrefixCache
 from agent_core.backends.stop_strings import StopScanner
+from agent_core.backends.token_count import AddedTokenCounter
 
 
 class _TurnClock:
@@ -111,6 +112,7 @@ class HFBackend:
         self._prefix = PrefixCache(self._new_cache, enabled=reuse_cache)
         self._halt = threading.Event()
         self._busy = threading.Lock()
+        self._added = AddedTokenCounter(self.tokenizer, self._template_kwargs())
 
     def __repr__(self) -> str:
         return f"HFBackend({self.label!r})"
@@ -127,22 +129,29 @@ class HFBackend:
                 raise BackendError(
                     f"{self.label} has no chat template: use a text-dialect prompt or a chat model"
                 )
-            extra = {} if self.enable_thinking is None else {"enable_thinking": self.enable_thinking}
             ids = self.tokenizer.apply_chat_template(
                 prompt.messages,
                 tools=prompt.tools,
                 add_generation_prompt=True,
                 tokenize=True,
                 return_dict=False,
-                **extra,
+                **self._template_kwargs(),
             )
             return list(ids)
         if prompt.text:
             return self.tokenizer.encode(prompt.text, add_special_tokens=False)
         raise BackendError("empty prompt: neither messages nor text were given")
 
+    def _template_kwargs(self) -> dict[str, Any]:
+        return {} if self.enable_thinking is None else {"enable_thinking": self.enable_thinking}
+
     def count_tokens(self, prompt: Prompt) -> int:
         return len(self.prompt_ids(prompt))
+
+    def count_added_tokens(self, before: Prompt, after: Prompt) -> int:
+        """Tokens `after` adds to `before` (encoding only the added text when it extends it)."""
+        added = self._added.count(before, after)
+        return added if added is not None else self.count_tokens(after) - self.count_tokens(before)
 
     def cancel(self) -> None:
         self._halt.set()

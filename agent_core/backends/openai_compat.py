@@ -29,6 +29,7 @@ from agent_core.backends.credentials import API_KEY_ENV_VARS, split_credentials
 from agent_core.backends.openai_deltas import ChunkAssembler, malformed_tool_call_text
 from agent_core.backends.sse import iter_sse_events
 from agent_core.backends.stop_strings import StopScanner
+from agent_core.backends.token_count import AddedTokenCounter
 from agent_core.backends.token_estimate import estimate_prompt_tokens, estimate_text_tokens
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ class OpenAIBackend:
             (os.environ[v] for v in API_KEY_ENV_VARS if os.environ.get(v)), None
         )
         self._tokenizer_name = tokenizer
+        self._added: AddedTokenCounter | None = None
         self._tokenizer: Any = None
         self._cancelled = threading.Event()
         self._draining = threading.Event()  # reading on after the turn, for the usage chunk
@@ -174,6 +176,16 @@ class OpenAIBackend:
         if hasattr(ids, "keys"):
             ids = ids["input_ids"]
         return len(ids)
+
+    def count_added_tokens(self, before: Prompt, after: Prompt) -> int:
+        """Tokens `after` adds to `before`: only the added text is encoded when it can be."""
+        tokenizer = self._load_tokenizer()
+        added = None
+        if tokenizer is not None:
+            if self._added is None or self._added.tokenizer is not tokenizer:
+                self._added = AddedTokenCounter(tokenizer, self._template_kwargs())
+            added = self._added.count(before, after)
+        return added if added is not None else self.count_tokens(after) - self.count_tokens(before)
 
     def close(self) -> None:
         self.cancel()

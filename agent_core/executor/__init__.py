@@ -13,6 +13,7 @@ from pathlib import Path
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
 from agent_core.executor.files import FileTools, ToolError, require_encodable
 from agent_core.executor.paths import Confinement, PathError, PathMap
+from agent_core.executor.sandbox import MOUNT_POINT, Launcher, Plain
 from agent_core.executor.search import search
 from agent_core.executor.shell import Shell
 from agent_core.steps import Observation
@@ -34,7 +35,8 @@ class Executor:
 
     `path_map` says how the model's paths (`/testbed/...`) meet real ones; by default the
     repository is not mounted at the alias, so commands are rewritten and outputs mapped back.
-    A sandbox that mounts the repository at the alias passes `PathMap(root, alias, mounted=True)`.
+    `launcher` starts the shell (agent_core/executor/sandbox.py); a sandboxed one mounts the
+    repository at /testbed, so the map defaults to `PathMap(root, "/testbed", mounted=True)`.
     File tools answer with the model's paths either way. The shell keeps up to four times
     `output_limit` bytes (head and tail), so a clipped observation still has `output_limit`
     characters of head to show.
@@ -48,7 +50,11 @@ class Executor:
         path_alias: str = "/testbed",
         output_limit: int = 16_000,
         path_map: PathMap | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
+        self.launcher = launcher or Plain(Path(root))
+        if path_map is None and self.launcher.sandboxed:
+            path_map = PathMap(root, str(MOUNT_POINT), mounted=True)
         self.path_map = path_map or PathMap(root, path_alias)
         self.paths = Confinement(root, self.path_map.alias)
         self.root = self.paths.root
@@ -62,9 +68,16 @@ class Executor:
         """The session's bash, started on first use."""
         if self._shell is None:
             self._shell = Shell(
-                self.root, timeout=self.command_timeout, output_limit=4 * self.output_limit
+                self.root, timeout=self.command_timeout, output_limit=4 * self.output_limit,
+                launcher=self.launcher,
             )
         return self._shell
+
+    @property
+    def where(self) -> str:
+        """Where bash commands run, for the user: "in sandbox: /testbed = REPO, network off", or
+        "" without a sandbox."""
+        return self.launcher.describe()
 
     def prepare(self, action: Action) -> Prepared:
         """Rewrite the path alias in bash commands and describe/preview the action."""

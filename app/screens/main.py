@@ -191,6 +191,10 @@ class MainScreen(Screen[None]):
         status.dialect = session.config.dialect
         status.max_steps = session.config.max_steps
         status.state = "starting"
+        status.sandbox = session.executor.launcher.label
+        if session.executor.launcher.notice and not session.records:
+            self.call_later(self.query_one(ThoughtStream).note, session.executor.launcher.notice,
+                            "warning")
         if session.issue != self.issue:
             self.issue = session.issue
             self.query_one(IssuePane).set_issue(session.issue)
@@ -335,9 +339,10 @@ class MainScreen(Screen[None]):
             await self.query_one(ThoughtStream).note(step.notice, "warning")
         summary = action_summary(step.action)
         self.query_one(StepTimeline).set_step(event.index, "pending", summary)
-        self.query_one(ActionCard).show_action(
-            f"Step {event.index}", step.action, event.command_shown, event.preview_diff
-        )
+        card = self.query_one(ActionCard)
+        card.show_action(f"Step {event.index}", step.action, event.command_shown, event.preview_diff)
+        if isinstance(step.action, Bash) and self.session and self.session.config.sandbox:
+            card.border_subtitle = f"bash · {self.session.config.sandbox}"
         if self.driver is not None and self.driver.approves_on_its_own(event):
             self.pending, self.running = None, True
             self.query_one(StatusBar).state = "running"
