@@ -145,5 +145,15 @@ def test_a_real_model_shaped_untagged_reply_executes_end_to_end(git_repo, tmp_pa
     executed = [e for e in events if e["type"] == "StepExecuted"]
     assert executed[0]["record"]["action"] == {"kind": "bash", "command": 'grep -rn "def average" .'}
     assert "def average" in executed[0]["record"]["observation"]["output"]
-    assert "untagged tool call accepted" in executed[0]["record"]["extra"]["turn"]["observation"]
+    assert "untagged tool call accepted" in json.dumps(executed[0]["record"]["extra"]["turn"])
     assert events[-1]["reason"] == "submitted"
+
+
+def test_the_auto_refusal_shows_shapes_not_commands():
+    from agent_core.formats import ambiguity
+
+    message = ambiguity("I am thinking.")
+    assert "TOOL_NAME" in message and "FUNCTION_NAME" in message
+    for dialect in (*DIALECTS, "auto"):
+        with pytest.raises(ParseError):
+            parse(message, dialect)

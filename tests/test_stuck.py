@@ -9,6 +9,7 @@ from agent_core.events import FormatError, Notice, StepExecuted, StepRejected
 from agent_core.formats import get_dialect
 from agent_core.policy import AutoPolicy
 from agent_core.steps import Observation, Reject
+from agent_core.stored_turns import stored_turn
 from agent_core.stuck import StuckDetector
 from tests.test_cli import ISSUE, navtui
 from tests.test_session import prompt_text, sessions, write_script  # noqa: F401 (fixture)
@@ -104,7 +105,7 @@ def test_the_user_rejection_echo_reaches_the_model(git_repo, tmp_path, sessions)
     session.propose()
     record = session.decide(AutoPolicy().decide(session.pending))
     assert any(isinstance(e, StepRejected) for e in events)
-    assert "as a command" in record.extra["turn"]["observation"]
+    assert "as a command" in stored_turn(record).observation
 
 
 def run_auto(tmp_path, git_repo, dialect: str, outputs: list[str], *flags: str):

@@ -104,10 +104,11 @@ def ambiguity(raw: str) -> str:
     """Why `auto` could not pick a dialect."""
     found = [name for name, d in REGISTRY.items() if d.span(raw) is not None]
     if not found:
-        return (
-            "No action found. Propose one action, e.g. `Action: bash ls` (text), "
-            '<tool_call>{"name": "bash", "arguments": {"command": "ls"}}</tool_call> (toolcall) '
-            "or <function=bash><parameter=command>ls</parameter></function> (xml)."
+        return (  # shapes with placeholders: a model copying them gets no runnable command
+            "No action found. Propose one action, shaped `Action: ACTION_TYPE ARGUMENTS` (text), "
+            '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARGUMENT_NAME": "VALUE"}}</tool_call> '
+            "(toolcall) or <function=FUNCTION_NAME><parameter=PARAMETER_NAME>VALUE</parameter>"
+            "</function> (xml)."
         )
     return (
         f"The reply mixes formats ({', '.join(found)}): write exactly one action in one format."
