@@ -14,9 +14,7 @@ import re
 
 DIGITS = str.maketrans("123456789", "000000000")
 ZEROS = re.compile(r"0+")
-
-
-PROBE = 16  # characters compared first, before a whole window is
+PROBE = 16  # the last characters, looked for again before a whole window is compared
 
 
 def periodic(text: str, max_period: int) -> str | None:
@@ -58,7 +56,7 @@ class RepetitionGuard:
 
     def feed(self, chunk: str) -> str | None:
         """Add `chunk`; the reply's last repeats (as written) once its tail is a loop, else None."""
-        self._tail = (self._tail + chunk)[-2 * self.loose_window:]
+        self._tail = (self._tail + chunk)[-max(self.exact_window, 2 * self.max_period):]
         loose = ZEROS.sub("0", chunk.translate(DIGITS))
         if loose.startswith("0") and self._loose.endswith("0"):
             loose = loose[1:]  # a number split across two chunks
