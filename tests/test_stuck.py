@@ -166,3 +166,13 @@ def test_a_resumed_auto_run_stops_when_stuck_too(git_repo, tmp_path):
     events = [json.loads(line) for line in resumed.stdout.splitlines()]
     assert events[0]["config"]["max_stuck"] == 2 and events[0]["config"]["max_new_tokens"] == 99
     assert events[-1]["reason"] == "stuck"
+
+
+def test_a_rejected_step_still_tells_the_model_its_notice(git_repo, tmp_path, sessions):  # noqa: F811
+    untagged = '{"name": "bash", "arguments": {"command": "ls"}}'
+    script = write_script(tmp_path / "s.jsonl", [untagged])
+    session, _, _ = sessions(git_repo, script, "toolcall")
+    session.propose()
+    record = session.decide(Reject("not now"))
+    observation = stored_turn(record).observation
+    assert "not now" in observation and "untagged tool call accepted" in observation
