@@ -80,10 +80,14 @@ def test_json_that_is_not_a_call_is_still_no_tool_call():
         parse('The config is {"name": "demo", "version": 2}.', "toolcall")
 
 
-def test_untagged_calls_do_not_make_auto_detection_guess():
-    assert detect_dialect(GREP) is None
+def test_auto_reads_one_untagged_call_as_toolcall_and_guesses_nothing_else():
+    assert detect_dialect(GREP) == "toolcall"
+    assert parse(f"```json\n{GREP}\n```", "auto").action == Bash('grep -rn "def parse" .')
+    assert detect_dialect(GREP + "\n" + GREP) is None  # two candidates
+    assert detect_dialect('{"name": "add", "arguments": {"a": 1}}') is None  # not a tool
+    assert detect_dialect("Thought: x\nAction: bash ls\n" + GREP) == "text"  # a tagged action wins
     with pytest.raises(ParseError):
-        parse(GREP, "auto")
+        parse(GREP + "\n" + GREP, "auto")
 
 
 def test_xml_call_without_closing_tag_at_the_end_runs_with_a_notice():
