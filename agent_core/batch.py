@@ -249,7 +249,7 @@ STOPPED = "stopped"  # status of an instance the batch was stopped before or dur
 
 
 # Reasons after which an instance has a prediction and is not run again.
-FINISHED_REASONS = frozenset({"submitted", "limit", "script_exhausted", "format_errors"})
+FINISHED_REASONS = frozenset({"submitted", "limit", "script_exhausted", "format_errors", "stuck"})
 
 
 @dataclass

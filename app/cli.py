@@ -526,6 +526,8 @@ def resume(
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
+        max_stuck=args.max_stuck if getattr(args, "auto", True) else None,
+        **({"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {}),
     )
     subscribe_patch_out(args, session)
     return session

@@ -42,7 +42,7 @@ ResumeFactory = Callable[[str], "Session"]
 
 # Exit codes, the same as the headless runner's.
 EXIT_CODES = {"submitted": 0, "error": 1, "limit": 2, "script_exhausted": 2, "format_errors": 2,
-              "quit": 3}
+              "stuck": 2, "quit": 3}
 
 DARK = Theme(
     name="navtui-dark", primary="#7aa2c8", secondary="#8fa9a1", accent="#d9a766",
