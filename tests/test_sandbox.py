@@ -399,3 +399,17 @@ def test_the_active_venv_under_the_hidden_home_still_runs(git_repo: Path, outsid
         assert sh.run("tool").output == f"tool from {venv}\n"
         assert sh.run(f"touch {venv}/installed && ls -A ~ | wc -l").output == "1\n"
     assert (venv / "installed").exists()
+
+
+@needs_bwrap
+def test_a_planted_git_file_exposes_nothing(git_repo: Path, outside_dir: Path):
+    """A hostile checkout whose .git is a file naming another directory gets no extra mount."""
+    (outside_dir / "private.txt").write_text("not for the model\n")
+    repo = outside_dir / "checkout"
+    repo.mkdir()
+    (repo / "file.txt").write_text("x\n")
+    (repo / ".git").write_text(f"gitdir: {outside_dir}\n")
+    with Shell(repo, timeout=10, launcher=sandboxed(repo)) as sh:
+        obs = sh.run(f"echo planted > {outside_dir}/planted; cat {outside_dir}/private.txt")
+    assert "Read-only file system" in obs.output
+    assert not (outside_dir / "planted").exists()
