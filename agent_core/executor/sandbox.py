@@ -287,8 +287,10 @@ def _venv_base(venv: Path) -> str | None:
         return None
     for line in text.splitlines():
         key, _, value = line.partition("=")
-        if key.strip() == "home" and value.strip().startswith("/"):
-            return str(Path(value.strip()).parent)
+        bin_dir = Path(value.strip())
+        # Only a real interpreter's prefix: a planted `home` must not re-expose the user's home.
+        if key.strip() == "home" and bin_dir.is_absolute() and any(bin_dir.glob("python*")):
+            return str(bin_dir.parent)
     return None
 
 
