@@ -62,6 +62,8 @@ async def test_a_fallback_shows_no_sandbox(git_repo: Path):
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         assert app.main.query_one(StatusBar).sandbox == "no sandbox"
         assert app.main.query_one("#card").border_subtitle == "bash"
+        notes = [str(note.render()) for note in app.main.query(".note.-warning")]
+        assert notes == ["sandbox off: bwrap cannot run here"]
         await pilot.press("q")
     session.close()
 
