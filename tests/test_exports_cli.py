@@ -117,8 +117,9 @@ def test_ctrl_c_stops_a_batch_that_a_rerun_then_finishes(tmp_path: Path):
     instances = tmp_path / "instances.jsonl"
     instances.write_text("\n".join(rows) + "\n")
     output = tmp_path / "out"
+    # --sandbox off: the commands meet the test at a FIFO outside the repo.
     command = [NAVTUI, "batch", str(instances), "--script-dir", str(scripts), "--output",
-               str(output)]
+               str(output), "--sandbox", "off"]
 
     # Ctrl-C as a terminal sends it, even if this test runs where SIGINT is ignored (`cmd &`).
     running = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

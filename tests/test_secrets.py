@@ -123,8 +123,9 @@ def test_navtui_passes_no_key_in_the_argv_of_what_it_spawns(git_repo, tmp_path):
         "Thought: look\nAction: bash cat /proc/[0-9]*/cmdline | tr '\\0' ' ' > argv.txt",
         "Thought: done\nAction: submit",
     ])
-    result = navtui("--auto", "--script", str(script), "--issue", "x", str(git_repo),
-                    env={"NAVTUI_API_KEY": ENV_KEY})
+    # --sandbox off: inside the sandbox navtui's processes are not visible at all.
+    result = navtui("--auto", "--sandbox", "off", "--script", str(script), "--issue", "x",
+                    str(git_repo), env={"NAVTUI_API_KEY": ENV_KEY})
     assert result.returncode == 0, result.stderr
     argv = (git_repo / "argv.txt").read_text()
     assert sys.executable in argv or "app.cli" in argv  # the listing did see navtui itself
