@@ -85,10 +85,14 @@ class StepUndone:
 
 @dataclass
 class UsageReported:
+    """What turn `index` cost. `context_estimated`: `context_tokens` is an estimate (a backend
+    without the model's tokenizer); `usage.estimated` says the same of the usage counts."""
+
     index: int
     usage: Usage
     context_tokens: int
     context_limit: int
+    context_estimated: bool = False
 
 
 @dataclass
@@ -111,7 +115,7 @@ class UserMessage:
 
 @dataclass
 class SessionFinished:
-    """`reason`: submitted | limit | script_exhausted | quit | error."""
+    """`reason`: submitted | limit | stuck | script_exhausted | format_errors | quit | error."""
 
     reason: str
     message: str

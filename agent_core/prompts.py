@@ -179,12 +179,6 @@ def format_user_command(
     return chosen.render("user_command_template", dialect, command=command, observation=body)
 
 
-def elision_note(lines_cut: int) -> str:
-    """The note that stands where `lines_cut` lines of an observation were left out to fit the
-    context window; the count must be the lines really cut (agent_core.context)."""
-    return f"[{lines_cut} lines omitted]"
-
-
 # Shapes other modules export (agent_core.exports): the default profiles' prompts.
 def text_prompt(issue: str, turns: list[Turn], profile: ProfileChoice = None) -> str:
     return completion_text(profile_for("text", profile), "text", issue, turns, "/testbed")
@@ -197,3 +191,22 @@ def toolcall_messages(issue: str, turns: list[Turn], profile: ProfileChoice = No
     return chat_messages(chosen, "toolcall", issue, turns, "/testbed", lambda t: span(t) is not None)
 
 
+# --- notes about context trimmed to fit the window (agent_core.context) ---------------------------
+
+
+def omitted_lines_note(lines: int) -> str:
+    """Stands where whole lines of a long observation were cut out."""
+    return f"[{lines} lines omitted]"
+
+
+def omitted_chars_note(chars: int) -> str:
+    """Stands where part of a very long line was cut out."""
+    return f"[{chars} characters omitted]"
+
+
+def elided_turns_note(turns: int, lines: int) -> str:
+    """Replaces the oldest turns once they no longer fit in the context window."""
+    return (
+        f"[{turns} earlier step(s) omitted to fit the context window "
+        f"({lines} lines of your replies and their observations)]"
+    )

@@ -4,8 +4,8 @@ The log (`agent_core.trajectory`) holds the issue, the config, every decided pro
 raw model text, every observation and every checkpoint ref; the workspace holds the checkpoints.
 `load_state` rebuilds, from the log alone, the step records still standing after every undo and
 the conversation the model had read, turn by turn, exactly as the session stored it (each
-decided step carries its turn in `StepRecord.extra["turn"]`; format errors and user
-messages carry theirs in their events). `resume_session` then reattaches the workspace and
+decided step carries its turn in `StepRecord.extra["turn"]`, see `agent_core.stored_turns`;
+format errors and user messages carry theirs in their events). `resume_session` then reattaches the workspace and
 hands that state to a new `Session` with the same id.
 
 Crash consistency: a step is kept when its `StepExecuted` line is in the log *and* its checkpoint
@@ -41,8 +41,9 @@ from agent_core.events import (
 )
 from agent_core.executor import Executor
 from agent_core.formats import ParseError
-from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig, recorded_turn
+from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig
 from agent_core.steps import StepRecord
+from agent_core.stored_turns import stored_turn
 from agent_core.trajectory import Trajectory, TrajectoryError, read_trajectory, resume_refusal
 from agent_core.workspace import Workspace
 
@@ -119,7 +120,7 @@ def logged_turn(record: StepRecord, dialect: str) -> prompts.Turn:
     Logs written before the session stored its turns get a plain approximation (an edited
     step's note to the model is not rebuilt).
     """
-    stored = recorded_turn(record)
+    stored = stored_turn(record)
     if stored is not None:
         return stored
     if record.observation is None:

@@ -22,7 +22,7 @@ from agent_core import formats, prompts
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
 from agent_core.backends.base import Backend, BackendError, Prompt, Usage
 from agent_core.backends.replay import ScriptExhausted
-from agent_core.context import ContextOverflow, fit_prompt
+from agent_core.context import ContextFitter, ContextOverflow, Fitted
 from agent_core.events import (
     Event,
     FormatError,
@@ -41,7 +41,11 @@ from agent_core.events import (
 )
 from agent_core.executor import Executor
 from agent_core.formats import ParseError, translate
+from agent_core.formats.common import join_notices
 from agent_core.policy import Policy
+from agent_core.repetition import RepetitionGuard
+from agent_core.stored_turns import store_turn
+from agent_core.stuck import StuckDetector
 from agent_core.steps import (
     Approve,
     Decision,
@@ -64,6 +68,7 @@ class SessionConfig:
     max_time: float | None = None  # wall-clock seconds for the whole session
     command_timeout: float = 120.0
     max_format_errors: int = 3  # consecutive unparseable turns before stopping
+    max_stuck: int | None = None  # stuck turns (agent_core.stuck) before stopping; None: never
     path_alias: str = "/testbed"
     backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
     prompt_profile: str | None = None  # a profile name or file; None: the dialect's default
@@ -79,19 +84,8 @@ def new_session_id() -> str:
 
 # The prompt shape used while the dialect is still "auto" (before the first parseable reply).
 AUTO_PROMPT_DIALECT = "toolcall"
-# The `StepRecord.extra` key of the conversation turn a step added:
-# {"assistant": ..., "observation": ...}.
-TURN_KEY = "turn"
 # The `StepRecord.extra` key of a submit answered with a review message (its stage, from 0).
 REVIEW_KEY = "submit_review"
-
-
-def recorded_turn(record: StepRecord) -> prompts.Turn | None:
-    """The conversation turn the session stored in `record` (None in logs written before it did)."""
-    stored = record.extra.get(TURN_KEY)
-    if not isinstance(stored, dict):
-        return None
-    return prompts.Turn(str(stored.get("assistant", "")), str(stored.get("observation", "")))
 
 
 @dataclass
@@ -131,9 +125,12 @@ class Session:
         self._entries: list[_Entry] = []
         self._pending_raw = ""
         self._format_errors = 0
-        self._trimmed = (0, 0)  # (capped, elided) observations in the last prompt
+        self._trimmed = (0, 0)  # (capped, elided) turns in the last prompt
+        self._fitter: tuple[str, ContextFitter] | None = None  # (dialect, fitter)
         self._started_at: float | None = None
         self._cancelled = threading.Event()
+        self._stuck = StuckDetector()
+        self._turn_notice: str | None = None  # about how the last reply was cut, for the model
 
     # --- events ---------------------------------------------------------------------------
 
@@ -185,6 +182,8 @@ class Session:
         self.workspace.begin(self.id)
         self._started_at = time.monotonic()
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
+        for message in getattr(self.backend, "notices", ()):
+            self._emit(Notice(message))
 
     def run(self, policy: Policy) -> SessionFinished:
         """Propose and decide until the session finishes; returns how it finished."""
@@ -244,12 +243,7 @@ class Session:
         index = self._next_index()
         self._emit(TurnStarted(index))
         try:
-            fitted = fit_prompt(
-                [entry.turn for entry in self._entries],
-                self._build_prompt,
-                self.backend.count_tokens,
-                self.config.context_window - self.config.max_new_tokens,
-            )
+            fitted = self._fit_context()
         except ContextOverflow as overflow:
             self._finish("limit", f"context window full: {overflow}")
             return None
@@ -258,7 +252,7 @@ class Session:
             self._emit(
                 Notice(
                     f"context: {fitted.capped} long observation(s) cut to head and tail and "
-                    f"{fitted.elided} old one(s) omitted to fit {self.config.context_window} tokens"
+                    f"{fitted.elided} old step(s) omitted to fit {self.config.context_window} tokens"
                 )
             )
         self._trimmed = trimmed
@@ -266,8 +260,36 @@ class Session:
         if raw is None:
             return None
         usage = self.backend.last_usage or Usage()
-        self._emit(UsageReported(index, usage, fitted.tokens, self.config.context_window))
+        self._emit(
+            UsageReported(
+                index, usage, fitted.tokens, self.config.context_window,
+                context_estimated=not getattr(self.backend, "exact_counts", True),
+            )
+        )
+        if self._turn_notice is None and usage.new_tokens >= self.config.max_new_tokens:
+            self._cut(
+                f"reply {index} cut at {self.config.max_new_tokens} tokens (--max-new-tokens)",
+                f"Your reply was cut off after {self.config.max_new_tokens} tokens. Keep replies "
+                "short: brief reasoning, then exactly one action.",
+            )
         return self._parse(index, raw)
+
+    def _cut(self, shown: str, told: str) -> None:
+        """A reply was cut short: tell the user now and the model with the next observation."""
+        self._emit(Notice(shown))
+        self._turn_notice = told
+
+    def _fit_context(self) -> Fitted:
+        """This turn's prompt from the session's fitter (a new one when the dialect changed)."""
+        if self._fitter is None or self._fitter[0] != self.dialect:
+            fitter = ContextFitter(
+                self._build_prompt,
+                self.backend.count_tokens,
+                self.config.context_window - self.config.max_new_tokens,
+                count_added=getattr(self.backend, "count_added_tokens", None),
+            )
+            self._fitter = (self.dialect, fitter)
+        return self._fitter[1].fit([entry.turn for entry in self._entries])
 
     def _build_prompt(self, turns: list[prompts.Turn]) -> Prompt:
         return prompts.build_prompt(
@@ -282,13 +304,25 @@ class Session:
     def _generate(self, index: int, prompt: Prompt) -> str | None:
         """Stream one turn; None when it was cancelled or the session finished meanwhile."""
         self._cancelled.clear()
+        self._turn_notice = None
         chunks: list[str] = []
+        guard = RepetitionGuard()
         try:
             for chunk in self.backend.stream(prompt):
                 if self._cancelled.is_set():
                     break
                 chunks.append(chunk)
                 self._emit(TokenStreamed(index, chunk))
+                loop = guard.feed(chunk)
+                if loop is not None:
+                    self.backend.cancel()
+                    shown = " ".join(loop.split())[:60]
+                    self._cut(
+                        f"reply {index} stopped early: it kept repeating {shown!r}",
+                        f"Your reply was stopped because it kept repeating {shown!r}. Do not "
+                        "repeat text: give brief reasoning, then exactly one action.",
+                    )
+                    break
                 if self._out_of_time():
                     self.backend.cancel()
                     self._finish("limit", self._limit_reached() or "out of time")
@@ -309,6 +343,7 @@ class Session:
             step = formats.parse(raw, self.config.dialect)
         except ParseError as error:
             return self._format_error(index, raw, error)
+        step.notice = join_notices(step.notice, self._turn_notice)
         self._format_errors = 0
         if self.config.dialect == "auto":
             self.config.dialect = step.dialect
@@ -322,9 +357,15 @@ class Session:
     def _format_error(self, index: int, raw: str, error: ParseError) -> None:
         """The reply becomes a turn whose observation is the parse error; stop after N in a row."""
         self._format_errors += 1
-        observation = prompts.format_parse_error(self.dialect, error, self.profile)
+        stuck = self._stuck.format_error(raw, error.example)
+        observation = prompts.with_notice(
+            prompts.format_parse_error(self.dialect, error, self.profile),
+            join_notices(self._turn_notice, stuck),
+        )
         self._entries.append(_Entry(index, prompts.Turn(raw, observation)))
         self._emit(FormatError(index, raw, str(error), self._format_errors, observation))
+        if self._stop_if_stuck(stuck):
+            return
         if self._format_errors >= self.config.max_format_errors:
             self._finish(
                 "format_errors",
@@ -367,11 +408,30 @@ class Session:
 
     def _reject(self, proposal: StepProposed, decision: Reject) -> StepRecord:
         record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
-        observation = prompts.format_rejection(self.dialect, decision.feedback, self.profile)
+        stuck = self._stuck.rejected(proposal.step.action, decision.feedback)
+        observation = prompts.with_notice(
+            prompts.format_rejection(self.dialect, decision.feedback, self.profile), stuck
+        )
         self._append_turn(record, prompts.Turn(self._pending_raw, observation))
         self.records.append(record)
         self._emit(StepRejected(record))
+        self._stop_if_stuck(stuck)
         return record
+
+    def _stop_if_stuck(self, stuck: str | None) -> bool:
+        """Tell the user about a stuck turn; finish once `max_stuck` of them were seen."""
+        if stuck is None:
+            return False
+        self._emit(Notice(f"stuck: {stuck}"))
+        limit = self.config.max_stuck
+        if limit is None or self._stuck.count < limit:
+            return False
+        self._finish(
+            "stuck",
+            f"stopped after {self._stuck.count} turns in which the model repeated itself "
+            f"(--max-stuck {limit}); last: {stuck}",
+        )
+        return True
 
     def _edited_turn(self, proposal: StepProposed, action: Action) -> tuple[str, str]:
         """(assistant text, note) for an edited step: the model's turn shows the user's action."""
@@ -413,11 +473,12 @@ class Session:
         )
         if review is not None:
             record.extra[REVIEW_KEY] = self._submits_reviewed()
+        stuck = None if isinstance(action, Submit) else self._stuck.executed(action, observation)
         text = prompts.format_observation(
             self.dialect,
             action,
             observation,
-            notice=proposal.step.notice,
+            notice=join_notices(proposal.step.notice, stuck),
             profile=self.profile,
             to_model=self.executor.path_map.to_model,
         )
@@ -428,6 +489,7 @@ class Session:
         self._emit(StepExecuted(record))
         if isinstance(action, Submit) and review is None:
             self._finish("submitted", "the model submitted its fix")
+        self._stop_if_stuck(stuck)
         return record
 
     def _warn_repo_control(self, index: int) -> None:
@@ -438,6 +500,7 @@ class Session:
                 "navtui's git calls never run them, and undo does not put them back; your own "
                 "git commands would run them: check them before you run git in this repository."
             ))
+
     def _submits_reviewed(self) -> int:
         return sum(1 for record in self.records if REVIEW_KEY in record.extra)
 
@@ -455,11 +518,12 @@ class Session:
     def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
         """Add the step's turn to the conversation and keep it, verbatim, in the record.
 
-        `record.extra["turn"]` reaches the log with StepExecuted / StepRejected, so a resumed
-        session (`agent_core.resume`) reads back exactly the text the model read.
+        The turn reaches the log with StepExecuted / StepRejected (`agent_core.stored_turns`
+        keeps only what the record does not already hold), so a resumed session
+        (`agent_core.resume`) reads back exactly the text the model read.
         """
         self._entries.append(_Entry(record.index, turn))
-        record.extra[TURN_KEY] = {"assistant": turn.assistant, "observation": turn.observation}
+        store_turn(record, turn)
 
     # --- the user's own input ------------------------------------------------------------
 
@@ -550,6 +614,7 @@ class Session:
         self._entries = [e for e in self._entries if e.step <= to_index]
         self.pending = None
         self._format_errors = 0
+        self._stuck.reset()
         event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)
         return event

@@ -10,6 +10,10 @@ time>, ...fields}`; `read_trajectory` turns a file back into typed events. What 
   `list_sessions` can tell a live session from one that crashed;
 * a `meta` line for facts outside the event stream (e.g. a batch's `instance_id`).
 
+Beside the logs of a repo, `sessions/index.ndjson` (`SessionsIndex`) caches what `navtui
+sessions` and the start screen show of each log; the writer adds a line when a session starts
+and finishes, and listing re-reads only logs that changed since.
+
 Lines are flushed as written and fsync'ed at step boundaries (started, executed, rejected, undone,
 notices, user messages, finished), so a `kill -9` loses at most a proposal that was not decided
 yet. A torn last line (killed mid-write) is ignored by the reader.
@@ -28,7 +32,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -215,6 +219,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             usage=Usage(**body["usage"]),
             context_tokens=body["context_tokens"],
             context_limit=body["context_limit"],
+            context_estimated=body.get("context_estimated", False),
         )
     cls = _PLAIN_EVENTS.get(name)  # type: ignore[arg-type]
     if cls is None:
@@ -311,6 +316,12 @@ class TrajectoryWriter:
         if isinstance(event, TokenStreamed):
             return
         self._write(event_to_dict(event), sync=isinstance(event, _SYNC_TYPES))
+        if isinstance(event, (SessionStarted, SessionFinished)) and self._in_sessions_dir():
+            SessionsIndex(self.path.parent).record(self.path)
+
+    def _in_sessions_dir(self) -> bool:
+        """Whether the log is in a repo's `.git/navtui/sessions` (which has a sessions index)."""
+        return self.path.parent.name == "sessions" and self.path.parent.parent.name == "navtui"
 
     def meta(self, **facts: Any) -> None:
         """Record facts that are not session events (e.g. `instance_id=` for a batch run)."""
@@ -489,25 +500,45 @@ class SessionSummary:
 
 def summarize(trajectory: Trajectory) -> SessionSummary:
     """Status: the finish reason, `running` (its writer is alive) or `interrupted` (resumable)."""
+    return _summary(_facts(trajectory), trajectory.path)
+
+
+def _facts(trajectory: Trajectory) -> dict[str, Any]:
+    """What a session's line in the list needs, as kept in the sessions index."""
     executed = [r for r in live_records(trajectory.events) if r.checkpoint is not None]
     finished = trajectory.finished
-    if finished is not None:
-        status = finished.reason
-    elif trajectory.running_in is not None:
-        status = "running"
-    else:
-        status = "interrupted"
-    started_at = trajectory.times[0] if trajectory.times else None
+    return {
+        "id": trajectory.session_id,
+        "has_start": trajectory.started is not None,
+        "started": trajectory.times[0] if trajectory.times else None,
+        "issue": (trajectory.issue.strip().splitlines() or [""])[0],
+        "steps": len(executed),
+        "finished": None if finished is None else finished.reason,
+        "pid": trajectory.writer_pids[-1] if trajectory.writer_pids else None,
+    }
+
+
+def _summary(facts: dict[str, Any], path: Path) -> SessionSummary:
+    """The list line, with `running` decided now (the writer may have died since)."""
+    finished, pid = facts["finished"], facts["pid"]
+    running = pid if finished is None and pid and _alive(pid) else None
+    status = finished or ("running" if running is not None else "interrupted")
+    resumable = (
+        facts["has_start"]
+        and finished != "submitted"
+        and (running is None or running == os.getpid())
+    )
+    started = facts["started"]
     return SessionSummary(
-        id=trajectory.session_id,
+        id=facts["id"],
         started=None
-        if started_at is None
-        else datetime.fromtimestamp(started_at, tz=timezone.utc).astimezone(),
-        issue=(trajectory.issue.strip().splitlines() or [""])[0],
-        steps=len(executed),
+        if started is None
+        else datetime.fromtimestamp(started, tz=timezone.utc).astimezone(),
+        issue=facts["issue"],
+        steps=facts["steps"],
         status=status,
-        path=trajectory.path,
-        resumable=resume_refusal(trajectory) is None,
+        path=path,
+        resumable=bool(resumable),
     )
 
 
@@ -533,13 +564,107 @@ def find_trajectory(repo: Path | str, session_id: str) -> Path:
 
 def list_sessions(repo: Path | str) -> list[SessionSummary]:
     """Every session logged for `repo` (under its `.git/navtui`), oldest first."""
-    summaries = []
-    for path in sorted(sessions_dir(repo_state_dir(repo)).glob("*.jsonl")):
-        try:
-            summaries.append(summarize(read_trajectory(path)))
-        except (TrajectoryError, ValueError, KeyError, TypeError):
-            continue
+    summaries = list(iter_sessions(repo))
     return sorted(summaries, key=lambda s: (s.started is None, s.started or 0))
+
+
+def iter_sessions(repo: Path | str, *, newest_first: bool = False) -> Iterator[SessionSummary]:
+    """The sessions logged for `repo` one at a time, in the order of their ids (ids start with
+    their UTC start time), so a list can show the first ones before the rest are read.
+
+    Each comes from the sessions index when the index saw its log at its current size and
+    mtime; otherwise the log is parsed once and the index updated (logs unreadable as session
+    logs are skipped).
+    """
+    folder = sessions_dir(repo_state_dir(repo))
+    index = SessionsIndex(folder)
+    known = index.read()
+    for path in sorted(folder.glob("*.jsonl"), reverse=newest_first):
+        summary = index.summary(path, known.get(path.name))
+        if summary is not None:
+            yield summary
+    index.compact(known)
+
+
+class SessionsIndex:
+    """`sessions/index.ndjson`: one JSON line per look at a log (its size, mtime and the facts
+    `navtui sessions` shows); the latest line per log wins. A cache: anything missing, stale or
+    torn is rebuilt from the log itself.
+    """
+
+    NAME = "index.ndjson"
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.path = folder / self.NAME
+        self._lines = 0
+
+    def read(self) -> dict[str, dict[str, Any]]:
+        """Latest entry per log file name."""
+        entries: dict[str, dict[str, Any]] = {}
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (FileNotFoundError, UnicodeDecodeError):
+            return entries
+        for line in text.splitlines():
+            self._lines += 1
+            try:
+                entry = json.loads(line)
+                entries[str(entry["name"])] = entry
+            except (ValueError, KeyError, TypeError):
+                continue
+        return entries
+
+    def summary(self, path: Path, entry: dict[str, Any] | None) -> SessionSummary | None:
+        """`path`'s summary from `entry` when it is current, else from the log (then indexed)."""
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        if entry is not None and (entry.get("size"), entry.get("mtime_ns")) == (
+            stat.st_size,
+            stat.st_mtime_ns,
+        ):
+            try:
+                return _summary(entry["facts"], path)
+            except (KeyError, TypeError, ValueError, OverflowError, OSError):
+                pass
+        entry = self.record(path)
+        return None if entry is None else _summary(entry["facts"], path)
+
+    def record(self, path: Path) -> dict[str, Any] | None:
+        """Parse `path`, append its entry to the index and return it (None: not a session log)."""
+        try:
+            stat = path.stat()
+            facts = _facts(read_trajectory(path))
+        except (OSError, TrajectoryError, ValueError, KeyError, TypeError):
+            return None
+        entry = {"name": path.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "facts": facts}
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        try:
+            # One O_APPEND write per line: concurrent navtui processes never interleave lines.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+            self._lines += 1
+        except OSError:
+            pass  # a read-only repo: listing still works, only slower
+        return entry
+
+    def compact(self, known: dict[str, dict[str, Any]]) -> None:
+        """Rewrite the index with one line per log once stale lines outnumber the live ones."""
+        if self._lines <= 2 * len(known) + 64:
+            return
+        fresh = SessionsIndex(self.folder).read()
+        text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in fresh.values())
+        spare = self.path.with_name(f".{self.NAME}.{os.getpid()}.tmp")
+        try:
+            spare.write_text(text, encoding="utf-8")
+            os.replace(spare, self.path)
+        except OSError:
+            spare.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:

@@ -5,8 +5,8 @@
 
 Without `--auto`/`--plain` the Textual app opens (a terminal is required). `--auto` approves
 every action and prints a transcript (or `--json` event lines); `--plain` asks on stdin.
-Exit codes: 0 submitted, 1 error, 2 stopped by a limit / exhausted script / format errors,
-3 quit by the user.
+Exit codes: 0 submitted, 1 error, 2 stopped by a limit / exhausted script / format errors /
+stuck model, 3 quit by the user.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ EXIT_CODES = {
     "limit": 2,
     "script_exhausted": 2,
     "format_errors": 2,
+    "stuck": 2,
     "quit": 3,
 }
 
@@ -92,6 +93,20 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
         "--script", metavar="FILE", help='replay script: JSON Lines of {"output": ...}'
     )
     group.add_argument(
+        "--request-timeout", type=positive_float, metavar="S",
+        help="with --backend openai: seconds to wait for each piece of the reply, prefill "
+        "included (default 300)",
+    )
+    group.add_argument(
+        "--tokenizer", metavar="ID|PATH",
+        help="with --backend openai: tokenizer for exact prompt token counts (default: estimate)",
+    )
+    group.add_argument(
+        "--threads", type=positive_int, metavar="N",
+        help="with --backend hf on CPU: torch threads (default: NAVTUI_THREADS, else the number "
+        "of physical cores)",
+    )
+    group.add_argument(
         "--dialect", choices=("auto", *DIALECTS), default="auto",
         help="the model's action format (default: from the preset or model name, "
         "else detected from its first reply)",
@@ -122,6 +137,15 @@ def add_limit_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--command-timeout", type=positive_float, default=120.0, metavar="S",
         help="seconds one command may run before it is killed (default 120)",
+    )
+    group.add_argument(
+        "--max-new-tokens", type=positive_int, metavar="N",
+        help="tokens one reply may generate (default: the preset's, else 1024)",
+    )
+    group.add_argument(
+        "--max-stuck", type=positive_int, default=2, metavar="N",
+        help="headless runs stop (reason `stuck`, exit 2) after N turns in which the model "
+        "repeated itself (default 2)",
     )
 
 
@@ -211,6 +235,10 @@ def backend_config(args: argparse.Namespace) -> BackendConfig:
             api_key=args.api_key,
             script=args.script,
             dialect=args.dialect,
+            max_new_tokens=args.max_new_tokens,
+            request_timeout=args.request_timeout,
+            tokenizer=args.tokenizer,
+            threads=args.threads,
         )
     )
 
@@ -231,10 +259,12 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
     return SessionConfig(
         dialect=resolved.dialect,
         context_window=resolved.context_window or SessionConfig.context_window,
-        max_new_tokens=preset.max_new_tokens if preset else SessionConfig.max_new_tokens,
+        max_new_tokens=resolved.max_new_tokens or SessionConfig.max_new_tokens,
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
+        # Only runs nobody watches stop by themselves; in the app the user sees the notices.
+        max_stuck=args.max_stuck if getattr(args, "auto", True) else None,
         backend_info=describe(resolved),
         prompt_profile=profile,
         # A replay script replays a recording, which has a review turn only if it was recorded.
@@ -576,11 +606,14 @@ def read_line(prompt: str, out: IO[str]) -> str:
 
 def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -> int:
     """The Textual app; the model loads in its worker after the first frame."""
+    from agent_core.backends.hf_load import library_logs_to
+    from agent_core.trajectory import repo_state_dir
     from app.config import load_config
     from app.tui import run_tui
 
     backend_config(args)  # refuse bad model flags before the screen opens
     settings = load_config(build_parser())  # theme, keymap, allow rules (validated in `main`)
+    library_logs_to(repo_state_dir(workspace.root) / "library.log")
     executor = make_executor(args, workspace)
 
     def build(text: str) -> Session:

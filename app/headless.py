@@ -89,13 +89,18 @@ class Transcript:
     def _on_StepProposed(self, event: StepProposed) -> None:
         title = f"Step {event.index}"
         if self._usage is not None and self._usage.index == event.index:
-            title += f" · context {self._usage.context_tokens}/{self._usage.context_limit} tokens"
+            about = "~" if self._usage.context_estimated else ""
+            title += (
+                f" · context {about}{self._usage.context_tokens}/{self._usage.context_limit} tokens"
+            )
         self.console.rule(Text(title, style="bold cyan"), align="left")
         thought = event.step.thought.strip()
         if thought:
             half = self.thought_lines // 2
             self.console.print(Text(visible(trim_lines(thought, half, half)), style="italic"))
         self.console.print(Text.assemble(("▶ ", "bold cyan"), (visible(event.command_shown), "bold")))
+        if event.step.notice:
+            self.console.print(Text(visible(event.step.notice), style="yellow"))
         if self._sandbox and isinstance(event.step.action, Bash):
             self.console.print(Text(f"  {self._sandbox}", style="dim"))
         if event.preview_diff:

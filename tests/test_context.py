@@ -7,7 +7,7 @@ import pytest
 
 from agent_core import prompts
 from agent_core.backends.base import Prompt
-from agent_core.context import ContextOverflow, cap_text, elide_text, fit_prompt
+from agent_core.context import ContextFitter, ContextOverflow, cap_text, fit_prompt
 from agent_core.prompts import Turn
 
 ISSUE = "average([2, 4, 6]) returns 3 instead of 4; the divisor in calc/ops.py is off by one."
@@ -55,7 +55,18 @@ def text_of(prompt: Prompt) -> str:
     return prompt.text if prompt.text is not None else "\n".join(m["content"] for m in prompt.messages)
 
 
-def test_cap_text_keeps_head_and_tail():
+def visible(prompt: Prompt) -> list:
+    """What a KV cache sees grow: the raw text, or the list of messages."""
+    return [prompt.text] if prompt.text is not None else prompt.messages
+
+
+def extends(before: Prompt, after: Prompt) -> bool:
+    if before.text is not None:
+        return after.text.startswith(before.text)
+    return after.messages[: len(before.messages)] == before.messages
+
+
+def test_cap_text_keeps_head_and_tail_and_counts_the_lines_cut():
     text = "\n".join(f"line {i}" for i in range(1000))
     capped = cap_text(text, 400)
     assert len(capped) < 500
@@ -66,13 +77,10 @@ def test_cap_text_keeps_head_and_tail():
     assert cap_text("short", 400) == "short"
 
 
-def test_cap_text_cuts_one_huge_line():
+def test_cap_text_counts_the_characters_cut_from_one_huge_line():
     capped = cap_text("x" * 10_000, 100)
-    assert len(capped) < 150 and "[1 lines omitted]" in capped
-
-
-def test_elide_text_counts_lines():
-    assert elide_text("a\nb\nc") == "[3 lines omitted]"
+    kept = capped.count("x")
+    assert len(capped) < 150 and f"[{10_000 - kept} characters omitted]" in capped
 
 
 @pytest.mark.parametrize(("dialect", "window"), [("text", 4096), ("toolcall", 16_384), ("xml", 16_384)])
@@ -93,27 +101,99 @@ def test_long_conversations_fit_keeping_issue_and_last_steps(dialect, window, li
 
     fitted = fit_prompt(turns, builder(dialect), count, limit)
 
-    assert fitted.tokens == count(fitted.prompt) <= limit
+    assert count(fitted.prompt) <= limit
+    assert abs(fitted.tokens - count(fitted.prompt)) <= 4
     text = text_of(fitted.prompt)
     assert ISSUE in text
     for turn in turns[-2:]:
         assert turn.observation.strip() in text
-    assert all(f"python run.py --step {i}" in text for i in range(30))  # every assistant turn
-    assert "lines omitted]" in text
-    assert "step 0 line 0:" not in text  # the oldest went first
-    assert fitted.elided > 0
+    elided = fitted.elided
+    assert elided > 0
+    # The oldest steps went first, the model's replies with them, and the note counts them.
+    assert "python run.py --step 0\n" not in text and "step 0 line 0:" not in text
+    assert f"python run.py --step {elided - 1}" not in text
+    assert f"python run.py --step {elided}" in text
+    lines_cut = sum(t.assistant.count("\n") + t.observation.count("\n") + 2 for t in turns[:elided])
+    assert prompts.elided_turns_note(elided, lines_cut) in text
 
 
 def test_one_huge_observation_is_cut_to_head_and_tail(count):
     turns = conversation("toolcall", 2, 5) + [Turn("ran it", observation("toolcall", 9, 5000))]
     fitted = fit_prompt(turns, builder("toolcall"), count, 4096 - 1024)
     text = text_of(fitted.prompt)
-    assert fitted.tokens <= 3072 and fitted.capped >= 1
+    assert count(fitted.prompt) <= 3072 and fitted.capped >= 1
     assert "step 9 line 0:" in text and "step 9 line 4999:" in text
     assert "step 9 line 2500:" not in text and "lines omitted]" in text
+    omitted = int(text.split("lines omitted]")[0].rsplit("[", 1)[1])
+    shown = sum(f"step 9 line {i}:" in text for i in range(5000))
+    assert shown + omitted == 5000
 
 
 def test_an_issue_too_long_for_the_window_is_refused(count):
     huge = prompts.build_prompt("text", "words " * 5000, [])
     with pytest.raises(ContextOverflow, match="only 3072 fit"):
         fit_prompt([], lambda turns: huge, count, 3072)
+
+
+class Counting:
+    """The count functions a session passes, counting how often (and how much) they tokenize."""
+
+    def __init__(self, count):
+        self.count = count
+        self.full_calls = 0
+        self.added_calls = 0
+
+    def full(self, prompt: Prompt) -> int:
+        self.full_calls += 1
+        return self.count(prompt)
+
+    def added(self, before: Prompt, after: Prompt) -> int:
+        self.added_calls += 1
+        return self.count(after) - self.count(before)
+
+
+@pytest.mark.parametrize(("dialect", "window"), [("text", 4096), ("toolcall", 16_384), ("xml", 16_384)])
+def test_a_long_session_only_appends_between_trims_and_never_overflows(dialect, window, count):
+    limit = window - 1024
+    counting = Counting(count)
+    fitter = ContextFitter(builder(dialect), counting.full, limit, count_added=counting.added)
+    turns = conversation(dialect, 120, 25)
+    previous = None
+    trims = 0
+    for n in range(len(turns) + 1):
+        fitted = fitter.fit(turns[:n])
+        assert count(fitted.prompt) <= limit
+        if previous is not None and fitted.elided != previous.elided:
+            trims += 1
+            assert fitted.elided > previous.elided
+        elif previous is not None:
+            assert extends(previous.prompt, fitted.prompt), f"turn {n} rewrote the prompt"
+        previous = fitted
+    assert 2 <= trims <= 40
+    # Each turn counted once on arrival (plus capped forms and notes at trims); whole prompts
+    # only for the fixed part and once per trim.
+    assert counting.full_calls <= 1 + 4 * trims
+    assert counting.added_calls <= len(turns) + 12 * trims
+
+
+def test_the_last_turns_stay_even_when_their_replies_are_huge(count):
+    limit = 3072
+    fitter = ContextFitter(builder("toolcall"), count, limit)
+    turns = conversation("toolcall", 5, 5) + [Turn("x " * 5000, "done"), Turn("y " * 5000, "ok")]
+    fitted = fitter.fit(turns)
+    assert count(fitted.prompt) <= limit
+    assert ISSUE in text_of(fitted.prompt)
+
+
+def test_undo_drops_planned_turns_and_later_turns_fit_again(count):
+    limit = 4096 - 1024
+    fitter = ContextFitter(builder("toolcall"), count, limit)
+    turns = conversation("toolcall", 60, 20)
+    trimmed = fitter.fit(turns)
+    assert trimmed.elided > 0
+    short = fitter.fit(turns[:3])  # undo to before the cut: planned from scratch
+    assert short.elided == 0 and short.prompt == builder("toolcall")(turns[:3])
+    other = turns[:3] + conversation("xml", 10, 20)
+    again = fitter.fit(other)
+    assert count(again.prompt) <= limit
+    assert other[-1].observation in text_of(again.prompt)

@@ -108,7 +108,7 @@ def test_failures_say_what_was_wrong_and_show_an_example(raw, fragment):
     message = str(info.value)
     assert fragment in message
     assert info.value.dialect == "text"
-    assert "Action: search" in message.split("looks like this:")[1]
+    assert "Action: ACTION_TYPE" in message.split("placeholders):")[1]
 
 
 def test_render_shape():

@@ -16,6 +16,7 @@ from agent_core.executor import Executor
 from agent_core.policy import AutoPolicy
 from agent_core.resume import load_state, resume_session
 from agent_core.steps import Approve, EditAction, Reject
+from agent_core.stored_turns import stored_turn
 from agent_core.trajectory import TrajectoryError, TrajectoryWriter, read_trajectory
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git
@@ -293,9 +294,7 @@ def test_turns_are_resumed_as_stored_even_before_the_dialect_settled(git_repo, t
     turns = [e.turn for e in original._entries]
     assert not turns[2].observation.startswith("Observation:")  # the default (toolcall) shape
     logged_records = [e.record for e in read_trajectory(log).events if isinstance(e, StepExecuted)]
-    assert [r.extra["turn"] for r in logged_records] == [
-        {"assistant": t.assistant, "observation": t.observation} for t in (turns[0], turns[3])
-    ]
+    assert [stored_turn(r) for r in logged_records] == [turns[0], turns[3]]
 
     again, again_backend, _ = resumed(git_repo, log, script)
     closing(again)

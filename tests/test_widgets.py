@@ -75,7 +75,7 @@ def test_issue_title_and_observation_lines():
 
 
 async def test_thought_stream_streams_and_keeps_a_bounded_history():
-    stream = ThoughtStream(max_turns=2)
+    stream = ThoughtStream(max_turns=2, open_turns=2)
     async with Harness(stream).run_test() as pilot:
         for turn in range(1, 4):
             await stream.begin_turn(f"Step {turn}")

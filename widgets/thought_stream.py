@@ -6,6 +6,7 @@ import asyncio
 
 from markdown_it import MarkdownIt
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -28,8 +29,37 @@ def _plain_markdown() -> MarkdownIt:
     return MarkdownIt("gfm-like", options_update={"html": False, "linkify": False})
 
 
+class FoldedTurn(Static, can_focus=True):
+    """A finished turn folded to one line (its title and first line); Enter or a click unfolds
+    it to its full text (plain, not Markdown: a few cheap widgets however long the session)."""
+
+    BINDINGS = [Binding("enter", "toggle", "Unfold", id="thought_stream.toggle_turn")]
+
+    def __init__(self, title: str, text: str) -> None:
+        self.title = title
+        self.full_text = text.strip()
+        first = next((line.strip() for line in self.full_text.splitlines() if line.strip()), "")
+        self.line = f"▸ {title}" + (f" · {first}" if first else "")
+        super().__init__(self.line, classes="turn-title -folded", markup=False)
+        self.tooltip = "Enter or click: show this turn in full"
+
+    @property
+    def folded(self) -> bool:
+        return self.has_class("-folded")
+
+    def action_toggle(self) -> None:
+        folded = not self.folded
+        self.set_class(folded, "-folded")
+        self.update(self.line if folded else f"▾ {self.title}\n{self.full_text}")
+
+    def on_click(self) -> None:
+        self.action_toggle()
+
+
 class ThoughtStream(VerticalScroll):
-    """One Markdown block per model turn; older turns are dropped past `max_turns`.
+    """One Markdown block per model turn; the last `open_turns` stay Markdown, older ones are
+    folded to one line each (`FoldedTurn`), and turns past `max_turns` are dropped, so the
+    widgets mounted stay few however long the session runs.
 
     `write` and `end_turn` only queue work: a feeder task moves the text into a
     `MarkdownStream` slice by slice, so callers (the screen's event handler) never wait for
@@ -39,9 +69,11 @@ class ThoughtStream(VerticalScroll):
 
     DEFAULT_CSS = css_beside(__file__)
 
-    def __init__(self, *, max_turns: int = 30, id: str | None = None) -> None:
+    def __init__(self, *, max_turns: int = 30, open_turns: int = 2, id: str | None = None) -> None:
         super().__init__(id=id)
         self.max_turns = max_turns
+        self.open_turns = max(open_turns, 1)
+        self._opened: list[tuple[Static, Markdown]] = []  # turns shown in full, oldest first
         self.text = ""
         self._markdown: Markdown | None = None
         self._stream: MarkdownStream | None = None
@@ -65,9 +97,12 @@ class ThoughtStream(VerticalScroll):
         """Start a new block for a model turn titled `title` (after the last one is rendered)."""
         await self.end_turn()
         await self.settled()
+        await self._fold(self.open_turns - 1)
         self.text = ""
         self._markdown = Markdown(classes="turn", parser_factory=_plain_markdown)
-        await self.mount_all([Static(title, classes="turn-title"), self._markdown], before=self._spacer)
+        heading = Static(title, classes="turn-title")
+        await self.mount_all([heading, self._markdown], before=self._spacer)
+        self._opened.append((heading, self._markdown))
         self._stream = Markdown.get_stream(self._markdown)
         await self._trim()
 
@@ -82,8 +117,8 @@ class ThoughtStream(VerticalScroll):
     async def end_turn(self, thought: str | None = None) -> None:
         """Finish the current turn once its text is rendered; a given `thought` then replaces the
         raw streamed text (tool-call markup and all) unless it is too long to re-render quickly."""
-        if self._stream is None:
-            return
+        if self._stream is None or (thought is None and self._ending is not None):
+            return  # (a plain end never cancels a queued end that replaces the text)
         replace = thought is not None and len(thought) <= REPLACE_LIMIT
         if replace:
             self.text = thought or ""
@@ -139,6 +174,16 @@ class ThoughtStream(VerticalScroll):
         await asyncio.sleep(0)
         async with markdown.lock:
             pass
+
+    async def _fold(self, keep: int) -> None:
+        """Fold all but the last `keep` turns still shown in full."""
+        while len(self._opened) > keep:
+            heading, markdown = self._opened.pop(0)
+            if not heading.is_attached:
+                continue
+            folded = FoldedTurn(str(heading.render()), markdown.source)
+            await self.mount(folded, before=heading)
+            await self.remove_children([heading, markdown])
 
     async def _trim(self) -> None:
         titles = list(self.query(".turn-title"))

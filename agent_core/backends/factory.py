@@ -24,6 +24,7 @@ BACKENDS = ("hf", "openai", "replay")
 LOCAL_PACKAGES = ("torch", "transformers", "peft", "accelerate")
 LOCAL_INSTALL = "pip install 'navtui[local]'"
 DEFAULT_CONTEXT_WINDOW = 16_384
+DEFAULT_MAX_NEW_TOKENS = 1024
 # Hints in a model's name that give its dialect away (checked in order, lower-cased).
 NAME_DIALECTS = (
     ("navigator", "toolcall"),
@@ -51,6 +52,10 @@ class BackendConfig:
     dialect: str = "auto"
     context_window: int | None = None
     preset: str | None = None  # set by `resolve` when `model` named a preset
+    max_new_tokens: int | None = None  # None: the preset's, else DEFAULT_MAX_NEW_TOKENS
+    request_timeout: float | None = None  # openai: seconds per piece of the stream
+    tokenizer: str | None = None  # openai: exact token counts instead of estimates
+    threads: int | None = None  # hf on CPU: torch threads (None: see hf_load.cpu_threads)
 
 
 def resolve(config: BackendConfig) -> BackendConfig:
@@ -76,9 +81,11 @@ def resolve(config: BackendConfig) -> BackendConfig:
         if resolved.dialect == "auto":
             resolved.dialect = preset.dialect
         resolved.context_window = config.context_window or preset.context_window
+        resolved.max_new_tokens = config.max_new_tokens or preset.max_new_tokens
     if resolved.dialect == "auto":
         resolved.dialect = _dialect_from_names(resolved) or _dialect_from_script(resolved) or "auto"
     resolved.context_window = resolved.context_window or DEFAULT_CONTEXT_WINDOW
+    resolved.max_new_tokens = resolved.max_new_tokens or DEFAULT_MAX_NEW_TOKENS
     return resolved
 
 
@@ -161,7 +168,11 @@ def create_backend(config: BackendConfig) -> Backend:
     if config.backend == "openai":
         from agent_core.backends.openai_compat import OpenAIBackend
 
-        return OpenAIBackend(config.base_url or "", config.model or "", api_key=config.api_key)
+        options = {} if config.request_timeout is None else {"timeout": config.request_timeout}
+        return OpenAIBackend(
+            config.base_url or "", config.model or "", api_key=config.api_key,
+            tokenizer=config.tokenizer, **options,
+        )
     from agent_core.backends.hf import HFBackend
 
     return HFBackend(
@@ -169,6 +180,7 @@ def create_backend(config: BackendConfig) -> Backend:
         adapter=config.adapter,
         load_in_4bit=config.load_in_4bit,
         load_in_8bit=config.load_in_8bit,
+        threads=config.threads,
     )
 
 

@@ -23,11 +23,14 @@ from agent_core.backends.hf_load import (
     load_model,
     load_tokenizer,
     out_of_memory_error,
+    quantization_advice,
     quantization_config,
     resolve_weights,
+    use_cpu_threads,
 )
 from agent_core.backends.kv_cache import PrefixCache
 from agent_core.backends.stop_strings import StopScanner
+from agent_core.backends.token_count import AddedTokenCounter
 
 
 class _TurnClock:
@@ -75,7 +78,11 @@ class HFBackend:
         merge_adapter: bool = False,
         enable_thinking: bool | None = None,
         reuse_cache: bool = True,
+        threads: int | None = None,
     ) -> None:
+        """`threads`: torch threads when the model runs on CPU (see `hf_load.cpu_threads`).
+        8-bit weights load with float16 activations unless `dtype` says otherwise: bitsandbytes
+        casts anything else to float16 on every layer call, and warns each time."""
         self.model_ref = model
         self.adapter_ref = adapter
         self.enable_thinking = enable_thinking
@@ -83,6 +90,13 @@ class HFBackend:
         self.label = describe(model, adapter)
         model, adapter = resolve_weights(model, adapter)
         quantization = quantization_config(load_in_4bit, load_in_8bit)
+        # Lines for the user (the session shows them as notices when it starts).
+        self.notices: list[str] = []
+        advice = quantization_advice(load_in_4bit, load_in_8bit)
+        if advice:
+            self.notices.append(advice)
+        if load_in_8bit and dtype == "auto":
+            dtype = "float16"
         self.model: Any = load_model(
             model,
             adapter=adapter,
@@ -92,10 +106,13 @@ class HFBackend:
             merge_adapter=merge_adapter,
         )
         self.tokenizer = load_tokenizer(model, adapter)
+        if self.model.device.type == "cpu":
+            self.notices.append(use_cpu_threads(threads))
         self.last_usage: Usage | None = None
         self._prefix = PrefixCache(self._new_cache, enabled=reuse_cache)
         self._halt = threading.Event()
         self._busy = threading.Lock()
+        self._added = AddedTokenCounter(self.tokenizer, self._template_kwargs())
 
     def __repr__(self) -> str:
         return f"HFBackend({self.label!r})"
@@ -112,22 +129,29 @@ class HFBackend:
                 raise BackendError(
                     f"{self.label} has no chat template: use a text-dialect prompt or a chat model"
                 )
-            extra = {} if self.enable_thinking is None else {"enable_thinking": self.enable_thinking}
             ids = self.tokenizer.apply_chat_template(
                 prompt.messages,
                 tools=prompt.tools,
                 add_generation_prompt=True,
                 tokenize=True,
                 return_dict=False,
-                **extra,
+                **self._template_kwargs(),
             )
             return list(ids)
         if prompt.text:
             return self.tokenizer.encode(prompt.text, add_special_tokens=False)
         raise BackendError("empty prompt: neither messages nor text were given")
 
+    def _template_kwargs(self) -> dict[str, Any]:
+        return {} if self.enable_thinking is None else {"enable_thinking": self.enable_thinking}
+
     def count_tokens(self, prompt: Prompt) -> int:
         return len(self.prompt_ids(prompt))
+
+    def count_added_tokens(self, before: Prompt, after: Prompt) -> int:
+        """Tokens `after` adds to `before` (encoding only the added text when it extends it)."""
+        added = self._added.count(before, after)
+        return added if added is not None else self.count_tokens(after) - self.count_tokens(before)
 
     def cancel(self) -> None:
         self._halt.set()

@@ -18,7 +18,7 @@ class Preset:
     adapter: str
     dialect: str
     context_window: int
-    max_new_tokens: int = 1024  # room kept for the reply
+    max_new_tokens: int = 1024  # a reply's cap unless --max-new-tokens says otherwise
     prompt_profile: str | None = None  # None: the dialect's default profile
 
     @property

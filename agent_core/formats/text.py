@@ -55,7 +55,9 @@ TYPES = ("bash", "read", "search", "edit", "submit")
 KINDS = frozenset(TYPES)
 
 EXAMPLE = (
-    'Thought: I should find where the error is raised.\nAction: search "raise ValueError" src/'
+    "Thought: YOUR REASONING\nAction: ACTION_TYPE ARGUMENTS\n"
+    "ACTION_TYPE ARGUMENTS is one of: bash COMMAND, read FILE, search PATTERN [PATH], "
+    "edit FILE START END (replacement lines on the next lines), submit."
 )
 
 ACTION_LINE = re.compile(r"^[ \t]*Action:[ \t]*", re.MULTILINE)

@@ -282,6 +282,7 @@ class MainScreen(Screen[None]):
         elif isinstance(event, UsageReported):
             status.context_used = event.context_tokens
             status.context_limit = event.context_limit
+            status.estimated = event.context_estimated or event.usage.estimated
             if event.usage.tokens_per_second:
                 status.tokens_per_second = event.usage.tokens_per_second
         elif isinstance(event, FormatError):

@@ -1,0 +1,41 @@
+"""What a turn adds to a prompt, counted with a real tokenizer by encoding only the added text.
+
+A context fitter asks this once per turn (`agent_core.context`): rendering both prompts with the
+chat template is cheap, tokenizing the whole prompt every turn is not. Chat templates end each
+message with a special token, so tokens never merge across the boundary and the count is exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_core.backends.base import Prompt
+
+
+class AddedTokenCounter:
+    """`count(before, after)`: tokens `after` adds to `before`; None when it does not extend it."""
+
+    def __init__(self, tokenizer: Any, template_kwargs: dict[str, Any]) -> None:
+        self.tokenizer = tokenizer
+        self.template_kwargs = template_kwargs
+        self._last_before: tuple[Prompt, str] | None = None
+
+    def rendered(self, prompt: Prompt) -> str:
+        """The prompt as text, without the generation prompt (that is the same in both)."""
+        if prompt.text is not None:
+            return prompt.text
+        return self.tokenizer.apply_chat_template(
+            prompt.messages or [],
+            tools=prompt.tools,
+            add_generation_prompt=False,
+            tokenize=False,
+            **self.template_kwargs,
+        )
+
+    def count(self, before: Prompt, after: Prompt) -> int | None:
+        if self._last_before is None or self._last_before[0] is not before:
+            self._last_before = (before, self.rendered(before))
+        old, new = self._last_before[1], self.rendered(after)
+        if not new.startswith(old):
+            return None
+        return len(self.tokenizer.encode(new[len(old) :], add_special_tokens=False))
