@@ -413,3 +413,21 @@ def test_a_planted_git_file_exposes_nothing(git_repo: Path, outside_dir: Path):
         obs = sh.run(f"echo planted > {outside_dir}/planted; cat {outside_dir}/private.txt")
     assert "Read-only file system" in obs.output
     assert not (outside_dir / "planted").exists()
+
+
+@needs_bwrap
+def test_interrupting_a_command_kills_it_and_the_shell_comes_back_inside(git_repo: Path):
+    marker = f"4000.{os.getpid()}{time.monotonic_ns() % 10**6}"
+    with Shell(git_repo, timeout=30, launcher=sandboxed(git_repo)) as sh:
+        sh.run("cd calc")
+        results = []
+        runner = threading.Thread(target=lambda: results.append(sh.run(f"sleep {marker}")))
+        runner.start()
+        deadline = time.monotonic() + 10
+        while not _alive_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sh.interrupt()
+        runner.join(timeout=20)
+        assert "interrupted" in results[0].error
+        assert _alive_with(marker) == []
+        assert sh.run("pwd").output == "/testbed/calc\n"
