@@ -34,6 +34,7 @@ from typing import Any
 from agent_core.backends.base import Backend, Prompt, Usage
 from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
+from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Approve, Decision, Quit
@@ -263,6 +264,7 @@ class BatchOptions:
     make_backend: Callable[[Instance], Backend]
     workers: int = 1
     secrets: tuple[str, ...] = ()  # literal strings kept out of the logs (API keys)
+    sandbox: SandboxSettings = SandboxSettings(mode="off")  # per instance, in its worktree
 
 
 class Batch:
@@ -296,8 +298,12 @@ class Batch:
         self,
         instances: list[Instance],
         on_result: Callable[[InstanceResult], None] | None = None,
+        on_stopping: Callable[[], None] | None = None,
     ) -> list[InstanceResult]:
-        """Run every unfinished instance; finished ones come back with status "skipped"."""
+        """Run every unfinished instance; finished ones come back with status "skipped".
+
+        On Ctrl-C the batch stops (see `stop`) and `on_stopping` is called at once, before the
+        running instances have wound down."""
         self.trajectories.mkdir(parents=True, exist_ok=True)
         self.worktrees.root.mkdir(parents=True, exist_ok=True)
         done = self.predictions.finished_ids()
@@ -307,8 +313,13 @@ class Batch:
             else self.run_one(instance),
             self.options.workers,
             on_result,
-            on_interrupt=self.stop,
+            on_interrupt=lambda: self._interrupted(on_stopping),
         )
+
+    def _interrupted(self, on_stopping: Callable[[], None] | None) -> None:
+        self.stop()
+        if on_stopping is not None:
+            on_stopping()
 
     def _skip(self, instance: Instance) -> InstanceResult:
         return InstanceResult(instance.instance_id, "skipped", "already in predictions.jsonl",
@@ -349,10 +360,11 @@ class Batch:
         writer = TrajectoryWriter(log, secrets=self.options.secrets)
         writer.meta(instance_id=instance.instance_id, repo=str(instance.repo),
                     base_commit=instance.base_commit)
+        launcher, _ = resolve_sandbox(self.options.sandbox, worktree)
         session = Session(
             workspace=Workspace.open(worktree),
             executor=Executor(worktree, command_timeout=config.command_timeout,
-                              path_alias=config.path_alias),
+                              path_alias=config.path_alias, launcher=launcher),
             backend=self.options.make_backend(instance),
             issue=instance.problem_statement,
             config=config,

@@ -73,18 +73,26 @@ class StepRejected:
 
 @dataclass
 class StepUndone:
-    """The tree and conversation went back to checkpoint `to_index`."""
+    """The tree and conversation went back to checkpoint `to_index`.
+
+    `saved_ref` keeps the state from before the undo (`git restore --source=<ref> -- PATH`).
+    """
 
     to_index: int
     changed_paths: list[str] = field(default_factory=list)
+    saved_ref: str = ""
 
 
 @dataclass
 class UsageReported:
+    """What turn `index` cost. `context_estimated`: `context_tokens` is an estimate (a backend
+    without the model's tokenizer); `usage.estimated` says the same of the usage counts."""
+
     index: int
     usage: Usage
     context_tokens: int
     context_limit: int
+    context_estimated: bool = False
 
 
 @dataclass
@@ -107,7 +115,7 @@ class UserMessage:
 
 @dataclass
 class SessionFinished:
-    """`reason`: submitted | limit | script_exhausted | quit | error."""
+    """`reason`: submitted | limit | stuck | script_exhausted | format_errors | quit | error."""
 
     reason: str
     message: str

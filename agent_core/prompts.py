@@ -1,227 +1,60 @@
 """What each dialect's model reads: system prompt, issue, past turns, observations.
 
-`build_prompt(dialect, issue, turns)` gives a `Prompt` with the dialect's stop strings.
-A `Turn` is one past exchange: the model's raw text and the observation text that followed it,
-already made by one of the `format_*` functions below. A turn with an empty `assistant` is the user
-speaking between model turns (a message, or a command they ran): only its observation is sent.
+`build_prompt(dialect, issue, turns, profile=...)` gives a `Prompt` with the dialect's stop
+strings. The layout is the dialect's (`Dialect.build_prompt`: one completion text for `text`,
+chat messages for `toolcall` and `xml`); the words are the prompt profile's
+(`agent_core.profiles`: `swesmith` by default for toolcall and xml, `r2e-card` for text). A
+`Turn` is one past exchange: the model's raw text and the observation text that followed it,
+already made by one of the `format_*` functions below. A turn with an empty `assistant` is the
+user speaking between model turns (a message, or a command they ran): only its observation is
+sent.
 
-Shapes:
-
-* text — one raw completion string in `Prompt.text` (the R2E-Gym SFT model continues text), kept
-  compact because that model was trained at 4,096 tokens::
-
-      You are an expert software engineer fixing bugs.
-      ...AVAILABLE ACTIONS list...
-      ## Problem:
-      <issue>
-
-      ## Your turn:
-      Thought: <model text of turn 1, a leading "Thought:" dropped>
-
-      Observation:
-      <output>
-
-      ## Your turn:
-      Thought:
-
-  Each turn adds `## Your turn:\\nThought: <assistant>\\n\\n<observation>\\n\\n`; the prompt always
-  ends with `## Your turn:\\nThought:`, so a prompt is a prefix of the next one (KV-cache reuse).
-* toolcall — chat `messages`: system, user (the issue), then per turn
-  `{"role": "assistant", "content": raw}` and `{"role": "tool", "content": observation}` (a
-  `user` message instead when the assistant text held no `<tool_call>`, e.g. after a format error,
-  or when the user spoke); `tools=TOOLS` for `apply_chat_template`.
-* xml — chat `messages` in SWE-smith's shape: a system prompt listing the functions, the issue in
-  a user message, then assistant turns and `OBSERVATION:` user messages (consecutive user texts
-  are joined into one message).
+Observations follow the profile: its envelope (`OBSERVATION:\\n...` for swesmith), its text for
+an empty output, its line ending, an exit status line only where the profile has one, and
+SWE-agent's clipping note past `max_observation_length` characters. Paths are shown as the model
+knows them (`to_model`, from the executor's `PathMap`).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
 
-from agent_core.actions import Action, Bash
+from agent_core.actions import Action
 from agent_core.backends.base import Prompt
-from agent_core.formats import dialect_module, toolcall
+from agent_core.formats import Turn, get_dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.prompting import LEADING_THOUGHT, chat_messages, completion_text
+from agent_core.profiles import Profile, load_profile
 from agent_core.steps import Observation
 
-TEXT_SYSTEM = """You are an expert software engineer fixing bugs.
-Work in the repository step by step: each reply is a Thought, then exactly one Action; its
-Observation comes back before your next turn.
-
-AVAILABLE ACTIONS:
-- bash <command>: run a shell command in the repository root.
-- read <file>: show a file with line numbers.
-- search <pattern> [path]: list matching lines (grep -rn); quote a pattern that has spaces.
-- edit <file> <start> <end>: replace lines start..end (inclusive) with the lines written below
-  the Action line, indentation included; end = start - 1 inserts before line start.
-- submit: finish once the issue is fixed."""
-
-TOOLCALL_SYSTEM = (
-    "You are an expert software engineer that navigates code repositories using bash commands."
-)
-
-EDITOR_DESCRIPTION = (
-    "View, create and edit files.\n"
-    "* `view` shows a file with line numbers (`cat -n`), or lists a directory two levels deep.\n"
-    "* `create` writes a new file; it refuses a path that already exists.\n"
-    "* `str_replace` replaces `old_str`, which must occur exactly once in the file (whitespace "
-    "matters), with `new_str`.\n"
-    "* `insert` puts `new_str` after line `insert_line` (0 = top of the file).\n"
-    "* `undo_edit` takes back the last edit of the file."
-)
-
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "bash",
-            "description": "Run a bash command in the repository and return its output.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The command to run."}
-                },
-                "required": ["command"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "str_replace_editor",
-            "description": EDITOR_DESCRIPTION,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "command": {
-                        "type": "string",
-                        "enum": ["view", "create", "str_replace", "insert", "undo_edit"],
-                        "description": "What to do.",
-                    },
-                    "path": {"type": "string", "description": "The file or directory."},
-                    "file_text": {"type": "string", "description": "Content for `create`."},
-                    "old_str": {
-                        "type": "string",
-                        "description": "For `str_replace`: the exact text to replace.",
-                    },
-                    "new_str": {
-                        "type": "string",
-                        "description": "For `str_replace` and `insert`: the new text.",
-                    },
-                    "insert_line": {
-                        "type": "integer",
-                        "description": "For `insert`: the line after which `new_str` goes.",
-                    },
-                    "view_range": {
-                        "type": "array",
-                        "items": {"type": "integer"},
-                        "description": "For `view`: [first, last] lines; -1 as last: to the end.",
-                    },
-                },
-                "required": ["command", "path"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "submit",
-            "description": "Finish the task; the changes made so far are the result.",
-            "parameters": {"type": "object", "properties": {}, "required": []},
-        },
-    },
+__all__ = [
+    "LEADING_THOUGHT",
+    "Profile",
+    "Turn",
+    "build_prompt",
+    "elision_note",
+    "format_observation",
+    "format_parse_error",
+    "format_rejection",
+    "format_user_command",
+    "format_user_message",
+    "profile_for",
+    "submit_review_text",
 ]
 
-XML_FUNCTIONS = """---- BEGIN FUNCTION #1: bash ----
-Description: Run a bash command in the repository and return its output.
+ProfileChoice = Profile | str | None
+ToModel = Callable[[str], str]
 
-Parameters:
-  (1) command (string, required): The command to run.
----- END FUNCTION #1 ----
-
----- BEGIN FUNCTION #2: submit ----
-Description: Finish the task; the changes made so far are the result.
-No parameters are required for this function.
----- END FUNCTION #2 ----
-
----- BEGIN FUNCTION #3: str_replace_editor ----
-Description: View, create and edit files.
-* `view` shows a file with line numbers (`cat -n`), or lists a directory two levels deep
-* `create` writes a new file; it refuses a path that already exists
-* `str_replace` replaces `old_str`, which must occur exactly once in the file (whitespace matters), with `new_str`
-* `insert` puts `new_str` after line `insert_line` (0 = top of the file)
-* `undo_edit` takes back the last edit of the file
-
-Parameters:
-  (1) command (string, required): One of `view`, `create`, `str_replace`, `insert`, `undo_edit`.
-Allowed values: [`view`, `create`, `str_replace`, `insert`, `undo_edit`]
-  (2) path (string, required): Absolute path of the file or directory, e.g. `/testbed/file.py`.
-  (3) file_text (string, optional): Content of the file, for `create`.
-  (4) old_str (string, optional): The exact text to replace, for `str_replace`.
-  (5) new_str (string, optional): The new text, for `str_replace` and `insert`.
-  (6) insert_line (integer, optional): For `insert`: the line after which `new_str` goes.
-  (7) view_range (array, optional): For `view`: [first, last] lines, e.g. [11, 12]; [first, -1] shows to the end.
----- END FUNCTION #3 ----"""
-
-XML_SYSTEM = f"""You are a capable assistant that solves tasks by working on a computer.
-<IMPORTANT>
-* Paths the user gives may not be relative to the current directory: look for a file before working on it.
-</IMPORTANT>
-
-You have access to the following functions:
-
-{XML_FUNCTIONS}
+TOOLS = load_profile("swesmith").tools
+TOOLCALL_SYSTEM = load_profile("swesmith").render("system_template", "toolcall")
+SILENT_SUCCESS = load_profile("swesmith").render("next_step_no_output_template")
 
 
-To call a function, reply in exactly this format and write nothing after it:
-
-Explain briefly why you make this call.
-<function=example_function_name>
-<parameter=example_parameter_1>value_1</parameter>
-<parameter=example_parameter_2>
-A value that
-spans several lines
-</parameter>
-</function>
-
-<IMPORTANT>
-Reminder:
-- A function call starts with <function= and ends with </function>
-- Give every required parameter
-- Call one function per reply
-- Put your reasoning before the call, never after it
-</IMPORTANT>"""
-
-XML_TASK = """<uploaded_files>
-{repo}
-</uploaded_files>
-The code repository is in the directory {repo}. Here is the issue to resolve:
-
-<pr_description>
-{issue}
-</pr_description>
-
-Change the non-test files in {repo} so that the issue is resolved; the tests are taken care of.
-A good way to work: read the code the issue is about, write a script that reproduces the problem
-and run it, fix the source, run the script again to confirm, and think about edge cases. Call
-submit when you are done."""
-
-SYSTEM_PROMPTS = {"text": TEXT_SYSTEM, "toolcall": TOOLCALL_SYSTEM, "xml": XML_SYSTEM}
-
-TEXT_TURN_HEADER = "## Your turn:\nThought:"
-LEADING_THOUGHT = re.compile(r"\A\s*Thought:")
-SILENT_SUCCESS = "Your command ran successfully and did not produce any output."
-
-
-@dataclass
-class Turn:
-    """One past exchange: the model's raw text, and the observation text that followed it."""
-
-    assistant: str
-    observation: str
+def profile_for(dialect: str, profile: ProfileChoice = None) -> Profile:
+    """`profile` itself, the profile it names, or the dialect's default one."""
+    if isinstance(profile, Profile):
+        return profile
+    return load_profile(profile or get_dialect(dialect).default_profile)
 
 
 def build_prompt(
@@ -231,86 +64,59 @@ def build_prompt(
     *,
     max_new_tokens: int = 1024,
     repo_path: str = "/testbed",
+    profile: ProfileChoice = None,
 ) -> Prompt:
     """The whole prompt for the next model turn, with the dialect's stop strings.
 
-    `repo_path` is the directory the xml dialect's task message names (the path alias).
+    `repo_path` is the directory the instance template names (the path alias).
     """
-    module = dialect_module(dialect)
+    found = get_dialect(dialect)
     prompt = Prompt(
-        stop_after=list(module.STOP_AFTER),
-        stop_before=list(module.STOP_BEFORE),
+        stop_after=list(found.stop_after),
+        stop_before=list(found.stop_before),
         max_new_tokens=max_new_tokens,
     )
-    if dialect == "text":
-        prompt.text = text_prompt(issue, turns)
-    elif dialect == "toolcall":
-        prompt.messages = toolcall_messages(issue, turns)
-        prompt.tools = TOOLS
-    else:
-        prompt.messages = xml_messages(issue, turns, repo_path)
+    found.build_prompt(prompt, profile_for(dialect, profile), dialect, issue, turns, repo_path)
     return prompt
 
 
-def text_prompt(issue: str, turns: list[Turn]) -> str:
-    parts = [f"{TEXT_SYSTEM}\n\n## Problem:\n{issue.strip()}\n\n"]
-    for turn in turns:
-        if turn.assistant.strip():
-            said = LEADING_THOUGHT.sub("", turn.assistant, count=1).strip()
-            parts.append(f"{TEXT_TURN_HEADER} {said}\n\n")
-        parts.append(f"{turn.observation.rstrip()}\n\n")
-    parts.append(TEXT_TURN_HEADER)
-    return "".join(parts)
-
-
-def toolcall_messages(issue: str, turns: list[Turn]) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": TOOLCALL_SYSTEM},
-        {"role": "user", "content": issue.strip()},
-    ]
-    for turn in turns:
-        called = False
-        if turn.assistant.strip():
-            messages.append({"role": "assistant", "content": turn.assistant})
-            called = toolcall.span(turn.assistant) is not None
-        messages.append({"role": "tool" if called else "user", "content": turn.observation})
-    return messages
-
-
-def xml_messages(issue: str, turns: list[Turn], repo_path: str) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": XML_SYSTEM},
-        {"role": "user", "content": XML_TASK.format(repo=repo_path, issue=issue.strip())},
-    ]
-    for turn in turns:
-        if turn.assistant.strip():
-            messages.append({"role": "assistant", "content": turn.assistant})
-        if messages[-1]["role"] == "user":
-            messages[-1]["content"] += "\n\n" + turn.observation
-        else:
-            messages.append({"role": "user", "content": turn.observation})
-    return messages
-
-
-def observation_text(action: Action | None, observation: Observation, exit_code: bool) -> str:
-    """Output, error and (when `exit_code`) a non-zero exit status; a placeholder when empty."""
+def observation_text(action: Action | None, observation: Observation, profile: Profile) -> str:
+    """Output and error, and an exit status line where the profile shows one."""
     parts = [p for p in (observation.output.rstrip("\n"), observation.error or "") if p.strip()]
     code = observation.exit_code
-    if exit_code and code not in (0, None):
-        parts.append(f"[exit code {code}]")
-    if parts:
-        return "\n".join(parts)
-    return SILENT_SUCCESS if isinstance(action, Bash) or action is None else "(no output)"
+    line = profile.exit_code_line(code) if code not in (0, None) else None
+    if line:
+        parts.append(line)
+    return "\n".join(parts)
 
 
-def wrap(dialect: str, body: str) -> str:
-    """The observation envelope each dialect was trained on."""
-    dialect_module(dialect)
-    if dialect == "text":
-        return f"Observation:\n{body}"
-    if dialect == "xml":
-        return f"OBSERVATION:\n{body}"
-    return body
+def envelope(
+    profile: Profile, dialect: str, body: str, total_chars: int | None = None, *, clip: bool = True
+) -> str:
+    """`body` as the model reads an observation: the no-output text when empty, else the
+    profile's line endings in the envelope, clipped (`clip`) with SWE-agent's note when longer
+    than the profile's `max_observation_length` (or when the whole output had `total_chars`)."""
+    body = body.rstrip()
+    if not body.strip():
+        return profile.render("next_step_no_output_template", dialect)
+    if profile.line_ending != "\n":
+        body = body.replace("\r\n", "\n").replace("\n", profile.line_ending)
+    limit = profile.max_observation_length
+    length = max(len(body), total_chars or 0)
+    if clip and limit and length > limit:
+        return profile.render(
+            "next_step_truncated_observation_template",
+            dialect,
+            observation=body,
+            max_observation_length=limit,
+            elided_chars=length - limit,
+        )
+    return profile.render("next_step_template", dialect, observation=body)
+
+
+def wrap(dialect: str, body: str, profile: ProfileChoice = None) -> str:
+    """The observation envelope of the dialect's (default) profile around `body`, unclipped."""
+    return envelope(profile_for(dialect, profile), dialect, body, clip=False)
 
 
 def with_notice(body: str, notice: str | None) -> str:
@@ -318,39 +124,71 @@ def with_notice(body: str, notice: str | None) -> str:
 
 
 def format_observation(
-    dialect: str, action: Action, observation: Observation, *, notice: str | None = None
+    dialect: str,
+    action: Action | None,
+    observation: Observation,
+    *,
+    notice: str | None = None,
+    profile: ProfileChoice = None,
+    to_model: ToModel | None = None,
 ) -> str:
     """What the model reads after `action` ran; `notice` is `ProposedStep.notice`, if any."""
-    body = observation_text(action, observation, exit_code=dialect != "xml")
-    return wrap(dialect, with_notice(body, notice))
+    chosen = profile_for(dialect, profile)
+    body = observation_text(action, observation, chosen)
+    if to_model is not None:
+        body = to_model(body)
+    total = observation.total_chars if observation.truncated else None
+    return envelope(chosen, dialect, with_notice(body, notice), total)
 
 
-def format_parse_error(dialect: str, error: ParseError) -> str:
-    """What the model reads when its reply could not be parsed."""
-    return wrap(dialect, f"Your reply could not be used: {error}")
+def submit_review_text(message: str, diff: str, issue: str) -> str:
+    """A review message filled in the way SWE-agent's review_on_submit_m does it:
+    `{{diff}}` and `{{problem_statement}}` replaced, printed with a final newline."""
+    return message.replace("{{diff}}", diff).replace("{{problem_statement}}", issue) + "\n"
 
 
-def format_rejection(dialect: str, feedback: str) -> str:
+def format_parse_error(dialect: str, error: ParseError, profile: ProfileChoice = None) -> str:
+    """What the model reads when its reply could not be used."""
+    return profile_for(dialect, profile).render("format_error_template", dialect, error=str(error))
+
+
+def format_rejection(dialect: str, feedback: str, profile: ProfileChoice = None) -> str:
     """What the model reads when the user rejected its action (with their feedback, if any)."""
-    text = "The user rejected this action; it was not run."
-    if feedback.strip():
-        text += f" Their feedback:\n{feedback.strip()}"
-    return wrap(dialect, text)
+    return profile_for(dialect, profile).render(
+        "rejection_template", dialect, feedback=feedback.strip()
+    )
 
 
-def format_user_message(dialect: str, text: str) -> str:
+def format_user_message(dialect: str, text: str, profile: ProfileChoice = None) -> str:
     """A message the user typed to the model between turns."""
-    dialect_module(dialect)
-    if dialect == "text":
-        return f"## Message from the user:\n{text.strip()}"
-    return text.strip()
+    return profile_for(dialect, profile).render("user_message_template", dialect, message=text.strip())
 
 
-def format_user_command(dialect: str, command: str, observation: Observation) -> str:
+def format_user_command(
+    dialect: str,
+    command: str,
+    observation: Observation,
+    profile: ProfileChoice = None,
+    to_model: ToModel | None = None,
+) -> str:
     """A shell command the user ran themselves, with its result."""
-    body = observation_text(None, observation, exit_code=True)
-    text = f"The user ran this command in the repository:\n$ {command}\n{body}"
-    return wrap(dialect, text)
+    chosen = profile_for(dialect, profile)
+    body = observation_text(None, observation, chosen) or SILENT_SUCCESS
+    if to_model is not None:
+        body = to_model(body)
+    return chosen.render("user_command_template", dialect, command=command, observation=body)
+
+
+# Shapes other modules export (agent_core.exports): the default profiles' prompts.
+def text_prompt(issue: str, turns: list[Turn], profile: ProfileChoice = None) -> str:
+    return completion_text(profile_for("text", profile), "text", issue, turns, "/testbed")
+
+
+def toolcall_messages(issue: str, turns: list[Turn], profile: ProfileChoice = None) -> list[dict]:
+    from agent_core.formats.toolcall import span
+
+    chosen = profile_for("toolcall", profile)
+    return chat_messages(chosen, "toolcall", issue, turns, "/testbed", lambda t: span(t) is not None)
 
 
 # --- notes about context trimmed to fit the window (agent_core.context) ---------------------------

@@ -10,9 +10,11 @@ hands that state to a new `Session` with the same id.
 
 Crash consistency: a step is kept when its `StepExecuted` line is in the log *and* its checkpoint
 ref still exists. A step that ran but was not logged (killed between the command and the log
-line) is dropped, and the working tree is put back to the last kept checkpoint whenever it
-differs from it (a command that was running when the process died), with a Notice saying so. A
-proposal that was streaming or waiting for a decision is simply asked for again.
+line) is dropped. Whatever changed in the working tree since the last kept checkpoint (the
+user's edits after a quit, or a command that was running when the process died) is kept, with a
+Notice listing it and saying how the session stopped; with `overwrite_changes` (`--force`) it is
+saved under `refs/navtui/<id>/before-resume-<n>` and the checkpoint is put back. A proposal that
+was streaming or waiting for a decision is simply asked for again.
 
 Not restored: the wall clock already spent (`--max-time` counts from the resume).
 """
@@ -29,8 +31,10 @@ from agent_core.backends.base import Backend, Prompt
 from agent_core.events import (
     Event,
     FormatError,
+    SessionFinished,
     SessionStarted,
     StepExecuted,
+    StepProposed,
     StepRejected,
     StepUndone,
     UserMessage,
@@ -132,8 +136,28 @@ def logged_turn(record: StepRecord, dialect: str) -> prompts.Turn:
     return prompts.Turn(record.proposed.raw, text)
 
 
-def reconcile(state: ResumeState, workspace: Workspace) -> ResumeState:
-    """Match the log to the checkpoints in git and put the tree back to the last kept one."""
+def how_it_stopped(trajectory: Trajectory) -> str:
+    """`ended (quit)`, or how a session that logged no end stopped (for the resume notice)."""
+    last_start = max(
+        (i for i, e in enumerate(trajectory.events) if isinstance(e, SessionStarted)), default=0
+    )
+    tail = trajectory.events[last_start:]
+    ends = [e for e in tail if isinstance(e, SessionFinished)]
+    if ends:
+        return f"ended ({ends[-1].reason})"
+    proposed = [e.index for e in tail if isinstance(e, StepProposed)]
+    decided = [e.record.index for e in tail if isinstance(e, (StepExecuted, StepRejected))]
+    if proposed and proposed[-1] > max(decided, default=0):
+        return f"stopped during step {proposed[-1]} (killed or crashed, mid-step)"
+    return "stopped between steps (killed or crashed)"
+
+
+def reconcile(
+    state: ResumeState, workspace: Workspace, *, stopped: str = "stopped",
+    overwrite_changes: bool = False,
+) -> ResumeState:
+    """Match the log to the checkpoints in git; keep (or, with `overwrite_changes`, save and
+    undo) whatever changed in the tree since the last kept checkpoint."""
     checkpoints = {c.index: c for c in workspace.attach(state.session_id)}
     kept: list[StepRecord] = []
     for record in state.records:
@@ -151,19 +175,35 @@ def reconcile(state: ResumeState, workspace: Workspace) -> ResumeState:
             f"steps {lost} are logged but their checkpoints are gone; resuming before them"
         )
     last = max([r.checkpoint.index for r in kept if r.checkpoint is not None], default=0)
-    unlogged = sorted(i for i in checkpoints if i > last)
-    if unlogged or workspace.dirty_since(last):
-        report = workspace.restore(last)
-        what = ", ".join(report.changed_paths[:10]) or "HEAD only"
-        notices.append(
-            f"the working tree did not match checkpoint {last} (the session stopped mid-step): "
-            f"restored it to checkpoint {last} ({what})"
-        )
+    workspace.drop_after(last)
+    changed = workspace.foreign_changes()
+    if changed:
+        notices.append(_changes_notice(workspace, last, changed, stopped, overwrite_changes))
     turns = state.turns
     if len(kept) < len(state.records):
         first_lost = state.records[len(kept)].index
         turns = [t for t in turns if t[0] < first_lost]
     return dataclasses.replace(state, records=kept, turns=turns, notices=notices)
+
+
+def _changes_notice(
+    workspace: Workspace, last: int, changed: list[str], stopped: str, overwrite: bool
+) -> str:
+    """Keep the changes (the default) or save them and put checkpoint `last` back."""
+    what = ", ".join(changed[:20]) + (f" and {len(changed) - 20} more" if len(changed) > 20 else "")
+    since = f"since the session {stopped}, after checkpoint {last}"
+    if not overwrite:
+        return (
+            f"files changed {since}: {what}. They are kept as they are; to put checkpoint "
+            f"{last} back instead (your versions saved in a ref first), resume with --force"
+        )
+    saved = workspace.save_state("before-resume")
+    report = workspace.restore(last)
+    restored = ", ".join(report.changed_paths[:10]) or "HEAD only"
+    return (
+        f"files changed {since}: restored checkpoint {last} ({restored}); what was there is "
+        f"kept in {saved}: `git restore --source={saved} -- PATH` brings a file back"
+    )
 
 
 def fast_forward(backend: Backend, turns: int) -> None:
@@ -195,19 +235,23 @@ def resume_session(
     executor: Executor,
     backend: Backend,
     listeners: Iterable[Callable[[Event], None]] = (),
+    overwrite_changes: bool = False,
     **overrides: object,
 ) -> Session:
     """A Session that carries on the logged one; listeners see its restart notices.
 
     Typical use: `session = resume_session(path, workspace=..., executor=..., backend=...,
     listeners=[TrajectoryWriter(path, resumed=True), printer])` then `session.run(policy)`.
+    Files changed since the session stopped are kept unless `overwrite_changes` (then they are
+    saved under a `before-resume` ref and the last checkpoint is put back).
     """
     if isinstance(trajectory, Path):
         trajectory = read_trajectory(trajectory)
     refusal = resume_refusal(trajectory)
     if refusal is not None:
         raise TrajectoryError(refusal)
-    state = reconcile(load_state(trajectory), workspace)
+    state = reconcile(load_state(trajectory), workspace, stopped=how_it_stopped(trajectory),
+                      overwrite_changes=overwrite_changes)
     session = Session(
         workspace=workspace,
         executor=executor,

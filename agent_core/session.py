@@ -41,18 +41,22 @@ from agent_core.events import (
 )
 from agent_core.executor import Executor
 from agent_core.formats import ParseError, translate
+from agent_core.formats.common import join_notices
 from agent_core.policy import Policy
+from agent_core.repetition import RepetitionGuard
 from agent_core.stored_turns import store_turn
+from agent_core.stuck import StuckDetector
 from agent_core.steps import (
     Approve,
     Decision,
     EditAction,
+    Observation,
     ProposedStep,
     Quit,
     Reject,
     StepRecord,
 )
-from agent_core.workspace import Workspace, WorkspaceError
+from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 
 
 @dataclass
@@ -64,8 +68,12 @@ class SessionConfig:
     max_time: float | None = None  # wall-clock seconds for the whole session
     command_timeout: float = 120.0
     max_format_errors: int = 3  # consecutive unparseable turns before stopping
+    max_stuck: int | None = None  # stuck turns (agent_core.stuck) before stopping; None: never
     path_alias: str = "/testbed"
     backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
+    prompt_profile: str | None = None  # a profile name or file; None: the dialect's default
+    submit_review: bool = False  # the first submit gets the profile's review message, if any
+    sandbox: str = ""  # where bash runs (Executor.where), set by the Session; shown and logged
 
 
 def new_session_id() -> str:
@@ -76,6 +84,8 @@ def new_session_id() -> str:
 
 # The prompt shape used while the dialect is still "auto" (before the first parseable reply).
 AUTO_PROMPT_DIALECT = "toolcall"
+# The `StepRecord.extra` key of a submit answered with a review message (its stage, from 0).
+REVIEW_KEY = "submit_review"
 
 
 @dataclass
@@ -104,7 +114,7 @@ class Session:
     ) -> None:
         self.id = session_id or new_session_id()
         self.issue = issue
-        self.config = config
+        self.config = dataclasses.replace(config, sandbox=executor.where)
         self.workspace = workspace
         self.executor = executor
         self.backend = backend
@@ -119,6 +129,8 @@ class Session:
         self._fitter: tuple[str, ContextFitter] | None = None  # (dialect, fitter)
         self._started_at: float | None = None
         self._cancelled = threading.Event()
+        self._stuck = StuckDetector()
+        self._turn_notice: str | None = None  # about how the last reply was cut, for the model
 
     # --- events ---------------------------------------------------------------------------
 
@@ -157,6 +169,11 @@ class Session:
         return AUTO_PROMPT_DIALECT if self.config.dialect == "auto" else self.config.dialect
 
     @property
+    def profile(self) -> prompts.Profile:
+        """The prompt profile: the configured one, or the dialect's default."""
+        return prompts.profile_for(self.dialect, self.config.prompt_profile)
+
+    @property
     def started(self) -> bool:
         return self._started_at is not None
 
@@ -165,6 +182,8 @@ class Session:
         self.workspace.begin(self.id)
         self._started_at = time.monotonic()
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
+        for message in getattr(self.backend, "notices", ()):
+            self._emit(Notice(message))
 
     def run(self, policy: Policy) -> SessionFinished:
         """Propose and decide until the session finishes; returns how it finished."""
@@ -184,9 +203,10 @@ class Session:
         self.backend.cancel()
 
     def close(self) -> None:
-        """Stop the shell and free the model."""
+        """Stop the shell, free the model and give up the repository's session lock."""
         self.executor.close()
         self.backend.close()
+        self.workspace.close()
 
     # --- the model's turn -------------------------------------------------------------------
 
@@ -240,8 +260,24 @@ class Session:
         if raw is None:
             return None
         usage = self.backend.last_usage or Usage()
-        self._emit(UsageReported(index, usage, fitted.tokens, self.config.context_window))
+        self._emit(
+            UsageReported(
+                index, usage, fitted.tokens, self.config.context_window,
+                context_estimated=not getattr(self.backend, "exact_counts", True),
+            )
+        )
+        if self._turn_notice is None and usage.new_tokens >= self.config.max_new_tokens:
+            self._cut(
+                f"reply {index} cut at {self.config.max_new_tokens} tokens (--max-new-tokens)",
+                f"Your reply was cut off after {self.config.max_new_tokens} tokens. Keep replies "
+                "short: brief reasoning, then exactly one action.",
+            )
         return self._parse(index, raw)
+
+    def _cut(self, shown: str, told: str) -> None:
+        """A reply was cut short: tell the user now and the model with the next observation."""
+        self._emit(Notice(shown))
+        self._turn_notice = told
 
     def _fit_context(self) -> Fitted:
         """This turn's prompt from the session's fitter (a new one when the dialect changed)."""
@@ -262,18 +298,31 @@ class Session:
             turns,
             max_new_tokens=self.config.max_new_tokens,
             repo_path=self.config.path_alias,
+            profile=self.profile,
         )
 
     def _generate(self, index: int, prompt: Prompt) -> str | None:
         """Stream one turn; None when it was cancelled or the session finished meanwhile."""
         self._cancelled.clear()
+        self._turn_notice = None
         chunks: list[str] = []
+        guard = RepetitionGuard()
         try:
             for chunk in self.backend.stream(prompt):
                 if self._cancelled.is_set():
                     break
                 chunks.append(chunk)
                 self._emit(TokenStreamed(index, chunk))
+                loop = guard.feed(chunk)
+                if loop is not None:
+                    self.backend.cancel()
+                    shown = " ".join(loop.split())[:60]
+                    self._cut(
+                        f"reply {index} stopped early: it kept repeating {shown!r}",
+                        f"Your reply was stopped because it kept repeating {shown!r}. Do not "
+                        "repeat text: give brief reasoning, then exactly one action.",
+                    )
+                    break
                 if self._out_of_time():
                     self.backend.cancel()
                     self._finish("limit", self._limit_reached() or "out of time")
@@ -294,6 +343,7 @@ class Session:
             step = formats.parse(raw, self.config.dialect)
         except ParseError as error:
             return self._format_error(index, raw, error)
+        step.notice = join_notices(step.notice, self._turn_notice)
         self._format_errors = 0
         if self.config.dialect == "auto":
             self.config.dialect = step.dialect
@@ -307,9 +357,15 @@ class Session:
     def _format_error(self, index: int, raw: str, error: ParseError) -> None:
         """The reply becomes a turn whose observation is the parse error; stop after N in a row."""
         self._format_errors += 1
-        observation = prompts.format_parse_error(self.dialect, error)
+        stuck = self._stuck.format_error(raw, error.example)
+        observation = prompts.with_notice(
+            prompts.format_parse_error(self.dialect, error, self.profile),
+            join_notices(self._turn_notice, stuck),
+        )
         self._entries.append(_Entry(index, prompts.Turn(raw, observation)))
         self._emit(FormatError(index, raw, str(error), self._format_errors, observation))
+        if self._stop_if_stuck(stuck):
+            return
         if self._format_errors >= self.config.max_format_errors:
             self._finish(
                 "format_errors",
@@ -352,11 +408,30 @@ class Session:
 
     def _reject(self, proposal: StepProposed, decision: Reject) -> StepRecord:
         record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
-        observation = prompts.format_rejection(self.dialect, decision.feedback)
+        stuck = self._stuck.rejected(proposal.step.action, decision.feedback)
+        observation = prompts.with_notice(
+            prompts.format_rejection(self.dialect, decision.feedback, self.profile), stuck
+        )
         self._append_turn(record, prompts.Turn(self._pending_raw, observation))
         self.records.append(record)
         self._emit(StepRejected(record))
+        self._stop_if_stuck(stuck)
         return record
+
+    def _stop_if_stuck(self, stuck: str | None) -> bool:
+        """Tell the user about a stuck turn; finish once `max_stuck` of them were seen."""
+        if stuck is None:
+            return False
+        self._emit(Notice(f"stuck: {stuck}"))
+        limit = self.config.max_stuck
+        if limit is None or self._stuck.count < limit:
+            return False
+        self._finish(
+            "stuck",
+            f"stopped after {self._stuck.count} turns in which the model repeated itself "
+            f"(--max-stuck {limit}); last: {stuck}",
+        )
+        return True
 
     def _edited_turn(self, proposal: StepProposed, action: Action) -> tuple[str, str]:
         """(assistant text, note) for an edited step: the model's turn shows the user's action."""
@@ -375,13 +450,18 @@ class Session:
         assistant, note = self._pending_raw, ""
         if isinstance(decision, EditAction):
             assistant, note = self._edited_turn(proposal, action)
-        observation = self.executor.execute(action)
+        review = self._review(action)
+        if review is not None:
+            observation = Observation(output=review, exit_code=0)
+        else:
+            observation = self.executor.execute(action)
         try:
             checkpoint = self.workspace.checkpoint(proposal.index)
             diff = self.workspace.step_diff(proposal.index)
         except WorkspaceError as error:
             self._fail(f"could not checkpoint step {proposal.index}: {error}")
             return None
+        self._warn_repo_control(proposal.index)
         record = StepRecord(
             index=proposal.index,
             proposed=proposal.step,
@@ -391,17 +471,49 @@ class Session:
             checkpoint=checkpoint,
             diff=diff,
         )
+        if review is not None:
+            record.extra[REVIEW_KEY] = self._submits_reviewed()
+        stuck = None if isinstance(action, Submit) else self._stuck.executed(action, observation)
         text = prompts.format_observation(
-            self.dialect, action, observation, notice=proposal.step.notice
+            self.dialect,
+            action,
+            observation,
+            notice=join_notices(proposal.step.notice, stuck),
+            profile=self.profile,
+            to_model=self.executor.path_map.to_model,
         )
         if note:
             text = f"{note}\n{text}"
         self._append_turn(record, prompts.Turn(assistant, text))
         self.records.append(record)
         self._emit(StepExecuted(record))
-        if isinstance(action, Submit):
+        if isinstance(action, Submit) and review is None:
             self._finish("submitted", "the model submitted its fix")
+        self._stop_if_stuck(stuck)
         return record
+
+    def _warn_repo_control(self, index: int) -> None:
+        changed = self.workspace.repo_control_changes()
+        if changed:
+            self._emit(Notice(
+                f"step {index} changed git's own config or hooks: {', '.join(changed)}. "
+                "navtui's git calls never run them, and undo does not put them back; your own "
+                "git commands would run them: check them before you run git in this repository."
+            ))
+
+    def _submits_reviewed(self) -> int:
+        return sum(1 for record in self.records if REVIEW_KEY in record.extra)
+
+    def _review(self, action: Action) -> str | None:
+        """The review message a submit gets instead of ending the session (SWE-smith's review on
+        submit: the first submit shows the session's diff), or None when the submit ends it."""
+        if not isinstance(action, Submit) or not self.config.submit_review:
+            return None
+        messages = self.profile.submit_review_messages
+        stage = self._submits_reviewed()
+        if stage >= len(messages):
+            return None
+        return prompts.submit_review_text(messages[stage], self._patch(), self.issue)
 
     def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
         """Add the step's turn to the conversation and keep it, verbatim, in the record.
@@ -425,6 +537,7 @@ class Session:
         observation = self.executor.run_user_command(command)
         action = Bash(command)
         checkpoint = self.workspace.checkpoint(index)
+        self._warn_repo_control(index)
         record = StepRecord(
             index=index,
             proposed=ProposedStep(thought="", action=action, raw="", dialect=self.dialect),
@@ -435,7 +548,9 @@ class Session:
             diff=self.workspace.step_diff(index),
             extra={"source": "user"},
         )
-        note = prompts.format_user_command(self.dialect, command, observation)
+        note = prompts.format_user_command(
+            self.dialect, command, observation, self.profile, self.executor.path_map.to_model
+        )
         self._append_turn(record, prompts.Turn("", note))
         self.records.append(record)
         self._emit(StepExecuted(record))
@@ -444,7 +559,7 @@ class Session:
     def add_user_message(self, text: str) -> None:
         """A message from the user; the model reads it with its next prompt."""
         step = self.records[-1].index if self.records else 0
-        note = prompts.format_user_message(self.dialect, text)
+        note = prompts.format_user_message(self.dialect, text, self.profile)
         self._entries.append(_Entry(step, prompts.Turn("", note)))
         self._emit(UserMessage(text, note))
 
@@ -474,10 +589,13 @@ class Session:
 
     # --- undo -----------------------------------------------------------------------------
 
-    def undo(self, to_index: int | None = None) -> StepUndone:
+    def undo(self, to_index: int | None = None, *, force: bool = False) -> StepUndone:
         """Go back to the state after step `to_index` (None: before the last executed step).
 
         Files return to that step's checkpoint, and the conversation forgets every later turn.
+        Raises `UnsafeRestore` (listing them) when files changed since the last checkpoint that
+        the session did not change, unless `force`; either way the state before the undo is
+        kept under a `before-undo` ref (`StepUndone.saved_ref`).
         """
         executed = [r for r in self.records if r.checkpoint is not None]
         if to_index is None:
@@ -487,11 +605,16 @@ class Session:
         if to_index < 0:
             raise ValueError(f"cannot undo to step {to_index}: checkpoint 0 is the first")
         kept = [r for r in executed if r.index <= to_index]
+        foreign = self.workspace.foreign_changes()
+        if foreign and not force:
+            raise UnsafeRestore(foreign, self.workspace.checkpoints[-1].index)
+        saved = self.workspace.save_state("before-undo")
         report = self.workspace.restore(kept[-1].index if kept else 0)
         self.records = [r for r in self.records if r.index <= to_index]
         self._entries = [e for e in self._entries if e.step <= to_index]
         self.pending = None
         self._format_errors = 0
-        event = StepUndone(to_index=to_index, changed_paths=list(report.changed_paths))
+        self._stuck.reset()
+        event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)
         return event

@@ -28,6 +28,8 @@ class Observation:
     exit_code: int | None = None
     truncated: bool = False
     error: str | None = None
+    # When `truncated`: how many characters the whole output had (a clipping note reports it).
+    total_chars: int | None = None
 
 
 @dataclass

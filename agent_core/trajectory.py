@@ -30,7 +30,6 @@ import glob
 import json
 import os
 import re
-import subprocess
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -57,6 +56,8 @@ from agent_core.events import (
     UsageReported,
     UserMessage,
 )
+from agent_core.git.runner import GitRunner
+from agent_core.sanitize import json_safe
 from agent_core.steps import (
     Approve,
     Checkpoint,
@@ -70,6 +71,7 @@ from agent_core.steps import (
 )
 
 REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 4
 _SECRET_KEYS = frozenset({"apikey", "token", "secret", "password", "authorization", "cookie"})
 _SECRET_SUFFIXES = ("api_key", "_token", "_secret", "_password")
 # The password of a URL like https://user:password@host/...
@@ -217,6 +219,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             usage=Usage(**body["usage"]),
             context_tokens=body["context_tokens"],
             context_limit=body["context_limit"],
+            context_estimated=body.get("context_estimated", False),
         )
     cls = _PLAIN_EVENTS.get(name)  # type: ignore[arg-type]
     if cls is None:
@@ -236,6 +239,31 @@ def scrub(value: Any) -> Any:
     return value
 
 
+def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """`value` with every literal secret and every URL password replaced by REDACTED in each
+    string it holds (recursively), so no JSON escaping can hide one from the replacement.
+
+    Secrets shorter than MIN_SECRET_LENGTH are left alone: replacing e.g. "1" everywhere would
+    wreck the text, and a value that short protects nothing."""
+    if isinstance(value, str):
+        for secret in secrets:
+            if len(secret) >= MIN_SECRET_LENGTH:
+                value = value.replace(secret, REDACTED)
+        return _URL_PASSWORD.sub(rf"\g<1>{REDACTED}@", value) if "://" in value else value
+    if isinstance(value, dict):
+        return {k: redact(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, secrets) for v in value]
+    return value
+
+
+def redact_event(event: Event, secrets: Iterable[str] = ()) -> Event:
+    """A copy of `event` with `redact` applied to every string it carries."""
+    if isinstance(event, TokenStreamed):
+        return TokenStreamed(event.index, redact(event.text, secrets))
+    return event_from_dict(redact(event_to_dict(event), secrets))
+
+
 def _is_secret_key(key: object) -> bool:
     name = str(key).lower().replace("-", "_")
     return name in _SECRET_KEYS or name.endswith(_SECRET_SUFFIXES)
@@ -249,15 +277,13 @@ def repo_state_dir(repo: Path | str) -> Path:
 
     A linked worktree has its own git dir, so its sessions are listed and resumed there only.
     """
-    result = subprocess.run(
-        ["git", "rev-parse", "--absolute-git-dir"], cwd=repo, capture_output=True, text=True
-    )
+    result = GitRunner(Path(repo)).run_full("rev-parse", "--absolute-git-dir", ok_codes=(0, 128))
     if result.returncode != 0:
         raise TrajectoryError(
-            f"{repo} is not a git repository ({result.stderr.strip()}); "
+            f"{repo} is not a git repository ({os.fsdecode(result.stderr).strip()}); "
             "pass the repository navtui ran on"
         )
-    return Path(result.stdout.strip()) / "navtui"
+    return Path(os.fsdecode(result.stdout).strip()) / "navtui"
 
 
 def sessions_dir(state_dir: Path) -> Path:
@@ -309,10 +335,11 @@ class TrajectoryWriter:
                 self._file = None
 
     def _line(self, data: dict[str, Any]) -> str:
-        line = json.dumps(scrub({**data, "t": time.time()}), ensure_ascii=False)
-        for secret in self._secrets:
-            line = line.replace(secret, REDACTED)
-        return _URL_PASSWORD.sub(rf"\g<1>{REDACTED}@", line) + "\n"
+        """One JSON line: credentials redacted in every string, then encoded so that any text
+        (undecodable bytes kept as surrogates, control characters) reads back exactly and the
+        file stays valid UTF-8."""
+        redacted = redact(scrub({**data, "t": time.time()}), self._secrets)
+        return json_safe(json.dumps(redacted, ensure_ascii=False)) + "\n"
 
     def _write(self, data: dict[str, Any], *, sync: bool) -> None:
         line = self._line(data)
@@ -321,7 +348,7 @@ class TrajectoryWriter:
                 return
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("a", encoding="utf-8")
+                self._file = self.path.open("a", encoding="utf-8", newline="\n")
                 header = {"type": "writer", "pid": os.getpid(), "resumed": self._resumed}
                 self._file.write(self._line(header))
                 sync = True
@@ -401,11 +428,13 @@ def read_trajectory(path: Path | str) -> Trajectory:
     """Read a log written by `TrajectoryWriter`; a torn final line is skipped."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
     except FileNotFoundError as exc:
         raise TrajectoryError(
             f"no session log at {path}; `navtui sessions REPO` lists the sessions there"
         ) from exc
+    # Split on "\n" only: str.splitlines would also cut at U+2028, U+0085 and the like.
+    lines = text.removesuffix("\n").split("\n") if text else []
     trajectory = Trajectory(path=path, events=[], times=[])
     for number, line in enumerate(lines, 1):
         try:

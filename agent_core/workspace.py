@@ -16,23 +16,30 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import git as gitpython
 
-from agent_core.git.errors import WorkspaceError
+from agent_core.git.control import ControlWatch
+from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
+from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree
 from agent_core.steps import Checkpoint
 
-__all__ = ["RestoreReport", "Workspace", "WorkspaceError"]
+__all__ = ["RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
 REF_ROOT = "refs/navtui"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _MISSING = "-"
+_VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
+_VANISHED_RETRIES = 20
+_PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 
 # Files and directories git leaves behind while an operation waits for the user.
 _IN_PROGRESS = {
@@ -112,6 +119,7 @@ class Workspace:
         self.snapshot_warnings: list[str] = []
         self._git = GitRunner(root)
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
+        self._control = ControlWatch(root, git_dir, common_dir)
         self._checkpoints: list[Checkpoint] = []
         self._trees: dict[str, str] = {}
         self._staged: str | None = None
@@ -152,6 +160,7 @@ class Workspace:
         self._use_session(session_id)
         index = self._index_path()
         index.parent.mkdir(parents=True, exist_ok=True)
+        self._take_lock()
         user_index = self._user_index()
         if user_index.exists():
             shutil.copyfile(user_index, index)
@@ -179,6 +188,7 @@ class Workspace:
                 f"no session {session_id!r} in {self.root}; known: {', '.join(self.sessions()) or 'none'}"
             )
         self._use_session(session_id)
+        self._take_lock()
         for ref, commit, tree, message in sorted(records, key=lambda r: int(r[0].rsplit("/", 1)[1])):
             fields = _parse_message(message)
             index = int(ref.rsplit("/", 1)[1])
@@ -194,10 +204,20 @@ class Workspace:
         self._index_stamp = None
         return self.checkpoints
 
+    def check_free(self) -> None:
+        """Raise `SessionLocked` (naming it) if another live navtui session holds this repo."""
+        check_free(self.state_dir, self.root)
+
+    def close(self) -> None:
+        """Give up the repository's session lock (if this process holds it)."""
+        release(self.state_dir)
+
     def delete_session(self, session_id: str) -> None:
         """Remove a session's refs and private index (its commits become garbage for `git gc`)."""
         self._check_session_id(session_id)
-        refs = [r[0] for r in self._session_refs(session_id)]
+        refs = self._git.run(
+            "for-each-ref", "--format=%(refname)", f"{REF_ROOT}/{session_id}/"
+        ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
         (self.state_dir / "checkpoints" / f"{session_id}.index").unlink(missing_ok=True)
@@ -240,7 +260,7 @@ class Workspace:
         old, new = self._trees[self._first().commit], self._snapshot()
         if old == new:
             return ""
-        out = self._git.run("diff-tree", "-p", "-M", "--binary", "--no-color", old, new)
+        out = self._git.run("diff-tree", *_PATCH_ARGS, "--binary", old, new)
         return out.decode("utf-8", "surrogateescape")
 
     # -- undo -------------------------------------------------------------------------------
@@ -266,12 +286,65 @@ class Workspace:
         self._checkpoints = self._checkpoints[: position + 1]
         return RestoreReport(changed, head_moved)
 
+    def foreign_changes(self) -> list[str]:
+        """What changed since the last checkpoint: paths, then `HEAD (...)` if HEAD moved.
+
+        The session checkpoints after every step, so these are changes it did not make (the
+        user's edits while the model thought, a session that stopped mid-step, ...).
+        """
+        last = self._last()
+        paths = self.changed_files(last.index)
+        head = self._heads.read()
+        if head != HeadState(last.head, last.branch):
+            where = head.branch or "detached"
+            paths.append(f"HEAD (now {where} at {(head.commit or 'no commit')[:10]})")
+        return paths
+
+    def save_state(self, label: str) -> str:
+        """Keep the working tree and HEAD as they are now under `refs/navtui/<id>/<label>-<n>`.
+
+        Undo/resume call this before rewriting anything, so nothing they overwrite is lost;
+        returns the ref (`git restore --source=<ref> -- PATH` brings a file back).
+        """
+        last = self._last()
+        tree, head = self._snapshot(), self._heads.read()
+        if tree == self._trees[last.commit] and head == HeadState(last.head, last.branch):
+            commit = last.commit
+        else:
+            parents: list[str] = []
+            for parent in dict.fromkeys(p for p in (head.commit, last.commit) if p):
+                parents += ["-p", parent]
+            commit = self._git.line(
+                "commit-tree", "--no-gpg-sign", *parents, "-m", _message(head, None), tree
+            )
+        prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
+        taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
+        ref = f"{prefix}{len(taken) + 1}"
+        self._git.run("update-ref", ref, commit, "0" * 40)
+        return ref
+
+    def drop_after(self, index: int) -> None:
+        """Forget checkpoints after `index` without touching files (unlogged ones on resume)."""
+        position = self._position(index)
+        dropped = self._checkpoints[position + 1:]
+        if dropped:
+            lines = "".join(f"delete {c.ref}\n" for c in dropped)
+            self._git.run("update-ref", "--stdin", stdin=lines.encode())
+        self._checkpoints = self._checkpoints[: position + 1]
+
     def dirty_since(self, index: int) -> bool:
         """True if the working tree or HEAD/branch no longer match checkpoint `index`."""
         target = self._checkpoints[self._position(index)]
         if self._snapshot() != self._trees[target.commit]:
             return True
         return self._heads.read() != HeadState(target.head, target.branch)
+
+    def repo_control_changes(self) -> list[str]:
+        """Git config, hooks and attributes files changed since the last call (one line each).
+
+        navtui's own git calls never run them; the user's own git commands would.
+        """
+        return self._control.changes()
 
     # -- internals --------------------------------------------------------------------------
 
@@ -284,6 +357,13 @@ class Workspace:
             raise WorkspaceError(
                 f"session id {session_id!r} cannot name a git ref: use letters, digits, '.', '_', '-'"
             )
+
+    def _take_lock(self) -> None:
+        """One session per repository; then a private-index lock left by a killed navtui
+        (only the lock holder writes the private index) is stale and removed."""
+        assert self.session_id is not None
+        acquire(self.state_dir, self.session_id, self.root)
+        self._index_path().with_name(self._index_path().name + ".lock").unlink(missing_ok=True)
 
     def _use_session(self, session_id: str) -> None:
         self._check_session_id(session_id)
@@ -326,7 +406,7 @@ class Workspace:
         index = self._index_path()
         # --ignore-errors: a file git cannot add (unreadable, an empty nested repository) is left
         # out of the snapshot instead of failing it; the reasons are kept in `snapshot_warnings`.
-        result = self._git.run_full("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1))
+        result = self._add_all(index)
         self.snapshot_warnings = [
             line for line in result.stderr.decode("utf-8", "replace").splitlines() if line.strip()
         ]
@@ -337,6 +417,27 @@ class Workspace:
         tree = self._git.line("write-tree", index=index)
         self._index_tree, self._index_stamp = tree, self._stamp()
         return tree
+
+    def _add_all(self, index: Path) -> subprocess.CompletedProcess[bytes]:
+        """`git add -A` into the private index, retried while files vanish under it.
+
+        A watcher or build tool that creates and deletes files makes git die with "unable to
+        stat" when a file it just listed is gone; the next try sees the directory afresh.
+        """
+        for attempt in range(_VANISHED_RETRIES):
+            result = self._git.run_full(
+                "add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128)
+            )
+            if result.returncode != 128:
+                return result
+            error = result.stderr.decode("utf-8", "replace").strip()
+            if not any(sign in error for sign in _VANISHED):
+                break
+            time.sleep(0.005 * attempt)
+        raise WorkspaceError(
+            f"could not snapshot {self.root}: {error}. If a tool keeps creating and deleting "
+            "files there, pause it (or ignore its files in .gitignore) and try again."
+        )
 
     def _staged_commit(self, index: Path, head: HeadState) -> str | None:
         """A commit of the user's staged state (their index), or None if it has conflicts."""
@@ -398,7 +499,7 @@ class Workspace:
     def _diff(self, old: str, new: str) -> str:
         if old == new:
             return ""
-        out = self._git.run("diff-tree", "-p", "-M", "--no-color", old, new)
+        out = self._git.run("diff-tree", *_PATCH_ARGS, old, new)
         return out.decode("utf-8", "replace")
 
     def _clear_operation_state(self) -> None:

@@ -5,8 +5,8 @@
 
 Without `--auto`/`--plain` the Textual app opens (a terminal is required). `--auto` approves
 every action and prints a transcript (or `--json` event lines); `--plain` asks on stdin.
-Exit codes: 0 submitted, 1 error, 2 stopped by a limit / exhausted script / format errors,
-3 quit by the user.
+Exit codes: 0 submitted, 1 error, 2 stopped by a limit / exhausted script / format errors /
+stuck model, 3 quit by the user.
 """
 
 from __future__ import annotations
@@ -23,18 +23,29 @@ from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend,
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
+from agent_core.executor.sandbox import (
+    SANDBOX_MODES,
+    Launcher,
+    SandboxError,
+    SandboxSettings,
+    resolve_sandbox,
+)
+from agent_core.git.patches import write_patch
+from agent_core.formats import DIALECTS
+from agent_core.profiles import PROFILES, ProfileError, load_profile
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
 from agent_core.workspace import Workspace, WorkspaceError
 
-SUBCOMMANDS = ("sessions", "export", "batch", "demo")
+SUBCOMMANDS = ("sessions", "export", "batch", "demo", "config", "doctor")
 EXIT_CODES = {
     "submitted": 0,
     "error": 1,
     "limit": 2,
     "script_exhausted": 2,
     "format_errors": 2,
+    "stuck": 2,
     "quit": 3,
 }
 
@@ -82,9 +93,34 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
         "--script", metavar="FILE", help='replay script: JSON Lines of {"output": ...}'
     )
     group.add_argument(
-        "--dialect", choices=("auto", "text", "toolcall", "xml"), default="auto",
+        "--request-timeout", type=positive_float, metavar="S",
+        help="with --backend openai: seconds to wait for each piece of the reply, prefill "
+        "included (default 300)",
+    )
+    group.add_argument(
+        "--tokenizer", metavar="ID|PATH",
+        help="with --backend openai: tokenizer for exact prompt token counts (default: estimate)",
+    )
+    group.add_argument(
+        "--threads", type=positive_int, metavar="N",
+        help="with --backend hf on CPU: torch threads (default: NAVTUI_THREADS, else the number "
+        "of physical cores)",
+    )
+    group.add_argument(
+        "--dialect", choices=("auto", *DIALECTS), default="auto",
         help="the model's action format (default: from the preset or model name, "
         "else detected from its first reply)",
+    )
+    group.add_argument(
+        "--prompt-profile", metavar="NAME|FILE",
+        help=f"the words the model reads: {', '.join(PROFILES)} or a profile YAML file "
+        "(default: the preset's, else the dialect's: swesmith for toolcall/xml, r2e-card for text)",
+    )
+    group.add_argument(
+        "--no-submit-review", action="store_true",
+        help="end at the model's first submit (default with a model backend: answer it with the "
+        "profile's review message and the diff, as in SWE-smith's training, and end at the next "
+        "submit)",
     )
 
 
@@ -101,6 +137,33 @@ def add_limit_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--command-timeout", type=positive_float, default=120.0, metavar="S",
         help="seconds one command may run before it is killed (default 120)",
+    )
+    group.add_argument(
+        "--max-new-tokens", type=positive_int, metavar="N",
+        help="tokens one reply may generate (default: the preset's, else 1024)",
+    )
+    group.add_argument(
+        "--max-stuck", type=positive_int, default=2, metavar="N",
+        help="headless runs stop (reason `stuck`, exit 2) after N turns in which the model "
+        "repeated itself (default 2)",
+    )
+
+
+def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
+    """Where the model's commands run (see README, "Safety")."""
+    group = parser.add_argument_group("sandbox")
+    group.add_argument(
+        "--sandbox", choices=SANDBOX_MODES, default="auto",
+        help="run commands in a bubblewrap sandbox: the repo at /testbed, the rest read-only, "
+        "no network (auto: when bwrap works here, else say why; on: refuse without it)",
+    )
+    group.add_argument(
+        "--network", action="store_true",
+        help="let sandboxed commands use the network (e.g. pip install)",
+    )
+    group.add_argument(
+        "--writable", action="append", default=[], metavar="PATH",
+        help="a directory the sandbox may write to, e.g. a venv or cache (repeatable)",
     )
 
 
@@ -137,6 +200,7 @@ def build_parser() -> Parser:
     issue.add_argument("--issue-file", metavar="FILE", help="read the issue from a file")
     add_backend_args(parser)
     add_limit_args(parser)
+    add_sandbox_args(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--patch-out", metavar="FILE", help="write the session's patch here")
     out.add_argument(
@@ -145,6 +209,11 @@ def build_parser() -> Parser:
     )
     parser.add_argument(
         "--resume", metavar="ID", help="continue a logged session (see `navtui sessions`)"
+    )
+    parser.add_argument(
+        "--force", action="store_true",
+        help="with --resume: put the last checkpoint back even over files changed since the "
+        "session stopped (they are kept by default; forced, they are saved in a ref first)",
     )
     parser.add_argument("repo", metavar="REPO", help="path to a local git repository")
     return parser
@@ -166,6 +235,10 @@ def backend_config(args: argparse.Namespace) -> BackendConfig:
             api_key=args.api_key,
             script=args.script,
             dialect=args.dialect,
+            max_new_tokens=args.max_new_tokens,
+            request_timeout=args.request_timeout,
+            tokenizer=args.tokenizer,
+            threads=args.threads,
         )
     )
 
@@ -176,19 +249,53 @@ def make_backend(args: argparse.Namespace) -> Backend:
 
 def session_config(args: argparse.Namespace) -> SessionConfig:
     resolved = backend_config(args)
+    preset = PRESETS.get(resolved.preset or "")
+    profile = getattr(args, "prompt_profile", None) or (preset.prompt_profile if preset else None)
+    if profile is not None:
+        try:
+            load_profile(profile)
+        except ProfileError as error:
+            raise CliError(str(error)) from None
     return SessionConfig(
         dialect=resolved.dialect,
         context_window=resolved.context_window or SessionConfig.context_window,
+        max_new_tokens=resolved.max_new_tokens or SessionConfig.max_new_tokens,
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
+        # Only runs nobody watches stop by themselves; in the app the user sees the notices.
+        max_stuck=args.max_stuck if getattr(args, "auto", True) else None,
         backend_info=describe(resolved),
+        prompt_profile=profile,
+        # A replay script replays a recording, which has a review turn only if it was recorded.
+        submit_review=not getattr(args, "no_submit_review", False) and resolved.backend != "replay",
     )
 
 
 def backend_secrets(args: argparse.Namespace) -> list[str]:
-    """Values that must never reach a log."""
-    return [args.api_key] if args.api_key else []
+    """Values that must never reach a log or a transcript (see `secret_values`)."""
+    from agent_core.backends.credentials import secret_values
+
+    return secret_values(args.api_key, args.base_url)
+
+
+SECRET_FLAG_WARNING = (
+    "navtui: warning: {flag} on the command line can be read by every process on this machine "
+    "(ps, /proc/PID/cmdline), the model's shell included; set NAVTUI_API_KEY in the environment "
+    "instead"
+)
+
+
+def warn_about_secret_flags(argv: list[str]) -> None:
+    """A key given as a flag (or inside --base-url) sits in navtui's argv for the whole session,
+    and a Python process cannot blank its own /proc/PID/cmdline: say so, and what to use.
+    (A key from the config file or the environment is not in argv: no warning.)"""
+    from agent_core.backends.credentials import split_credentials
+
+    if any(arg == "--api-key" or arg.startswith("--api-key=") for arg in argv):
+        print(SECRET_FLAG_WARNING.format(flag="--api-key"), file=sys.stderr)
+    if any(split_credentials(arg)[1] for arg in argv if "://" in arg and "@" in arg):
+        print(SECRET_FLAG_WARNING.format(flag="a key in --base-url"), file=sys.stderr)
 
 
 # --- main ---------------------------------------------------------------------------------
@@ -198,15 +305,33 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return run_subcommand(argv[0], argv[1:])
-    args = build_parser().parse_args(argv)
+    from app.config import ConfigError
+
+    try:
+        args = parse_args(argv)
+    except ConfigError as error:
+        print(f"navtui: {error}", file=sys.stderr)
+        return 1
+    warn_about_secret_flags(argv)
     try:
         return run(args)
-    except (CliError, BackendError, WorkspaceError, TrajectoryError) as error:
+    except (CliError, BackendError, WorkspaceError, TrajectoryError, ConfigError,
+            SandboxError) as error:
         print(f"navtui: {error}", file=sys.stderr)
         return 1
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command line over the config file's settings; ConfigError when the file is bad."""
+    from app.config import configure
+
+    parser = build_parser()
+    configure(parser, argv, logged_backend=LOGGED_BACKEND_OPTIONS)
+    return parser.parse_args(argv)
+
+
 def run_subcommand(name: str, argv: list[str]) -> int:
+    warn_about_secret_flags(argv)
     if name == "demo":
         from app.demo import demo_main
 
@@ -215,6 +340,14 @@ def run_subcommand(name: str, argv: list[str]) -> int:
 
     parser = Parser(prog=f"navtui {name}")
     getattr(subcommands, f"add_{name}_args")(parser)
+    if name == "batch":
+        from app.config import ConfigError, configure
+
+        try:
+            configure(parser, argv)
+        except ConfigError as error:
+            print(f"navtui: {error}", file=sys.stderr)
+            return 1
     if name != "export":
         return getattr(subcommands, f"{name}_main")(parser.parse_args(argv))
     # The contract is `navtui export ID --format F [REPO]`: REPO may also come last.
@@ -239,6 +372,7 @@ def run(args: argparse.Namespace) -> int:
                 "add --auto to run headless, or --plain to answer on stdin"
             )
     workspace = Workspace.open(args.repo)
+    workspace.check_free()
     issue = read_issue(args)
     if args.resume is None and mode == "auto" and not issue:
         raise CliError("--auto needs the issue: pass --issue TEXT or --issue-file FILE")
@@ -290,8 +424,29 @@ def trajectory_path(args: argparse.Namespace, workspace: Workspace, session_id: 
     return default_path(repo_state_dir(workspace.root), session_id)
 
 
+def sandbox_launcher(args: argparse.Namespace, root: Path) -> Launcher:
+    """How the shell starts in `root` as the sandbox flags say; an `auto` fallback is reported
+    here (call once per run); `on` without a working bwrap raises SandboxError naming the fix."""
+    settings = SandboxSettings(
+        mode=args.sandbox, network=args.network, writable=tuple(Path(p) for p in args.writable)
+    )
+    launcher, notice = resolve_sandbox(settings, root)
+    if notice:
+        print(f"navtui: {notice}", file=sys.stderr)
+    return launcher
+
+
+def sandbox_settings(args: argparse.Namespace) -> SandboxSettings:
+    """The sandbox flags with `auto` decided once, for runs of many sessions (`navtui batch`)."""
+    launcher = sandbox_launcher(args, Path.cwd())
+    return SandboxSettings(mode="on" if launcher.sandboxed else "off", network=args.network,
+                           writable=tuple(Path(p) for p in args.writable))
+
+
 def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:
-    return Executor(workspace.root, command_timeout=args.command_timeout)
+    """The session's executor, its shell sandboxed as `--sandbox` says."""
+    launcher = sandbox_launcher(args, workspace.root)
+    return Executor(workspace.root, command_timeout=args.command_timeout, launcher=launcher)
 
 
 def new_session(
@@ -331,7 +486,7 @@ def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
         if not isinstance(event, SessionFinished):
             return
         try:
-            patch_out.write_text(event.patch, encoding="utf-8", errors="surrogateescape")
+            write_patch(event.patch, patch_out)
         except OSError as error:
             print(f"navtui: cannot write --patch-out {patch_out}: {error.strerror or error}",
                   file=sys.stderr)
@@ -358,6 +513,7 @@ def resume(
         executor=executor or make_executor(args, workspace),
         backend=make_backend(args),
         listeners=[writer, *listeners],
+        overwrite_changes=args.force,
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
@@ -383,6 +539,8 @@ def logged_backend(path: Path) -> dict:
 
 
 BACKEND_CHOICE_FLAGS = ("backend", "model", "script", "base_url")
+# What `--resume ID` takes from the log unless a flag says otherwise (the config file does not).
+LOGGED_BACKEND_OPTIONS = (*BACKEND_CHOICE_FLAGS, "adapter", "load_in_4bit", "load_in_8bit", "dialect")
 
 
 def with_logged_backend(args: argparse.Namespace, info: dict) -> argparse.Namespace:
@@ -413,7 +571,9 @@ def run_headless(
     from app.headless import JsonLines, StdinPrompter, Transcript
 
     console = Console(stderr=args.json, highlight=False)
-    printer = JsonLines(sys.stdout) if args.json else Transcript(console)
+    secrets = backend_secrets(args)
+    printer = (JsonLines(sys.stdout, secrets=secrets) if args.json
+               else Transcript(console, secrets=secrets))
     if args.resume:
         session = resume(args, workspace, listeners=(printer,))
     else:
@@ -446,9 +606,14 @@ def read_line(prompt: str, out: IO[str]) -> str:
 
 def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -> int:
     """The Textual app; the model loads in its worker after the first frame."""
+    from agent_core.backends.hf_load import library_logs_to
+    from agent_core.trajectory import repo_state_dir
+    from app.config import load_config
     from app.tui import run_tui
 
     backend_config(args)  # refuse bad model flags before the screen opens
+    settings = load_config(build_parser())  # theme, keymap, allow rules (validated in `main`)
+    library_logs_to(repo_state_dir(workspace.root) / "library.log")
     executor = make_executor(args, workspace)
 
     def build(text: str) -> Session:
@@ -463,8 +628,8 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
 
         logged = read_trajectory(resume_log_path(args, workspace, args.resume))
         return run_tui(lambda _issue: resume_by_id(args.resume), repo=workspace.root,
-                       issue=logged.issue, resume=resume_by_id)
-    return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id)
+                       issue=logged.issue, resume=resume_by_id, settings=settings)
+    return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id, settings=settings)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,8 @@ def demo_session(repo: Path, *, delay: float = 0.02, chunk_size: int = 4) -> Ses
     from agent_core.workspace import Workspace
 
     info = {"backend": "replay", "script": str(SCRIPT), "dialect": "toolcall", "model": "demo (recorded)"}
-    config = SessionConfig(dialect="toolcall", context_window=16_384, max_steps=20, backend_info=info)
+    config = SessionConfig(dialect="toolcall", context_window=16_384, max_steps=20, backend_info=info,
+                           submit_review=False)  # the recording ends at its first submit
     session = Session(
         workspace=Workspace.open(repo),
         executor=Executor(repo, command_timeout=config.command_timeout),

@@ -1,17 +1,20 @@
 """What to do with the session's changes at the end: commit them to a new branch, or save a patch.
 
 The branch is built with a private index from HEAD plus the session's patch, so the user's
-checkout (HEAD, index, working tree) is not touched.
+checkout (HEAD, index, working tree) is not touched. Git runs through `agent_core.git.runner`
+(none of the repository's hooks, filters or fsmonitor run), and patches are written byte for
+byte (`agent_core.git.patches`).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from pathlib import Path
 
-import git
+from agent_core.git.errors import WorkspaceError
+from agent_core.git.patches import patch_bytes, write_patch
+from agent_core.git.runner import GitRunner
 
 
 class FinishError(Exception):
@@ -25,26 +28,23 @@ def slugify(text: str, max_length: int = 40) -> str:
     return slug or "fix"
 
 
+def _branch_exists(git: GitRunner, branch: str) -> bool:
+    return git.exit_code("rev-parse", "-q", "--verify", f"refs/heads/{branch}")[0] == 0
+
+
+def _has_identity(git: GitRunner) -> bool:
+    """True when the repository (or the user's config) names who commits."""
+    return all(git.exit_code("config", key)[0] == 0 for key in ("user.name", "user.email"))
+
+
 def branch_for(repo_path: Path | str, issue_title: str) -> str:
     """`navtui/<slug>`, with `-2`, `-3`, ... appended when that branch exists already."""
-    repo = git.Repo(repo_path)
-    existing = {head.name for head in repo.heads}
+    git = GitRunner(Path(repo_path))
     base = f"navtui/{slugify(issue_title)}"
     name, n = base, 2
-    while name in existing:
+    while _branch_exists(git, name):
         name, n = f"{base}-{n}", n + 1
     return name
-
-
-def _identity_env(repo: git.Repo) -> dict[str, str]:
-    """Author/committer variables for repos with no configured identity (git refuses otherwise)."""
-    reader = repo.config_reader()
-    if reader.has_option("user", "email") and reader.has_option("user", "name"):
-        return {}
-    return {
-        "GIT_AUTHOR_NAME": "navtui", "GIT_AUTHOR_EMAIL": "navtui@localhost",
-        "GIT_COMMITTER_NAME": "navtui", "GIT_COMMITTER_EMAIL": "navtui@localhost",
-    }
 
 
 def commit_patch_to_branch(repo_path: Path | str, patch: str, branch: str, message: str) -> str:
@@ -54,37 +54,29 @@ def commit_patch_to_branch(repo_path: Path | str, patch: str, branch: str, messa
     """
     if not patch.strip():
         raise FinishError("there are no changes to commit")
-    repo = git.Repo(repo_path)
-    if branch in {head.name for head in repo.heads}:
+    git = GitRunner(Path(repo_path))
+    if _branch_exists(git, branch):
         raise FinishError(f"branch {branch} exists already; pick another name")
-    has_head = repo.head.is_valid()
+    has_head = git.exit_code("rev-parse", "-q", "--verify", "HEAD^{commit}")[0] == 0
     with tempfile.TemporaryDirectory(prefix="navtui-finish-") as tmp:
-        patch_file = Path(tmp) / "session.patch"
-        patch_file.write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index"), **_identity_env(repo)}
-        run = repo.git.execute
-        if has_head:
-            run(["git", "read-tree", "HEAD"], env=env)
-        else:
-            run(["git", "read-tree", "--empty"], env=env)
+        index = Path(tmp) / "index"
+        git.run("read-tree", "HEAD" if has_head else "--empty", index=index)
         try:
-            run(["git", "apply", "--cached", "--binary", str(patch_file)], env=env)
-        except git.GitCommandError as error:
+            git.run("apply", "--cached", "--binary", "-", index=index, stdin=patch_bytes(patch))
+        except WorkspaceError as error:
             raise FinishError(
                 "the session's changes do not apply on top of HEAD (they overlap uncommitted work "
-                f"that was there before the session): {error.stderr.strip()}. "
+                f"that was there before the session): {error}. "
                 "Save the patch instead, or commit your own changes first."
             ) from None
-        tree = run(["git", "write-tree"], env=env).strip()
+        tree = git.line("write-tree", index=index)
         parents = ["-p", "HEAD"] if has_head else []
-        commit = run(["git", "commit-tree", tree, *parents, "-m", message], env=env).strip()
-    repo.git.update_ref(f"refs/heads/{branch}", commit, "")
+        committer = GitRunner(git.root, identity=not _has_identity(git))
+        commit = committer.line("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message)
+    git.run("update-ref", f"refs/heads/{branch}", commit, "0" * 40)
     return commit
 
 
 def save_patch(patch: str, path: Path | str) -> Path:
-    """Write the patch to `path` (parents created); returns the absolute path."""
-    target = Path(path).expanduser().resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(patch, encoding="utf-8")
-    return target
+    """Write the patch to `path` byte for byte (parents created); returns the absolute path."""
+    return write_patch(patch, path)

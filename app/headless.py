@@ -7,7 +7,7 @@ Each is a Session listener or a Policy callback; none parses model text or touch
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO
 
 from rich.console import Console, Group
@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agent_core.actions import Action
+from agent_core.actions import Action, Bash
 from agent_core.events import (
     Event,
     FormatError,
@@ -30,8 +30,9 @@ from agent_core.events import (
     UsageReported,
 )
 from agent_core.formats import ParseError
+from agent_core.sanitize import json_safe, visible
 from agent_core.steps import Approve, Decision, EditAction, Observation, Quit, Reject
-from agent_core.trajectory import event_to_dict
+from agent_core.trajectory import event_to_dict, redact, redact_event
 
 FINISH_STYLES = {"submitted": "bold green", "quit": "bold yellow", "error": "bold red"}
 
@@ -46,32 +47,41 @@ def trim_lines(text: str, head: int, tail: int) -> str:
 
 
 def diff_syntax(diff: str) -> Syntax:
-    return Syntax(diff, "diff", theme="ansi_dark", word_wrap=True)
+    return Syntax(visible(diff), "diff", theme="ansi_dark", word_wrap=True)
 
 
 class Transcript:
     """Prints a readable account of a session: per step the thought, the action and a trimmed
-    observation; at the end the session's diff and why it stopped."""
+    observation; at the end the session's diff and why it stopped. `secrets` and URL passwords
+    are redacted, control characters made visible."""
 
-    def __init__(self, console: Console, *, observation_lines: int = 12, thought_lines: int = 12):
+    def __init__(
+        self, console: Console, *, observation_lines: int = 12, thought_lines: int = 12,
+        secrets: Sequence[str] = (),
+    ):
         self.console = console
         self.observation_lines = observation_lines
         self.thought_lines = thought_lines
+        self.secrets = list(secrets)
         self._usage: UsageReported | None = None
+        self._sandbox = ""
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{type(event).__name__}", None)
         if handler is not None:
-            handler(event)
+            handler(redact_event(event, self.secrets))
 
     def _on_SessionStarted(self, event: SessionStarted) -> None:
         info = event.config.get("backend_info") or {}
         described = " · ".join(f"{k} {v}" for k, v in info.items() if v)
         self.console.rule(Text(f"navtui session {event.session_id}", style="bold"))
-        issue = Text(trim_lines(event.issue.strip(), 12, 3))
+        issue = Text(visible(trim_lines(event.issue.strip(), 12, 3)))
         self.console.print(Panel(issue, title="Issue", title_align="left"))
         if described:
-            self.console.print(Text(described, style="dim"))
+            self.console.print(Text(visible(described), style="dim"))
+        self._sandbox = visible(event.config.get("sandbox") or "")
+        if self._sandbox:
+            self.console.print(Text(self._sandbox, style="dim"))
 
     def _on_UsageReported(self, event: UsageReported) -> None:
         self._usage = event
@@ -79,13 +89,20 @@ class Transcript:
     def _on_StepProposed(self, event: StepProposed) -> None:
         title = f"Step {event.index}"
         if self._usage is not None and self._usage.index == event.index:
-            title += f" · context {self._usage.context_tokens}/{self._usage.context_limit} tokens"
+            about = "~" if self._usage.context_estimated else ""
+            title += (
+                f" · context {about}{self._usage.context_tokens}/{self._usage.context_limit} tokens"
+            )
         self.console.rule(Text(title, style="bold cyan"), align="left")
         thought = event.step.thought.strip()
         if thought:
             half = self.thought_lines // 2
-            self.console.print(Text(trim_lines(thought, half, half), style="italic"))
-        self.console.print(Text.assemble(("▶ ", "bold cyan"), (event.command_shown, "bold")))
+            self.console.print(Text(visible(trim_lines(thought, half, half)), style="italic"))
+        self.console.print(Text.assemble(("▶ ", "bold cyan"), (visible(event.command_shown), "bold")))
+        if event.step.notice:
+            self.console.print(Text(visible(event.step.notice), style="yellow"))
+        if self._sandbox and isinstance(event.step.action, Bash):
+            self.console.print(Text(f"  {self._sandbox}", style="dim"))
         if event.preview_diff:
             self.console.print(diff_syntax(event.preview_diff))
 
@@ -94,17 +111,17 @@ class Transcript:
         if record.extra.get("source") == "user" and record.action is not None:
             title = Text(f"Step {record.index} · your command", style="bold magenta")
             self.console.rule(title, align="left")
-            self.console.print(Text(f"$ {getattr(record.action, 'command', '')}", style="bold"))
+            self.console.print(Text(visible(f"$ {getattr(record.action, 'command', '')}"), style="bold"))
         if record.observation is not None:
             self.console.print(self._observation(record.observation))
 
     def _observation(self, observation: Observation) -> Panel:
         half = self.observation_lines // 2
         output = trim_lines(observation.output.rstrip("\n"), half, half)
-        body = Text(output or "(no output)", style="dim")
+        body = Text(visible(output) or "(no output)", style="dim")
         parts: list = [body]
         if observation.error:
-            parts.append(Text(observation.error, style="red"))
+            parts.append(Text(visible(observation.error), style="red"))
         code = observation.exit_code
         subtitle = None if code is None else f"exit {code}"
         style = "red" if code not in (0, None) or observation.error else "green"
@@ -113,14 +130,14 @@ class Transcript:
     def _on_StepRejected(self, event: StepRejected) -> None:
         feedback = getattr(event.record.decision, "feedback", "")
         said = f": {feedback}" if feedback else ""
-        self.console.print(Text(f"✗ rejected{said}", style="yellow"))
+        self.console.print(Text(visible(f"✗ rejected{said}"), style="yellow"))
 
     def _on_FormatError(self, event: FormatError) -> None:
         first = event.message.strip().splitlines()[0] if event.message.strip() else ""
         self.console.print(
             Text(
                 f"! reply {event.index} could not be parsed ({event.consecutive} in a row): "
-                f"{first}",
+                f"{visible(first)}",
                 style="yellow",
             )
         )
@@ -128,13 +145,13 @@ class Transcript:
     def _on_StepUndone(self, event: StepUndone) -> None:
         paths = ", ".join(event.changed_paths) or "no files"
         message = f"↶ back to step {event.to_index} ({paths} restored)"
-        self.console.print(Text(message, style="magenta"))
+        self.console.print(Text(visible(message), style="magenta"))
 
     def _on_Notice(self, event: Notice) -> None:
-        self.console.print(Text(event.message, style="dim"))
+        self.console.print(Text(visible(event.message), style="dim"))
 
     def _on_SessionError(self, event: SessionError) -> None:
-        self.console.print(Text(f"error: {event.message}", style="bold red"))
+        self.console.print(Text(visible(f"error: {event.message}"), style="bold red"))
 
     def _on_SessionFinished(self, event: SessionFinished) -> None:
         self.console.rule(Text("Final diff", style="bold"))
@@ -143,17 +160,20 @@ class Transcript:
         else:
             self.console.print(Text("(no changes)", style="dim"))
         style = FINISH_STYLES.get(event.reason, "bold yellow")
-        self.console.print(Text(f"finished: {event.reason} — {event.message}", style=style))
+        self.console.print(Text(visible(f"finished: {event.reason} — {event.message}"), style=style))
 
 
 class JsonLines:
-    """Writes every event as one JSON object per line (`{"type": ..., ...fields}`)."""
+    """Writes every event as one JSON object per line (`{"type": ..., ...fields}`), `secrets`
+    and URL passwords redacted."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], *, secrets: Sequence[str] = ()) -> None:
         self.stream = stream
+        self.secrets = list(secrets)
 
     def __call__(self, event: Event) -> None:
-        self.stream.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
+        data = redact(event_to_dict(event), self.secrets)
+        self.stream.write(json_safe(json.dumps(data, ensure_ascii=False)) + "\n")
         self.stream.flush()
 
 
@@ -210,5 +230,5 @@ class StdinPrompter:
         try:
             return EditAction(self.parse_edit("\n".join(lines)))
         except ParseError as error:
-            self.console.print(Text(f"not an action: {error}", style="red"))
+            self.console.print(Text(visible(f"not an action: {error}"), style="red"))
             return None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from agent_core.events import Event, SessionError, StepProposed, TokenStreamed
 from agent_core.policy import AutoPolicy, RulesPolicy
 from agent_core.steps import Approve, Decision, Reject
+from agent_core.workspace import UnsafeRestore
 
 if TYPE_CHECKING:
     from agent_core.session import Session
@@ -83,6 +84,15 @@ class Decide:
 @dataclass
 class Undo:
     to_index: int | None
+    force: bool = False
+
+
+@dataclass
+class UndoRefused:
+    """Not a session event: an undo would overwrite changes made outside the session."""
+
+    to_index: int | None
+    error: UnsafeRestore
 
 
 @dataclass
@@ -189,7 +199,10 @@ class SessionDriver:
                 if session.pending is not None and session.pending.index == command.index:
                     session.decide(command.decision)
             elif isinstance(command, Undo):
-                session.undo(command.to_index)
+                try:
+                    session.undo(command.to_index, force=command.force)
+                except UnsafeRestore as refused:
+                    self.inbox.put(UndoRefused(command.to_index, refused))
             elif isinstance(command, UserCommand):
                 if session.pending is not None:
                     session.decide(Reject(INSTEAD_OF_PROPOSAL))

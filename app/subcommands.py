@@ -26,6 +26,7 @@ from agent_core.batch import (
     load_instances,
 )
 from agent_core.exports import FORMATS, ExportError, export, to_jsonl
+from agent_core.sanitize import json_safe, visible
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
 
 
@@ -35,6 +36,15 @@ STATUS_STYLES = {"submitted": "green", "skipped": "dim", "error": "red"}
 def _error(message: str) -> int:
     print(f"navtui: {message}", file=sys.stderr)
     return 1
+
+
+def _missing_repo(repo: Path) -> str | None:
+    """Why `repo` cannot be the repository navtui ran on, when it is not even a directory."""
+    if not repo.exists():
+        return f"{repo} does not exist: pass the path of the repository navtui ran on"
+    if not repo.is_dir():
+        return f"{repo} is not a directory: pass the path of the repository navtui ran on"
+    return None
 
 
 # --- sessions ---------------------------------------------------------------------------------
@@ -48,6 +58,8 @@ def add_sessions_args(parser: argparse.ArgumentParser) -> None:
 
 def sessions_main(args: argparse.Namespace) -> int:
     """List the sessions logged for a repository, oldest first."""
+    if problem := _missing_repo(Path(args.repo)):
+        return _error(problem)
     try:
         sessions = list_sessions(Path(args.repo))
     except TrajectoryError as error:
@@ -69,7 +81,7 @@ def sessions_main(args: argparse.Namespace) -> int:
         return 0
     rows = [("id", "started", "steps", "status", "issue")] + [
         (s.id, s.started.strftime("%Y-%m-%d %H:%M") if s.started else "?", str(s.steps),
-         s.status, s.issue)
+         s.status, visible(s.issue))
         for s in sessions
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -100,9 +112,13 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
 def export_main(args: argparse.Namespace) -> int:
     """Write one session in another tool's format (see `agent_core.exports`)."""
     repo = Path(args.repo)
+    direct = Path(args.session).suffix == ".jsonl" and Path(args.session).is_file()
+    if not direct and (problem := _missing_repo(repo)):
+        return _error(problem)
     try:
         path = find_trajectory(repo, args.session)
-        text = to_jsonl(export(read_trajectory(path), args.format, _repo_or_none(repo)))
+        # Exact text, but escaped where a terminal or a UTF-8 file could not take it.
+        text = json_safe(to_jsonl(export(read_trajectory(path), args.format, _repo_or_none(repo))))
     except (TrajectoryError, ExportError) as error:
         return _error(str(error))
     if args.output:
@@ -120,7 +136,7 @@ def _repo_or_none(repo: Path) -> Path | None:
 
 
 def add_batch_args(parser: argparse.ArgumentParser) -> None:
-    from app.cli import add_backend_args, add_limit_args
+    from app.cli import add_backend_args, add_limit_args, add_sandbox_args
 
     parser.add_argument("instances", metavar="INSTANCES.jsonl",
                         help="one JSON object per line: instance_id, repo, base_commit, "
@@ -134,11 +150,13 @@ def add_batch_args(parser: argparse.ArgumentParser) -> None:
                              "(implies --backend replay)")
     add_backend_args(parser)
     add_limit_args(parser)
+    add_sandbox_args(parser)
 
 
 def batch_main(args: argparse.Namespace) -> int:
     """Run every instance headless in its own worktree; writes predictions + trajectories."""
-    from app.cli import backend_config, backend_secrets, make_backend, session_config
+    from app.cli import backend_config, backend_secrets, make_backend, sandbox_settings, session_config
+    from agent_core.executor.sandbox import SandboxError
 
     try:
         instances = load_instances(args.instances)
@@ -150,6 +168,10 @@ def batch_main(args: argparse.Namespace) -> int:
         args.backend = "replay"
     if args.backend == "replay" and not (args.script_dir or args.script):
         return _error("--backend replay needs --script-dir DIR (one <instance_id>.jsonl each)")
+    try:
+        sandbox = sandbox_settings(args)  # decided once: `auto` says why it is off only once
+    except SandboxError as error:
+        return _error(str(error))
     try:
         config = session_config(args)
         shared = SharedBackend(make_backend(args)) if backend_config(args).backend == "hf" else None
@@ -170,16 +192,21 @@ def batch_main(args: argparse.Namespace) -> int:
         make_backend=backend_for,
         workers=args.workers,
         secrets=tuple(backend_secrets(args)),
+        sandbox=sandbox,
     )
     console = Console(stderr=True)
 
     def report(result: InstanceResult) -> None:
         style = STATUS_STYLES.get(result.status, "yellow")
-        console.print(f"[{style}]{result.status:>16}[/] {escape(result.instance_id)} "
-                      f"{escape(result.message)}", highlight=False)
+        console.print(f"[{style}]{result.status:>16}[/] {escape(visible(result.instance_id))} "
+                      f"{escape(visible(result.message))}", highlight=False)
 
     try:
-        results = Batch(options).run(instances, on_result=report)
+        results = Batch(options).run(
+            instances, on_result=report,
+            on_stopping=lambda: console.print(
+                "Stopping: running instances quit after their current command…"),
+        )
     except KeyboardInterrupt:
         console.print("Stopped. Re-run the same command to continue where it left off.")
         return 3
@@ -193,3 +220,51 @@ def batch_main(args: argparse.Namespace) -> int:
         + (f"; {len(errors)} failed (re-run the same command to retry them)" if errors else "")
     )
     return 1 if errors else 0
+
+
+# --- config -----------------------------------------------------------------------------------
+
+
+def add_config_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("show", "path", "edit"), nargs="?", default="show",
+                        help="show: the settings in effect from the file; path: where it is; "
+                             "edit: open it in $EDITOR (created with every setting commented)")
+
+
+def config_main(args: argparse.Namespace) -> int:
+    """`navtui config show|path|edit`."""
+    from app import config as settings
+    from app.cli import build_parser
+
+    parser = build_parser()
+    path = settings.config_path()
+    if args.action == "path":
+        print(path)
+        return 0
+    try:
+        if args.action == "edit":
+            settings.edit(parser, path)
+        loaded = settings.load_config(parser, path)
+    except settings.ConfigError as error:
+        return _error(str(error))
+    if not loaded.exists:
+        print(f"No config file at {path}; `navtui config edit` creates one.")
+        return 0
+    print(f"# {path}")
+    print(settings.render(loaded, parser), end="")
+    return 0
+
+
+# --- doctor -----------------------------------------------------------------------------------
+
+
+def add_doctor_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", type=float, default=2.0, metavar="S",
+                        help="seconds to wait for the configured server (default 2)")
+
+
+def doctor_main(args: argparse.Namespace) -> int:
+    """`navtui doctor`: what is installed, cached and reachable; exit 1 when a check fails."""
+    from app.doctor import run_checks
+
+    return run_checks(timeout=args.timeout)

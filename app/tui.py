@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
+from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
 from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.main import MainScreen, SessionEnded
@@ -93,7 +94,9 @@ class NavApp(App[int]):
         issue: str | None = None,
         resume: ResumeFactory | None = None,
         auto: bool = False,
-        theme: str = "navtui-dark",
+        theme: str | None = None,
+        keymap: dict[str, str] | None = None,
+        allow_rules: AllowRules | None = None,
     ) -> None:
         super().__init__()
         self.source = source
@@ -103,7 +106,9 @@ class NavApp(App[int]):
         self.auto = auto
         self.register_theme(DARK)
         self.register_theme(LIGHT)
-        self.theme = theme
+        self.theme = theme or "navtui-dark"
+        self.set_keymap(keymap or {})
+        self.allow_rules = allow_rules or AllowRules()
         self.main: MainScreen | None = None
         self.result_message = ""
 
@@ -255,9 +260,12 @@ def run_tui(
     issue: str | None = None,
     resume: ResumeFactory | None = None,
     auto: bool = False,
+    settings: Config | None = None,
 ) -> int:
     """Run the app until the user leaves; returns the exit code (0 submitted, 1 error,
-    2 limit or exhausted script, 3 quit)."""
-    app = NavApp(session_or_factory, repo=repo, issue=issue, resume=resume, auto=auto)
+    2 limit or exhausted script, 3 quit). `settings`: the config file's theme, keymap, rules."""
+    settings = settings or Config(Path())
+    app = NavApp(session_or_factory, repo=repo, issue=issue, resume=resume, auto=auto,
+                 theme=settings.theme, keymap=settings.keymap, allow_rules=settings.rules)
     app.run()
     return app.return_code if app.return_code is not None else 1

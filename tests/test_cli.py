@@ -82,7 +82,7 @@ def test_json_prints_one_event_per_line(git_repo, tmp_path):
     [
         (["Thought: a\nAction: bash true"], [], "script_exhausted"),
         (["Thought: a\nAction: bash true"] * 5, ["--max-steps", "2"], "limit"),
-        ([GARBAGE] * 4, [], "format_errors"),
+        ([f"{GARBAGE} ({n})" for n in range(4)], [], "format_errors"),
     ],
     ids=["script-exhausted", "max-steps", "format-errors"],
 )

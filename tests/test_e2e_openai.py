@@ -52,7 +52,18 @@ def test_auto_fixes_the_bug_through_an_openai_compatible_server(git_repo, script
     assert logs and "sk-test-secret" not in logs[0].read_text()
 
     requests = scripted_http.requests
-    assert len(requests) == 3
+    assert len(requests) == 4  # the first submit is answered with SWE-smith's review message
+    review = requests[3].body["messages"][-1]
+    assert review["role"] == "tool" and review["content"].startswith(
+        "OBSERVATION:\nThank you for your work on this issue."
+    )
+    assert f"+{FIXED_LINE}" in review["content"] and "\r\n</diff>" in review["content"]
+    assert requests[0].body["messages"][0]["content"] == (
+        "You are a helpful assistant that can interact with a computer to solve tasks."
+    )
+    assert requests[0].body["messages"][1]["content"].startswith("<uploaded_files>\n/testbed\n")
+    assert all(str(git_repo) not in json.dumps(r.body) for r in requests)
+    assert requests[1].body["messages"][-1]["content"].startswith("OBSERVATION:\n")
     assert all(r.headers.get("Authorization") == "Bearer sk-test-secret" for r in requests)
     first, second = requests[0].body, requests[1].body
     assert first["model"] == "navigator" and first["stream"] is True

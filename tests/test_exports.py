@@ -134,7 +134,8 @@ def test_sft_toolcall_export_is_the_toolcall_training_shape(git_repo, tmp_path, 
     messages = row["messages"]
     assert [m["role"] for m in messages[:2]] == ["system", "user"]
     assert messages[0]["content"] == prompts.TOOLCALL_SYSTEM
-    assert messages[1]["content"] == session.issue
+    assert messages[1]["content"].startswith("<uploaded_files>\n/testbed\n</uploaded_files>\n")
+    assert f"<pr_description>\n{session.issue}\n</pr_description>" in messages[1]["content"]
     assistant = [m["content"] for m in messages if m["role"] == "assistant"]
     # Every assistant turn is a toolcall reply the toolcall parser reads back.
     actions = [formats.parse(a, "toolcall").action for a in assistant]

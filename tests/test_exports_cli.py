@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.fixtures.repos import BUGGY_PROJECT, git, make_repo
@@ -106,11 +106,12 @@ def test_ctrl_c_stops_a_batch_that_a_rerun_then_finishes(tmp_path: Path):
     base = git(repo, "rev-parse", "HEAD").strip()
     scripts = tmp_path / "scripts"
     scripts.mkdir()
-    started = tmp_path / "started"
-    slow = [f"Thought: Wait.\nAction: bash touch {started} && sleep 2", *FIX_SCRIPTS["text"]]
+    started, gate = tmp_path / "started", tmp_path / "gate"
+    os.mkfifo(gate)  # `cat gate` blocks until the test opens it for writing
+    waiting = [f"Thought: Wait.\nAction: bash touch {started} && cat {gate}", *FIX_SCRIPTS["text"]]
     rows = []
     for i in range(2):
-        write_script(scripts / f"calc__{i}.jsonl", slow)
+        write_script(scripts / f"calc__{i}.jsonl", waiting)
         rows.append(json.dumps({"instance_id": f"calc__{i}", "repo": str(repo),
                                 "base_commit": base, "problem_statement": "average is off"}))
     instances = tmp_path / "instances.jsonl"
@@ -119,18 +120,21 @@ def test_ctrl_c_stops_a_batch_that_a_rerun_then_finishes(tmp_path: Path):
     command = [NAVTUI, "batch", str(instances), "--script-dir", str(scripts), "--output",
                str(output)]
 
-    running = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not started.exists():
-        assert time.monotonic() < deadline and running.poll() is None
-        time.sleep(0.02)
-    running.send_signal(signal.SIGINT)
+    # Ctrl-C as a terminal sends it, even if this test runs where SIGINT is ignored (`cmd &`).
+    running = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    with open(gate, "w"):  # opens once the first instance's command waits at `cat gate`
+        assert started.exists()
+        running.send_signal(signal.SIGINT)
+        assert "Stopping" in running.stderr.readline()
     _, err = running.communicate(timeout=60)
     assert running.returncode == 3, err
     assert "Re-run the same command" in err and "stopped" in err
     assert not (output / "predictions.jsonl").exists()
     assert len(git(repo, "worktree", "list").splitlines()) == 1
 
+    gate.unlink()
+    gate.write_text("")  # no longer blocks
     again = subprocess.run(command, capture_output=True, text=True, timeout=180)
     assert again.returncode == 0, again.stderr
     assert len((output / "predictions.jsonl").read_text().splitlines()) == 2

@@ -31,6 +31,7 @@ def no_param_close(value: str) -> bool:
 # text dialect
 text_bash = nonblank.map(str.strip).filter(
     lambda c: c and text_safe(c) and not text_dialect.FENCE.match(c)
+    and text_dialect.bash_command(" " + c) == c  # one line, or lines the command continues onto
 ).map(Bash)
 one_line = line.filter(lambda s: s.strip() != "" and "\x0b" not in s)
 text_read = one_line.map(Read)

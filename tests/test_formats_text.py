@@ -108,7 +108,7 @@ def test_failures_say_what_was_wrong_and_show_an_example(raw, fragment):
     message = str(info.value)
     assert fragment in message
     assert info.value.dialect == "text"
-    assert "Action: search" in message.split("looks like this:")[1]
+    assert "Action: ACTION_TYPE" in message.split("placeholders):")[1]
 
 
 def test_render_shape():
@@ -134,7 +134,30 @@ def test_render_refuses_what_would_read_back_differently(bad):
         render(bad, "text")
 
 
-def test_stop_strings_cut_a_model_written_observation_or_next_thought():
-    assert "\nObservation:" in text_dialect.STOP_BEFORE
+@pytest.mark.parametrize(
+    "written", ["Observation:", "Observation", "OBSERVATION:", "observation", "## Your turn:"]
+)
+def test_stop_strings_cut_a_model_written_observation_or_next_turn(written):
+    from agent_core.backends.stop_strings import StopScanner
+
+    scanner = StopScanner(text_dialect.STOP_AFTER, text_dialect.STOP_BEFORE)
+    shown = scanner.feed("Thought: look\nAction: bash ls\n") + scanner.feed(f"{written} x\n")
+    assert scanner.done and shown == "Thought: look\nAction: bash ls"
     assert "\nThought:" in text_dialect.STOP_BEFORE
-    assert text_dialect.STOP_AFTER == []
+
+
+@pytest.mark.parametrize(
+    "raw, command",
+    [
+        ("Action: bash ls -la\nthen prose the model wrote\nrm -rf build", "ls -la"),
+        ("Action: bash cat > a.py <<'EOF'\nprint('hi')\nEOF\nprose", "cat > a.py <<'EOF'\nprint('hi')\nEOF"),
+        ("Action: bash cat <<-END > b\n\tx\n\tEND\nprose", "cat <<-END > b\n\tx\n\tEND"),
+        ('Action: bash python -c "\nimport os\nprint(1)\n"\nprose', 'python -c "\nimport os\nprint(1)\n"'),
+        ("Action: bash pytest a \\\n  -x\nprose", "pytest a \\\n  -x"),
+        ("Action: bash\n```bash\nls\npwd\n```\nprose", "ls\npwd"),
+        ("Action: bash\nls\nprose", "ls"),
+        ("Action: bash grep -c x <<< 'a'\nprose", "grep -c x <<< 'a'"),
+    ],
+)
+def test_a_bash_action_is_its_first_line_unless_the_command_continues(raw, command):
+    assert action(raw) == Bash(command=command)

@@ -105,7 +105,7 @@ def test_second_call_is_not_proposed_and_the_model_is_told():
         ("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": }}\n</tool_call>", "not valid JSON"),
         (call("python", {"code": "1"}), "no tool named 'python'"),
         (call("bash", {}), "non-empty \"command\""),
-        (call("bash", {"cmd": "ls"}), "no parameter(s) cmd"),
+        (call("bash", {"cmd": "ls"}), "bash has no parameter(s) cmd"),
         (call("str_replace_editor", {"command": "delete", "path": "a"}), "must be one of"),
         (call("str_replace_editor", {"command": "view"}), "needs a `path`"),
         (call("str_replace_editor", {"command": "create", "path": "a"}), "needs: file_text"),
@@ -122,7 +122,7 @@ def test_failures_say_what_was_wrong_and_show_an_example(raw, fragment):
         parse(raw, "toolcall")
     assert fragment in str(info.value)
     assert info.value.dialect == "toolcall"
-    assert "<tool_call>" in str(info.value).split("looks like this:")[1]
+    assert "<tool_call>" in str(info.value).split("placeholders):")[1]
 
 
 def test_render_matches_the_chat_template_shape():

@@ -99,7 +99,7 @@ def test_failures_say_what_was_wrong_and_show_an_example(raw, fragment):
         parse(raw, "xml")
     assert fragment in str(info.value)
     assert info.value.dialect == "xml"
-    assert "<function=bash>" in str(info.value).split("looks like this:")[1]
+    assert "<function=FUNCTION_NAME>" in str(info.value).split("placeholders):")[1]
 
 
 def test_render_puts_one_line_values_inline_and_multi_line_values_on_their_own_lines():

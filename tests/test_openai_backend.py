@@ -243,7 +243,7 @@ def test_stall_becomes_a_read_timeout(scripted_http: ScriptedHTTPServer) -> None
     backend = backend_for(scripted_http, timeout=0.5)
     received = []
     started = time.monotonic()
-    with pytest.raises(BackendError, match=r"sent nothing for 0\.5 s.*raise --timeout"):
+    with pytest.raises(BackendError, match=r"sent nothing for 0\.5 s.*raise --request-timeout"):
         for chunk in backend.stream(CHAT):
             received.append(chunk)
     assert received == ["thinking"]

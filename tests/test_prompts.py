@@ -33,16 +33,6 @@ def parse_error(dialect: str, raw: str = "nothing useful") -> ParseError:
 # ---- text -----------------------------------------------------------------------------------
 
 
-def test_text_prompt_is_the_seed_shape_ending_in_thought():
-    prompt = build_prompt("text", ISSUE, [], max_new_tokens=300)
-    assert prompt.text.startswith("You are an expert software engineer fixing bugs.\n")
-    assert "AVAILABLE ACTIONS:" in prompt.text
-    assert f"## Problem:\n{ISSUE}\n\n## Your turn:\nThought:" in prompt.text
-    assert prompt.text.endswith("## Your turn:\nThought:")
-    assert prompt.messages is None and prompt.tools is None
-    assert prompt.max_new_tokens == 300
-    assert "\nObservation:" in prompt.stop_before and prompt.stop_after == []
-
 
 def test_text_prompt_lists_every_action_the_parser_reads():
     text = build_prompt("text", ISSUE, []).text
@@ -80,27 +70,6 @@ def test_text_fixed_prompt_is_compact_in_real_qwen_tokens(tiny_tokenizer_dir):
 # ---- toolcall -------------------------------------------------------------------------------
 
 
-def test_toolcall_messages_and_tools():
-    call = render(Bash("python -m pytest -q"), "toolcall", "Run the tests.")
-    turns = [
-        Turn(call, format_observation("toolcall", Bash("x"), Observation("1 failed", 1))),
-        Turn("I think it is fixed.", format_parse_error("toolcall", parse_error("toolcall"))),
-        Turn("", format_user_message("toolcall", "Please also add a test.")),
-    ]
-    prompt = build_prompt("toolcall", ISSUE, turns)
-    assert prompt.text is None and prompt.tools is TOOLS
-    assert prompt.stop_after == ["</tool_call>"]
-    roles = [m["role"] for m in prompt.messages]
-    assert roles == ["system", "user", "assistant", "tool", "assistant", "user", "user"]
-    assert prompt.messages[0]["content"] == (
-        "You are an expert software engineer that navigates code repositories using bash commands."
-    )
-    assert prompt.messages[1]["content"] == ISSUE
-    assert prompt.messages[2]["content"] == call
-    assert prompt.messages[3]["content"] == "1 failed\n[exit code 1]"
-    assert "No tool call found" in prompt.messages[5]["content"]
-    assert prompt.messages[6]["content"] == "Please also add a test."
-
 
 def test_tools_schema_matches_what_the_parser_reads():
     by_name = {tool["function"]["name"]: tool["function"] for tool in TOOLS}
@@ -118,59 +87,9 @@ def test_tools_schema_matches_what_the_parser_reads():
         assert set(params["required"]) <= set(payload["arguments"])
 
 
-@pytest.mark.parametrize("source", ["qwen3 reference", "fixture"])
-def test_toolcall_prompt_renders_with_the_qwen3_chat_template(source, tiny_tokenizer_dir):
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer_dir)
-    template = None
-    if source == "qwen3 reference":
-        if not QWEN3_TEMPLATE.is_file():
-            pytest.skip(f"Qwen3 reference template not found at {QWEN3_TEMPLATE}")
-        template = QWEN3_TEMPLATE.read_text()
-    call = render(StrReplaceEditor("view", "stats.py"), "toolcall")
-    turns = [Turn(call, format_observation("toolcall", Read("x"), Observation("def mean(xs): ...", 0)))]
-    prompt = build_prompt("toolcall", ISSUE, turns)
-    text = tokenizer.apply_chat_template(
-        prompt.messages, tools=prompt.tools, chat_template=template, tokenize=False,
-        add_generation_prompt=True,
-    )
-    assert '"name": "str_replace_editor"' in text.split("\n</tools>")[0]
-    assert f"<|im_start|>assistant\n{call}<|im_end|>" in text
-    assert "<tool_response>\ndef mean(xs): ...\n</tool_response>" in text
-    assert text.endswith("<|im_start|>assistant\n")
-
 
 # ---- xml ------------------------------------------------------------------------------------
 
-
-def test_xml_prompt_has_the_function_list_and_observation_messages():
-    call = render(Bash("ls"), "xml", "Look around.")
-    turns = [
-        Turn(call, format_observation("xml", Bash("ls"), Observation("", 0))),
-        Turn("", format_user_command("xml", "git status", Observation("clean", 0))),
-        Turn(render(Submit(), "xml"), format_rejection("xml", "not yet: run the tests")),
-    ]
-    prompt = build_prompt("xml", ISSUE, turns, repo_path="/repo")
-    system = prompt.messages[0]["content"]
-    for number, name in enumerate(("bash", "submit", "str_replace_editor"), start=1):
-        assert f"---- BEGIN FUNCTION #{number}: {name} ----" in system
-        assert f"---- END FUNCTION #{number} ----" in system
-    assert "<function=" in system and "</function>" in system
-    task = prompt.messages[1]["content"]
-    assert task.startswith("<uploaded_files>\n/repo\n</uploaded_files>")
-    assert f"<pr_description>\n{ISSUE}\n</pr_description>" in task
-    roles = [m["role"] for m in prompt.messages]
-    assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
-    assert prompt.messages[3]["content"] == (
-        "OBSERVATION:\nYour command ran successfully and did not produce any output.\n\n"
-        "OBSERVATION:\nThe user ran this command in the repository:\n$ git status\nclean"
-    )
-    assert prompt.messages[5]["content"] == (
-        "OBSERVATION:\nThe user rejected this action; it was not run. Their feedback:\n"
-        "not yet: run the tests"
-    )
-    assert prompt.stop_after == ["</function>"]
 
 
 def test_xml_system_prompt_example_uses_the_syntax_the_parser_reads():
@@ -185,41 +104,7 @@ def test_xml_system_prompt_example_uses_the_syntax_the_parser_reads():
 # ---- observation pieces ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "dialect, expected",
-    [
-        ("text", "Observation:\nboom\nTraceback\n[exit code 2]"),
-        ("toolcall", "boom\nTraceback\n[exit code 2]"),
-        ("xml", "OBSERVATION:\nboom\nTraceback"),
-    ],
-)
-def test_observation_shape_per_dialect(dialect, expected):
-    observation = Observation(output="boom\n", exit_code=2, error="Traceback")
-    assert format_observation(dialect, Bash("x"), observation) == expected
 
-
-def test_empty_output_and_the_extra_actions_notice():
-    notice = parse("Action: bash ls\nAction: bash pwd", "text").notice
-    text = format_observation("text", Read("a.py"), Observation("", 0), notice=notice)
-    assert text == f"Observation:\n(no output)\n\n{notice}"
-    assert format_observation("toolcall", Bash("true"), Observation("", 0)) == (
-        "Your command ran successfully and did not produce any output."
-    )
-
-
-def test_parse_error_rejection_and_user_pieces():
-    error = parse_error("text")
-    assert format_parse_error("text", error) == f"Observation:\nYour reply could not be used: {error}"
-    assert "Action:" in format_parse_error("text", error)
-    assert format_rejection("toolcall", "") == "The user rejected this action; it was not run."
-    assert format_rejection("text", " use pytest ") == (
-        "Observation:\nThe user rejected this action; it was not run. Their feedback:\nuse pytest"
-    )
-    assert format_user_message("text", "hi") == "## Message from the user:\nhi"
-    assert format_user_message("xml", "hi") == "hi"
-    assert format_user_command("toolcall", "ls", Observation("a\n", 1)) == (
-        "The user ran this command in the repository:\n$ ls\na\n[exit code 1]"
-    )
 
 
 def test_unknown_dialect_is_refused_everywhere():
@@ -228,3 +113,89 @@ def test_unknown_dialect_is_refused_everywhere():
                  lambda: format_user_message("json", "x")):
         with pytest.raises(ValueError, match="unknown dialect"):
             call()
+
+
+# ---- training language (swesmith, r2e-card) ----------------------------------------------------
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "swe-agent"
+needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason="shared/reference not found")
+
+
+@needs_reference
+def test_tool_schemas_equal_swe_agents_tool_configs():
+    import yaml
+
+    editor = yaml.safe_load((REFERENCE / "edit_anthropic.config.yaml").read_text())["tools"]
+    submit = yaml.safe_load((REFERENCE / "review_on_submit_m.config.yaml").read_text())["tools"]
+    by_name = {tool["function"]["name"]: tool["function"] for tool in TOOLS}
+    assert list(by_name) == ["bash", "str_replace_editor", "submit"]
+    spec = editor["str_replace_editor"]
+    assert by_name["str_replace_editor"]["description"] == spec["docstring"]
+    props = by_name["str_replace_editor"]["parameters"]["properties"]
+    for arg in spec["arguments"]:
+        assert props[arg["name"]]["description"] == arg["description"]
+        assert props[arg["name"]]["type"] == arg["type"]
+        assert props[arg["name"]].get("enum") == arg.get("enum")
+    assert by_name["str_replace_editor"]["parameters"]["required"] == ["command", "path"]
+    assert by_name["submit"]["description"] == submit["submit"]["docstring"]
+    bash_doc = (REFERENCE / "commands.bash_tool.excerpt.py").read_text()
+    assert f'docstring="{by_name["bash"]["description"]}"' in bash_doc
+    assert f'description="{by_name["bash"]["parameters"]["properties"]["command"]["description"]}"' in bash_doc
+
+
+@needs_reference
+def test_toolcall_prompt_is_swesmiths_system_and_instance_template():
+    import yaml
+
+    templates = yaml.safe_load((REFERENCE / "swesmith_gen_claude.yaml").read_text())["agent"]["templates"]
+    prompt = build_prompt("toolcall", ISSUE, [])
+    system, user = prompt.messages
+    assert system == {"role": "system", "content": templates["system_template"]}
+    expected = templates["instance_template"].replace("{{working_dir}}", "/testbed")
+    assert user["content"] == expected.replace("{{problem_statement}}", ISSUE)
+    assert prompt.tools == TOOLS and prompt.stop_after == ["</tool_call>"]
+
+
+def test_swesmith_observations_envelope_crlf_and_no_exit_code():
+    obs = format_observation("toolcall", Bash("x"), Observation("boom\nTraceback\n", exit_code=2))
+    assert obs == "OBSERVATION:\nboom\r\nTraceback"
+    empty = format_observation("xml", Bash("true"), Observation("", exit_code=0))
+    assert empty == "Your command ran successfully and did not produce any output."
+
+
+def test_swesmith_clips_long_output_with_swe_agents_note():
+    body = "x" * 20_000
+    obs = format_observation("toolcall", Bash("x"), Observation(body, exit_code=0, truncated=True,
+                                                                 total_chars=50_000))
+    assert obs == ("Observation: " + "x" * 16_000 + "<response clipped><NOTE>Observations should not "
+                   "exceeded 16000 characters. 34000 characters were elided. Please try a different "
+                   "command that produces less output or use head/tail/grep/redirect the output to a "
+                   "file. Do not use interactive pagers.</NOTE>")
+
+
+def test_real_root_is_shown_as_testbed(tmp_path):
+    from agent_core.executor.paths import PathMap
+
+    paths = PathMap(tmp_path, "/testbed")
+    obs = format_observation("toolcall", Bash("pwd"), Observation(f"{tmp_path}/pkg\n", exit_code=0),
+                             to_model=paths.to_model)
+    assert obs == "OBSERVATION:\n/testbed/pkg"
+    assert PathMap(tmp_path, "/testbed", mounted=True).to_model(str(tmp_path)) == str(tmp_path)
+
+
+def test_text_prompt_is_the_r2e_card_header_then_problem():
+    prompt = build_prompt("text", ISSUE, [], max_new_tokens=300)
+    assert prompt.text.startswith("You are an expert software engineer fixing bugs.\n\nAVAILABLE ACTIONS:\n")
+    assert prompt.text.endswith(f"## Problem:\n{ISSUE}\n\n## Your turn:\nThought:")
+    assert "\nObservation" in prompt.stop_before and "\n## Your turn" in prompt.stop_before
+    obs = format_observation("text", Bash("x"), Observation("boom", exit_code=2))
+    assert obs == "Observation:\nboom\n[exit code 2]"
+
+
+def test_format_pieces_come_from_the_profile():
+    assert format_parse_error("xml", parse_error("xml")).startswith("OBSERVATION:\nYour reply could not be used:")
+    assert format_rejection("text", "no") == (
+        "Observation:\nThe user rejected this action; it was not run. Their feedback:\nno")
+    assert format_user_message("text", " hi ") == "## Message from the user:\nhi"
+    assert format_user_command("xml", "ls", Observation("a\n", exit_code=0)).startswith(
+        "OBSERVATION:\nThe user ran this command in the repository:\n$ ls\na")

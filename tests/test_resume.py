@@ -137,7 +137,7 @@ def test_resume_finishes_the_session_and_the_log_tells_the_whole_story(git_repo,
     assert read_trajectory(log).finished.reason == "submitted"
 
 
-def test_a_tree_changed_mid_step_is_restored_to_the_last_checkpoint(git_repo, tmp_path, closing):
+def test_a_tree_changed_mid_step_is_kept_or_with_force_restored(git_repo, tmp_path, closing):
     script = write_script(tmp_path / "s.jsonl", FIX_SCRIPTS["text"])
     original, _, log = logged(git_repo, script)
     closing(original)
@@ -153,10 +153,19 @@ def test_a_tree_changed_mid_step_is_restored_to_the_last_checkpoint(git_repo, tm
     original.workspace.checkpoint(4)
     git(git_repo, "commit", "-qam", "the model committed")
 
-    again, _, events = resumed(git_repo, log, script)
+    kept, _, events = resumed(git_repo, log, script)
+    kept.close()
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert len(notices) == 2 and "calc/ops.py, scratch.txt, HEAD" in notices[1]
+    assert "stopped between steps" in notices[1] and "kept" in notices[1]
+    assert (git_repo / "calc/ops.py").read_text() == "half written"
+    assert [c.index for c in Workspace.open(git_repo).attach(original.id)] == [0, 1, 2, 3]
+
+    again, _, events = resumed(git_repo, log, script, overwrite_changes=True)
     closing(again)
     notices = [e.message for e in events if isinstance(e, Notice)]
-    assert len(notices) == 2 and "restored it to checkpoint 3" in notices[1]
+    assert len(notices) == 2 and "restored checkpoint 3" in notices[1]
+    assert f"refs/navtui/{original.id}/before-resume-1" in notices[1]
     assert (git_repo / "calc/ops.py").read_text() == fixed
     assert not (git_repo / "scratch.txt").exists()
     assert git(git_repo, "log", "--format=%s").splitlines() == ["initial"]

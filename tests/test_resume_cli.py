@@ -32,6 +32,8 @@ def wait_for(condition, timeout: float = 60.0) -> None:
 def test_kill_9_mid_step_then_resume_finishes_without_losing_a_step(git_repo: Path,
                                                                     tmp_path: Path):
     mark = tmp_path / "step3-started"  # outside the repo: survives the restore
+    # ... and across the two runs, which a sandbox's private /tmp would not allow.
+    no_sandbox = ("--sandbox", "off")
     outputs = [
         "Thought: Read the module.\nAction: read calc/ops.py",
         f"Thought: The divisor is off by one.\nAction: edit calc/ops.py 7 7\n{FIXED_LINE}",
@@ -44,8 +46,8 @@ def test_kill_9_mid_step_then_resume_finishes_without_losing_a_step(git_repo: Pa
     ]
     script = write_script(tmp_path / "script.jsonl", outputs)
     first = subprocess.Popen(
-        [NAVTUI, "--auto", "--script", str(script), "--issue", "average is off by one",
-         str(git_repo)],
+        [NAVTUI, "--auto", *no_sandbox, "--script", str(script), "--issue",
+         "average is off by one", str(git_repo)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -65,11 +67,12 @@ def test_kill_9_mid_step_then_resume_finishes_without_losing_a_step(git_repo: Pa
     assert (session["status"], session["steps"]) == ("interrupted", 2)
     assert session["issue"] == "average is off by one"
 
-    resumed = navtui("--auto", "--script", str(script), "--resume", session["id"][:15],
-                     str(git_repo))
+    resumed = navtui("--auto", *no_sandbox, "--force", "--script", str(script), "--resume",
+                     session["id"][:15], str(git_repo))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     printed = " ".join(resumed.stdout.split())
-    assert "resumed session" in printed and "restored it to checkpoint 2" in printed
+    assert "resumed session" in printed and "restored checkpoint 2" in printed
+    assert "stopped during step 3" in printed
 
     text = (git_repo / "calc/ops.py").read_text()
     assert FIXED_LINE in text and "junk" not in text
@@ -77,7 +80,7 @@ def test_kill_9_mid_step_then_resume_finishes_without_losing_a_step(git_repo: Pa
     assert repo_tests_pass(git_repo)
     log = read_trajectory(Path(session["path"]))
     notices = [e.message for e in log.events if isinstance(e, Notice)]
-    assert any("restored it to checkpoint 2" in n and "calc/ops.py" in n for n in notices)
+    assert any("restored checkpoint 2" in n and "calc/ops.py" in n for n in notices)
     executed = [e.record for e in log.events if isinstance(e, StepExecuted)]
     assert [r.index for r in executed] == [1, 2, 3, 4, 5]
     assert executed[0].proposed.raw == outputs[0] and executed[-1].action.kind == "submit"

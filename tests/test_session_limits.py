@@ -101,7 +101,7 @@ def test_cancel_from_another_thread_stops_generation(git_repo, tmp_path, session
 
 def test_a_prompt_that_cannot_fit_is_never_sent(git_repo, tmp_path, sessions):
     session, recorder, _ = sessions(
-        git_repo, write_script(tmp_path / "s.jsonl", [STEP]), "text", context_window=1200, max_new_tokens=1000
+        git_repo, write_script(tmp_path / "s.jsonl", [STEP]), "text", context_window=1040, max_new_tokens=1000
     )
     finished = session.run(AutoPolicy())
     assert finished.reason == "limit" and "context window" in finished.message
@@ -109,9 +109,9 @@ def test_a_prompt_that_cannot_fit_is_never_sent(git_repo, tmp_path, sessions):
 
 
 def test_old_observations_are_elided_to_fit(git_repo, tmp_path, sessions):
-    noisy = "Thought: list\nAction: bash seq 1 400"
+    noisy = [f"Thought: list\nAction: bash seq {start} 400" for start in range(1, 7)]
     session, recorder, events = sessions(
-        git_repo, write_script(tmp_path / "s.jsonl", [noisy] * 6), "text",
+        git_repo, write_script(tmp_path / "s.jsonl", noisy), "text",
         context_window=2048, max_new_tokens=256,
     )
     finished = session.run(AutoPolicy())

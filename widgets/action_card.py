@@ -10,6 +10,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
+from agent_core.sanitize import visible
 from widgets._css import css_beside
 from widgets.diff_view import highlight_diff
 
@@ -31,6 +32,7 @@ def action_summary(action: Action, width: int = 60) -> str:
     else:
         text = repr(action)
     text = f"{action.kind} {text}" if not isinstance(action, Submit) else text
+    text = visible(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -73,7 +75,7 @@ class ActionCard(VerticalScroll):
         self.preview_diff = None
         self.border_title = "Action"
         self.border_subtitle = ""
-        self.query_one("#card-command", Static).update(message)
+        self.query_one("#card-command", Static).update(visible(message))
         self.query_one("#card-diff", Static).update("")
         self.query_one("#card-diff").display = False
 
@@ -88,7 +90,8 @@ class ActionCard(VerticalScroll):
         self.border_title = title
         self.border_subtitle = action.kind
         language = "bash" if isinstance(action, Bash) else None
-        command = highlight(command_shown, language=language) if language else Content(command_shown)
+        shown = visible(command_shown)
+        command = highlight(shown, language=language) if language else Content(shown)
         self.query_one("#card-command", Static).update(command)
         diff_widget = self.query_one("#card-diff", Static)
         if preview_diff:

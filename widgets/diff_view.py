@@ -11,6 +11,7 @@ from pygments.token import Token
 from textual.highlight import HighlightTheme, highlight
 from textual.widgets import Static
 
+from agent_core.sanitize import visible
 from widgets._css import css_beside
 
 # Diffs longer than this (characters) are highlighted in a worker thread, not on the UI's loop.
@@ -31,7 +32,7 @@ class DiffTheme(HighlightTheme):
 
 def highlight_diff(diff: str) -> Content:
     """A unified diff as highlighted Content."""
-    return highlight(diff, language="diff", theme=DiffTheme)
+    return highlight(visible(diff), language="diff", theme=DiffTheme)
 
 
 @dataclass
@@ -77,7 +78,7 @@ def render_file(file: FileDiff, max_lines: int) -> tuple[Content, Content]:
     """Title and highlighted body of one file's diff, trimmed to `max_lines` lines."""
     title = Content.from_markup(
         "[b]$path[/b]  [$text-success]+$added[/] [$text-error]-$removed[/]",
-        path=file.path, added=file.added, removed=file.removed,
+        path=visible(file.path), added=file.added, removed=file.removed,
     )
     lines = file.text.splitlines()
     first_hunk = next((i for i, line in enumerate(lines) if line.startswith("@@")), None)

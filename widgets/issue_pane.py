@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Collapsible, Markdown
 
+from agent_core.sanitize import visible
 from widgets._css import css_beside
 
 
@@ -23,8 +24,8 @@ class IssuePane(Collapsible):
 
     def __init__(self, issue: str, *, collapsed: bool = True, id: str | None = None) -> None:
         super().__init__(
-            Markdown(issue, classes="issue-text"),
-            title=f"Issue: {issue_title(issue)}",
+            Markdown(visible(issue), classes="issue-text"),
+            title=f"Issue: {visible(issue_title(issue))}",
             collapsed=collapsed,
             id=id,
         )
@@ -33,5 +34,5 @@ class IssuePane(Collapsible):
     def set_issue(self, issue: str) -> None:
         """Show another issue (e.g. the one of a resumed session)."""
         self.issue = issue
-        self.title = f"Issue: {issue_title(issue)}"
-        self.query_one(Markdown).update(issue)
+        self.title = f"Issue: {visible(issue_title(issue))}"
+        self.query_one(Markdown).update(visible(issue))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.widgets import Log
 
 from agent_core.steps import Observation
+from agent_core.sanitize import visible
 from widgets._css import css_beside
 
 
@@ -16,9 +17,9 @@ def observation_lines(observation: Observation) -> list[str]:
     if observation.truncated:
         status.append("output truncated")
     if observation.error:
-        status.append(f"error: {observation.error}")
+        status.append(f"error: {visible(observation.error)}")
     header = [f"[{' · '.join(status)}]"] if status else []
-    return header + observation.output.splitlines()
+    return header + visible(observation.output).splitlines()
 
 
 class OutputLog(Log):
@@ -32,7 +33,7 @@ class OutputLog(Log):
     def show_observation(self, title: str, observation: Observation | None) -> None:
         """Replace the log's content with `title` and the observation's output."""
         self.clear()
-        self.write_line(title)
+        self.write_line(visible(title))
         if observation is None:
             self.write_line("(not run)")
         else:
@@ -42,4 +43,4 @@ class OutputLog(Log):
     def show_text(self, text: str) -> None:
         """Replace the log's content with plain text."""
         self.clear()
-        self.write_lines(text.splitlines())
+        self.write_lines(visible(text).splitlines())

@@ -1,4 +1,5 @@
-"""One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state."""
+"""One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state,
+and the sandbox ("sandbox", "sandbox+net", "no sandbox" when it fell back; nothing when chosen off)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,14 @@ class StatusBar(Widget):
     tokens_per_second: reactive[float] = reactive(0.0)
     context_used: reactive[int] = reactive(0)
     context_limit: reactive[int] = reactive(0)
+    estimated: reactive[bool] = reactive(False)  # token figures are estimates: shown with "~"
     policy: reactive[str] = reactive("ask")
     state: reactive[str] = reactive("starting")
+    sandbox: reactive[str] = reactive("")
+
+    @property
+    def _about(self) -> str:
+        return "~" if self.estimated else ""
 
     def render(self) -> Content:
         # (priority, part): the lowest priorities are dropped first when the bar is too narrow.
@@ -37,12 +44,15 @@ class StatusBar(Widget):
             (6, Content.styled(self.policy, "$text-warning b" if self.policy.startswith("auto") else "")),
             (3, Content(self.model or "model")),
             (2, Content(self.dialect or "?")),
-            (4, Content(f"{self.tokens_per_second:.0f} tok/s")),
+            (4, Content(f"{self._about}{self.tokens_per_second:.0f} tok/s")),
         ]
+        if self.sandbox:
+            style = "$text-success" if self.sandbox.startswith("sandbox") else "$text-warning b"
+            parts.append((6, Content.styled(self.sandbox, style)))
         if self.context_limit:
             ratio = self.context_used / self.context_limit
             style = "$text-error" if ratio > 0.9 else "$text-warning" if ratio > 0.7 else ""
-            used = f"ctx {_tokens(self.context_used)}/{_tokens(self.context_limit)}"
+            used = f"ctx {self._about}{_tokens(self.context_used)}/{_tokens(self.context_limit)}"
             parts.append((5, Content.styled(used, style)))
         separator = Content(" │ ")
         width = self.content_size.width or 80

@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from agent_core.sanitize import visible
 from widgets._css import css_beside
 
 # Text is handed to the Markdown stream at most this many characters at a time, the next slice
@@ -110,7 +111,7 @@ class ThoughtStream(VerticalScroll):
         if self._stream is None:
             await self.begin_turn("Model")
         self.text += fragment
-        self._backlog.append(fragment)
+        self._backlog.append(visible(fragment))
         self._kick()
 
     async def end_turn(self, thought: str | None = None) -> None:
@@ -121,7 +122,7 @@ class ThoughtStream(VerticalScroll):
         replace = thought is not None and len(thought) <= REPLACE_LIMIT
         if replace:
             self.text = thought or ""
-        self._ending = (replace, thought)
+        self._ending = (replace, None if thought is None else visible(thought))
         self._kick()
 
     async def settled(self) -> None:
@@ -133,7 +134,7 @@ class ThoughtStream(VerticalScroll):
         """A line that is not model text: a rejection, a user message, a format error."""
         await self.end_turn()
         await self.settled()
-        await self.mount(Static(text, classes=f"note -{variant}", markup=False), before=self._spacer)
+        await self.mount(Static(visible(text), classes=f"note -{variant}", markup=False), before=self._spacer)
         await self._trim()
 
     async def on_unmount(self) -> None:

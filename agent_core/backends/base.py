@@ -35,6 +35,8 @@ class Usage:
     cached_tokens: int = 0
     time_to_first_token: float = 0.0
     tokens_per_second: float = 0.0
+    # True when the token counts were estimated (no tokenizer, and the server sent no usage).
+    estimated: bool = False
 
 
 class BackendError(Exception):

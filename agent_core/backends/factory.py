@@ -11,14 +11,20 @@ first reply). `create_backend(config)` then builds the backend, importing only w
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.backends.base import Backend, BackendError
+from agent_core.backends.credentials import split_credentials
 from agent_core.backends.presets import PRESETS, resolve_preset
 
 BACKENDS = ("hf", "openai", "replay")
+# What `--backend hf` imports: the `local` extra (bitsandbytes is checked only for 4/8-bit).
+LOCAL_PACKAGES = ("torch", "transformers", "peft", "accelerate")
+LOCAL_INSTALL = "pip install 'navtui[local]'"
 DEFAULT_CONTEXT_WINDOW = 16_384
+DEFAULT_MAX_NEW_TOKENS = 1024
 # Hints in a model's name that give its dialect away (checked in order, lower-cased).
 NAME_DIALECTS = (
     ("navigator", "toolcall"),
@@ -46,6 +52,10 @@ class BackendConfig:
     dialect: str = "auto"
     context_window: int | None = None
     preset: str | None = None  # set by `resolve` when `model` named a preset
+    max_new_tokens: int | None = None  # None: the preset's, else DEFAULT_MAX_NEW_TOKENS
+    request_timeout: float | None = None  # openai: seconds per piece of the stream
+    tokenizer: str | None = None  # openai: exact token counts instead of estimates
+    threads: int | None = None  # hf on CPU: torch threads (None: see hf_load.cpu_threads)
 
 
 def resolve(config: BackendConfig) -> BackendConfig:
@@ -71,9 +81,11 @@ def resolve(config: BackendConfig) -> BackendConfig:
         if resolved.dialect == "auto":
             resolved.dialect = preset.dialect
         resolved.context_window = config.context_window or preset.context_window
+        resolved.max_new_tokens = config.max_new_tokens or preset.max_new_tokens
     if resolved.dialect == "auto":
         resolved.dialect = _dialect_from_names(resolved) or _dialect_from_script(resolved) or "auto"
     resolved.context_window = resolved.context_window or DEFAULT_CONTEXT_WINDOW
+    resolved.max_new_tokens = resolved.max_new_tokens or DEFAULT_MAX_NEW_TOKENS
     return resolved
 
 
@@ -104,6 +116,13 @@ def _check_inputs(config: BackendConfig) -> None:
         if not config.model:
             raise BackendError("--backend openai needs --model: the model name the server serves")
     else:
+        missing = missing_local_packages()
+        if missing:
+            raise BackendError(
+                f"--backend hf runs the model on this machine and needs {', '.join(missing)}: "
+                f"run `{LOCAL_INSTALL}` (see the README for a CPU-only or CUDA torch), "
+                "or use a server with --base-url URL"
+            )
         if not config.model:
             raise BackendError(
                 f"--backend hf needs --model: a preset ({', '.join(PRESETS)}), a Hugging Face id "
@@ -112,6 +131,11 @@ def _check_inputs(config: BackendConfig) -> None:
         for flag, ref in (("--model", config.model), ("--adapter", config.adapter)):
             if ref and _is_path_like(ref) and not Path(ref).expanduser().exists():
                 raise BackendError(f"{flag} {ref}: no such file or directory; check the path")
+
+
+def missing_local_packages() -> list[str]:
+    """The packages of the `local` extra that are not installed (none are imported)."""
+    return [name for name in LOCAL_PACKAGES if importlib.util.find_spec(name) is None]
 
 
 def _dialect_from_names(config: BackendConfig) -> str | None:
@@ -144,7 +168,11 @@ def create_backend(config: BackendConfig) -> Backend:
     if config.backend == "openai":
         from agent_core.backends.openai_compat import OpenAIBackend
 
-        return OpenAIBackend(config.base_url or "", config.model or "", api_key=config.api_key)
+        options = {} if config.request_timeout is None else {"timeout": config.request_timeout}
+        return OpenAIBackend(
+            config.base_url or "", config.model or "", api_key=config.api_key,
+            tokenizer=config.tokenizer, **options,
+        )
     from agent_core.backends.hf import HFBackend
 
     return HFBackend(
@@ -152,6 +180,7 @@ def create_backend(config: BackendConfig) -> Backend:
         adapter=config.adapter,
         load_in_4bit=config.load_in_4bit,
         load_in_8bit=config.load_in_8bit,
+        threads=config.threads,
     )
 
 
@@ -163,7 +192,7 @@ def describe(config: BackendConfig) -> dict[str, str]:
         "model": config.model or "",
         "adapter": config.adapter or "",
         "quantization": "4-bit" if config.load_in_4bit else "8-bit" if config.load_in_8bit else "",
-        "base_url": config.base_url or "",
+        "base_url": split_credentials(config.base_url)[0] if config.base_url else "",
         "script": config.script or "",
         "dialect": config.dialect,
     }

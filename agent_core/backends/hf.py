@@ -23,7 +23,10 @@ from agent_core.backends.hf_load import (
     load_model,
     load_tokenizer,
     out_of_memory_error,
+    quantization_advice,
     quantization_config,
+    resolve_weights,
+    use_cpu_threads,
 )
 from agent_core.backends.kv_cache import PrefixCache
 from agent_core.backends.stop_strings import StopScanner
@@ -75,13 +78,25 @@ class HFBackend:
         merge_adapter: bool = False,
         enable_thinking: bool | None = None,
         reuse_cache: bool = True,
+        threads: int | None = None,
     ) -> None:
+        """`threads`: torch threads when the model runs on CPU (see `hf_load.cpu_threads`).
+        8-bit weights load with float16 activations unless `dtype` says otherwise: bitsandbytes
+        casts anything else to float16 on every layer call, and warns each time."""
         self.model_ref = model
         self.adapter_ref = adapter
         self.enable_thinking = enable_thinking
         self.quantized = load_in_4bit or load_in_8bit
         self.label = describe(model, adapter)
+        model, adapter = resolve_weights(model, adapter)
         quantization = quantization_config(load_in_4bit, load_in_8bit)
+        # Lines for the user (the session shows them as notices when it starts).
+        self.notices: list[str] = []
+        advice = quantization_advice(load_in_4bit, load_in_8bit)
+        if advice:
+            self.notices.append(advice)
+        if load_in_8bit and dtype == "auto":
+            dtype = "float16"
         self.model: Any = load_model(
             model,
             adapter=adapter,
@@ -91,6 +106,8 @@ class HFBackend:
             merge_adapter=merge_adapter,
         )
         self.tokenizer = load_tokenizer(model, adapter)
+        if self.model.device.type == "cpu":
+            self.notices.append(use_cpu_threads(threads))
         self.last_usage: Usage | None = None
         self._prefix = PrefixCache(self._new_cache, enabled=reuse_cache)
         self._halt = threading.Event()

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from agent_core.backends.base import BackendError, Prompt, Usage
+from agent_core.backends.credentials import API_KEY_ENV_VARS, split_credentials
 from agent_core.backends.openai_deltas import ChunkAssembler, malformed_tool_call_text
 from agent_core.backends.sse import iter_sse_events
 from agent_core.backends.stop_strings import StopScanner
@@ -33,11 +34,12 @@ from agent_core.backends.token_estimate import estimate_prompt_tokens, estimate_
 
 log = logging.getLogger(__name__)
 
-API_KEY_ENV_VARS = ("NAVTUI_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUSES = frozenset({429, 503})
 CONNECT_RETRIES = 2
 MAX_RETRY_AFTER = 30.0
 MAX_SERVER_STOPS = 4
+# After a stop string ends the turn, how long to keep reading for the server's usage chunk.
+USAGE_WAIT = 2.0
 VLLM_HINT = (
     "start one, e.g. `vllm serve Qwen/Qwen3-8B --enable-lora "
     "--lora-modules navigator-8b=ShubhamRasal/qwen3-8b-code-navigator --max-lora-rank 64 "
@@ -71,20 +73,23 @@ class OpenAIBackend:
         included); `backoff` is the first retry delay, doubled per retry. `thinking` switches
         Qwen3 thinking on/off through `chat_template_kwargs` (vLLM, SGLang, `transformers serve`);
         None leaves the server's default."""
-        self.base_url = _normalize_base_url(base_url)
+        url, url_key = split_credentials(base_url)
+        self.base_url = _normalize_base_url(url)
         self.model = model
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
         self.thinking = thinking
         self.last_usage: Usage | None = None
-        self._api_key = api_key or next(
+        # The flag's key, else the URL's (given for this server), else the environment's.
+        self._api_key = api_key or url_key or next(
             (os.environ[v] for v in API_KEY_ENV_VARS if os.environ.get(v)), None
         )
         self._tokenizer_name = tokenizer
         self._added: AddedTokenCounter | None = None
         self._tokenizer: Any = None
         self._cancelled = threading.Event()
+        self._draining = threading.Event()  # reading on after the turn, for the usage chunk
         self._response: httpx.Response | None = None
         self._lock = threading.Lock()
         headers = {"Accept": "text/event-stream"}
@@ -97,17 +102,24 @@ class OpenAIBackend:
     def __repr__(self) -> str:
         return f"OpenAIBackend(base_url={self.base_url!r}, model={self.model!r})"
 
+    @property
+    def exact_counts(self) -> bool:
+        """True when prompts are counted with the model's tokenizer (`--tokenizer`)."""
+        return self._tokenizer_name is not None
+
     # -- Backend protocol ------------------------------------------------------------------------
 
     def stream(self, prompt: Prompt) -> Iterator[str]:
         """Yield the turn's text as the server streams it (see module doc)."""
         self._cancelled.clear()
+        self._draining.clear()
         path, body = self._request(prompt)
         started = time.monotonic()
         first: float | None = None
         produced: list[str] = []
         stops = StopScanner(prompt.stop_after, prompt.stop_before)
         assembler = ChunkAssembler()
+        drain: threading.Timer | None = None
         try:
             response = self._open(path, body)
         except _Cancelled:
@@ -115,15 +127,17 @@ class OpenAIBackend:
         try:
             for chunk in self._chunks(response):
                 piece = assembler.feed(chunk)
+                if not stops.done:
+                    text = stops.feed(piece)
+                    if text:
+                        first = first or time.monotonic()
+                        produced.append(text)
+                        yield text
                 if stops.done:
-                    continue
-                text = stops.feed(piece)
-                if text:
-                    first = first or time.monotonic()
-                    produced.append(text)
-                    yield text
-                if stops.done and assembler.finish_reason is None:
-                    break
+                    # The turn is over; the server's usage chunk comes last: wait for it a bit.
+                    if assembler.usage is not None:
+                        break
+                    drain = drain or self._drain(response)
             if not stops.done:
                 text = stops.feed(assembler.finish()) + stops.flush()
                 if text:
@@ -131,6 +145,8 @@ class OpenAIBackend:
                     produced.append(text)
                     yield text
         finally:
+            if drain is not None:
+                drain.cancel()
             with self._lock:
                 self._response = None
             response.close()
@@ -235,6 +251,14 @@ class OpenAIBackend:
                 continue
             raise BackendError(self._scrub(self._http_error(response.status_code, message, attempt)))
 
+    def _drain(self, response: httpx.Response) -> threading.Timer:
+        """Read on for at most USAGE_WAIT seconds, then shut the socket (the read then ends)."""
+        self._draining.set()
+        timer = threading.Timer(USAGE_WAIT, _shutdown_socket, args=(response,))
+        timer.daemon = True
+        timer.start()
+        return timer
+
     def _sleep(self, seconds: float) -> None:
         if self._cancelled.wait(seconds):
             raise _Cancelled
@@ -262,10 +286,10 @@ class OpenAIBackend:
                     continue
                 yield chunk
         except httpx.TimeoutException:
-            if not self._cancelled.is_set():
+            if not (self._cancelled.is_set() or self._draining.is_set()):
                 raise BackendError(self._timeout_message()) from None
         except (httpx.TransportError, httpx.StreamError) as exc:
-            if not self._cancelled.is_set():
+            if not (self._cancelled.is_set() or self._draining.is_set()):
                 raise BackendError(self._scrub(
                     f"connection to {self.base_url} broke mid-stream ({_reason(exc)}); "
                     "check the server's log (crashed or restarted?) and try again"
@@ -292,6 +316,7 @@ class OpenAIBackend:
         ended: float,
     ) -> Usage:
         server = server or {}
+        reported = bool(server.get("completion_tokens") and server.get("prompt_tokens"))
         new_tokens = server.get("completion_tokens") or self._count_text(text)
         prompt_tokens = server.get("prompt_tokens") or self.count_tokens(prompt)
         cached = (server.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
@@ -304,6 +329,7 @@ class OpenAIBackend:
             cached_tokens=cached,
             time_to_first_token=ttft,
             tokens_per_second=rate,
+            estimated=not (reported or self.exact_counts),
         )
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -316,8 +342,11 @@ class OpenAIBackend:
 
     def _load_tokenizer(self) -> Any:
         if self._tokenizer is None and self._tokenizer_name:
-            from transformers import AutoTokenizer
-
+            try:
+                from transformers import AutoTokenizer
+            except ImportError:  # the light install: count with the estimate instead
+                self._tokenizer_name = None
+                return None
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(self._tokenizer_name)
             except OSError as exc:
@@ -345,7 +374,7 @@ class OpenAIBackend:
 
     def _timeout_message(self) -> str:
         return (f"{self.base_url} sent nothing for {self.timeout:g} s; the server may be stuck or "
-                "overloaded: check its log, or raise --timeout")
+                "overloaded: check its log, or raise --request-timeout")
 
     def _scrub(self, text: str) -> str:
         """Remove the API key from anything shown to the user or logged."""

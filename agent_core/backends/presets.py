@@ -18,6 +18,8 @@ class Preset:
     adapter: str
     dialect: str
     context_window: int
+    max_new_tokens: int = 1024  # a reply's cap unless --max-new-tokens says otherwise
+    prompt_profile: str | None = None  # None: the dialect's default profile
 
     @property
     def model(self) -> str:
@@ -32,6 +34,7 @@ PRESETS: dict[str, Preset] = {
         adapter="ShubhamRasal/qwen3-8b-code-navigator",
         dialect="toolcall",
         context_window=16_384,
+        prompt_profile="swesmith",
     ),
     "r2e-30b": Preset(
         name="r2e-30b",
@@ -39,6 +42,9 @@ PRESETS: dict[str, Preset] = {
         adapter="k-l-lambda/qwen3-30b-a3b-r2e-gym-sft",
         dialect="text",
         context_window=4_096,
+        # The card generates 256 tokens a turn; 512 leaves 3,584 of 4,096 for the prompt.
+        max_new_tokens=512,
+        prompt_profile="r2e-card",
     ),
 }
 

@@ -11,13 +11,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
-from agent_core.executor.files import FileTools
-from agent_core.executor.paths import Confinement, PathError, rewrite_alias
+from agent_core.executor.files import FileTools, ToolError, require_encodable
+from agent_core.executor.paths import Confinement, PathError, PathMap
+from agent_core.executor.sandbox import MOUNT_POINT, Launcher, Plain
 from agent_core.executor.search import search
 from agent_core.executor.shell import Shell
 from agent_core.steps import Observation
 
-__all__ = ["Executor", "Prepared", "Shell"]
+__all__ = ["Executor", "PathMap", "Prepared", "Shell"]
 
 
 @dataclass
@@ -30,7 +31,16 @@ class Prepared:
 
 
 class Executor:
-    """One session's executor over the repository at `root`."""
+    """One session's executor over the repository at `root`.
+
+    `path_map` says how the model's paths (`/testbed/...`) meet real ones; by default the
+    repository is not mounted at the alias, so commands are rewritten and outputs mapped back.
+    `launcher` starts the shell (agent_core/executor/sandbox.py); a sandboxed one mounts the
+    repository at /testbed, so the map defaults to `PathMap(root, "/testbed", mounted=True)`.
+    File tools answer with the model's paths either way. The shell keeps up to four times
+    `output_limit` bytes (head and tail), so a clipped observation still has `output_limit`
+    characters of head to show.
+    """
 
     def __init__(
         self,
@@ -39,25 +49,40 @@ class Executor:
         command_timeout: float = 120.0,
         path_alias: str = "/testbed",
         output_limit: int = 16_000,
+        path_map: PathMap | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
-        self.paths = Confinement(root, path_alias)
+        self.launcher = launcher or Plain(Path(root))
+        if path_map is None and self.launcher.sandboxed:
+            path_map = PathMap(root, str(MOUNT_POINT), mounted=True)
+        self.path_map = path_map or PathMap(root, path_alias)
+        self.paths = Confinement(root, self.path_map.alias)
         self.root = self.paths.root
         self.command_timeout = command_timeout
         self.output_limit = output_limit
-        self.files = FileTools(self.paths, char_limit=output_limit)
+        self.files = FileTools(self.paths, char_limit=output_limit, names=self.path_map.model_path)
         self._shell: Shell | None = None
 
     @property
     def shell(self) -> Shell:
         """The session's bash, started on first use."""
         if self._shell is None:
-            self._shell = Shell(self.root, timeout=self.command_timeout, output_limit=self.output_limit)
+            self._shell = Shell(
+                self.root, timeout=self.command_timeout, output_limit=4 * self.output_limit,
+                launcher=self.launcher,
+            )
         return self._shell
+
+    @property
+    def where(self) -> str:
+        """Where bash commands run, for the user: "in sandbox: /testbed = REPO, network off", or
+        "" without a sandbox."""
+        return self.launcher.describe()
 
     def prepare(self, action: Action) -> Prepared:
         """Rewrite the path alias in bash commands and describe/preview the action."""
         if isinstance(action, Bash):
-            command = rewrite_alias(action.command, self.root, self.paths.alias)
+            command = self.path_map.command_to_real(action.command)
             return Prepared(replace(action, command=command), command)
         if isinstance(action, Edit):
             shown = f"edit {self._name(action.path)} lines {action.start}-{action.end}"
@@ -79,7 +104,11 @@ class Executor:
     def execute(self, action: Action) -> Observation:
         """Run `action`; never raises for the model's mistakes."""
         if isinstance(action, Bash):
-            return self.shell.run(rewrite_alias(action.command, self.root, self.paths.alias))
+            try:
+                require_encodable(action.command, "The command")
+            except ToolError as error:
+                return Observation(output="", error=str(error))
+            return self.shell.run(self.path_map.command_to_real(action.command))
         if isinstance(action, Read):
             return self.files.read(action.path)
         if isinstance(action, Search):

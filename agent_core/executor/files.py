@@ -8,11 +8,15 @@ reply); executing writes it and remembers the old text for `undo_edit`, previewi
 from __future__ import annotations
 
 import difflib
+import os
+import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.actions import Edit, StrReplaceEditor
+from agent_core.executor import editor_text
 from agent_core.executor.paths import Confinement, PathError
 from agent_core.steps import Observation
 
@@ -36,6 +40,20 @@ class Change:
     before: str | None
     after: str | None
     reply: str
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def require_encodable(text: str, what: str) -> None:
+    """Raise ToolError when `text` holds a lone surrogate (e.g. a `\\ud83d` escape without its
+    pair in the model's JSON), which no file or shell can take."""
+    found = _LONE_SURROGATE.search(text)
+    if found:
+        raise ToolError(
+            f"{what} contains U+{ord(found.group()):04X}, half of a UTF-16 surrogate pair, which "
+            "is not valid Unicode. Write the character itself (or both halves of the pair)."
+        )
 
 
 def numbered(lines: list[str], first: int = 1) -> str:
@@ -75,8 +93,17 @@ def _splice(before: str, start: int, end: int, new_text: str) -> tuple[str, int]
 class FileTools:
     """File actions on one repository; `history` holds, per file, texts for `undo_edit`."""
 
-    def __init__(self, paths: Confinement, *, window: int = READ_WINDOW, char_limit: int = 16_000):
+    def __init__(
+        self,
+        paths: Confinement,
+        *,
+        window: int = READ_WINDOW,
+        char_limit: int = 16_000,
+        names: Callable[[Path], str] | None = None,
+    ):
         self.paths = paths
+        # How replies name a file to the model (`/testbed/pkg/x.py`); default: relative.
+        self.name = names or paths.display
         self.window = window
         self.char_limit = char_limit
         self.history: dict[Path, list[str | None]] = {}
@@ -91,11 +118,17 @@ class FileTools:
 
     def _show(self, raw: str, view_range: list[int] | None, *, header: bool) -> str:
         path = self.paths.resolve(raw)
-        name = self.paths.display(path)
-        if path.is_dir():
-            if view_range is not None:
-                raise ToolError("`view_range` is not allowed when the path is a directory.")
+        name = self.name(path)
+        if self._is_dir(path):
+            if view_range:
+                raise ToolError("The `view_range` parameter is not allowed when `path` points to a directory.")
             return self._list_dir(path, name)
+        if header:  # str_replace_editor view: SWE-agent's answer
+            text = self._text(path, raw)
+            problem = view_range and editor_text.view_range_error(view_range, len(text.split("\n")))
+            if problem:
+                raise ToolError(problem)
+            return editor_text.file_view(text, name, view_range)
         lines = _as_lines(self._text(path, raw))
         if not lines:
             return f"[{name} is empty]\n"
@@ -144,10 +177,10 @@ class FileTools:
         for child in sorted(path.iterdir()):
             if child.name.startswith("."):
                 continue
-            entries.append(self.paths.display(child) + ("/" if child.is_dir() else ""))
+            entries.append(self.name(child))
             if child.is_dir() and not child.is_symlink():
                 entries.extend(
-                    self.paths.display(sub) + ("/" if sub.is_dir() else "")
+                    self.name(sub)
                     for sub in sorted(child.iterdir())
                     if not sub.name.startswith(".")
                 )
@@ -155,22 +188,36 @@ class FileTools:
         if len(entries) > DIR_ENTRY_LIMIT:
             cut = f"[... {len(entries) - DIR_ENTRY_LIMIT} more entries; list subdirectories one by one]\n"
             entries = entries[:DIR_ENTRY_LIMIT]
-        return (
-            f"Here's the files and directories up to 2 levels deep in {name}, excluding hidden items:\n"
-            + "".join(f"{entry}\n" for entry in entries)
-            + cut
-        )
+        return editor_text.directory_listing(name, entries) + cut
+
+    def _is_dir(self, path: Path) -> bool:
+        if path == self.paths.root:
+            return True
+        try:
+            fd = self.paths.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return False
+        try:
+            return stat.S_ISDIR(os.fstat(fd).st_mode)
+        finally:
+            os.close(fd)
 
     def _text(self, path: Path, raw: str) -> str:
-        if not path.exists():
-            raise ToolError(f"The path {raw} does not exist. Check it with: ls {Path(raw).parent}")
-        if not path.is_file():
-            raise ToolError(f"The path {raw} is not a regular file.")
-        size = path.stat().st_size
-        if size > MAX_TEXT_BYTES:
-            raise ToolError(f"{raw} is too large for the file tools ({size} bytes); look at parts "
-                            f"of it with bash (head, sed -n, grep -n).")
-        data = path.read_bytes()
+        """The file's text, read through one descriptor opened without following symlinks
+        (so what is checked is what is read; a FIFO or device is refused, not waited on)."""
+        try:
+            fd = self.paths.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError:
+            raise ToolError(f"The path {self.name(path)} does not exist. Please provide a valid path.") from None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ToolError(f"The path {raw} is not a regular file.")
+            size = info.st_size
+            if size > MAX_TEXT_BYTES:
+                raise ToolError(f"{raw} is too large for the file tools ({size} bytes); look at parts "
+                                f"of it with bash (head, sed -n, grep -n).")
+            data = handle.read(MAX_TEXT_BYTES + 1)
         if b"\0" in data[:8192]:
             raise ToolError(f"{raw} is a binary file ({len(data)} bytes); inspect it with bash "
                             "(e.g. `file`, `xxd | head`).")
@@ -184,6 +231,12 @@ class FileTools:
 
     def plan(self, action: Edit | StrReplaceEditor) -> Change:
         """What `action` would do, without doing it. Raises ToolError/PathError on mistakes."""
+        change = self._plan(action)
+        if change.after is not None:
+            require_encodable(change.after, "The new text")
+        return change
+
+    def _plan(self, action: Edit | StrReplaceEditor) -> Change:
         if isinstance(action, Edit):
             return self._plan_edit(action)
         planners = {
@@ -204,7 +257,7 @@ class FileTools:
         if path == git_dir or path.is_relative_to(git_dir):
             raise ToolError(f"refused {raw!r}: .git belongs to git; change the repository "
                             "with git commands instead.")
-        return path, self.paths.display(path)
+        return path, self.name(path)
 
     def _plan_edit(self, action: Edit) -> Change:
         path, name = self._writable(action.path)
@@ -229,16 +282,16 @@ class FileTools:
     def _plan_create(self, action: StrReplaceEditor) -> Change:
         path, name = self._writable(action.path)
         if action.file_text is None:
-            raise ToolError("Parameter `file_text` is required for command: create.")
+            raise ToolError("Parameter `file_text` is required for command: create")
         if path.exists():
             raise ToolError(f"File already exists at: {name}. Cannot overwrite files using command "
-                            "`create`; use `str_replace` or `insert` to change it.")
+                            "`create`.")
         return Change(path, None, action.file_text, f"File created successfully at: {name}")
 
     def _plan_str_replace(self, action: StrReplaceEditor) -> Change:
         path, name = self._writable(action.path)
         if not action.old_str:
-            raise ToolError("Parameter `old_str` is required (and non-empty) for command: str_replace.")
+            raise ToolError("Parameter `old_str` is required for command: str_replace")
         before = self._text(path, action.path)
         old, new = action.old_str, action.new_str or ""
         starts = _occurrences(before, old)
@@ -246,45 +299,45 @@ class FileTools:
             raise ToolError(f"No replacement was performed, old_str `{old}` did not appear "
                             f"verbatim in {name}.")
         if len(starts) > 1:
-            lines = [before.count("\n", 0, index) + 1 for index in starts]
+            lines = [i + 1 for i, line in enumerate(before.split("\n")) if old in line]
             raise ToolError(f"No replacement was performed. Multiple occurrences of old_str `{old}` "
-                            f"in lines {lines}. Please ensure it is unique.")
+                            f"in lines {lines}. Please ensure it is unique")
+        if new == old:
+            raise ToolError(f"No replacement was performed, old_str `{old}` is the same as "
+                            f"new_str `{new}`.")
         after = before.replace(old, new, 1)
-        first = before.count("\n", 0, starts[0]) + 1
-        snippet = self._snippet(_as_lines(after), first, first + new.count("\n"))
-        reply = (f"The file {name} has been edited. Here's the result of running `cat -n` on a "
-                 f"snippet of {name}:\n{snippet}{_EDITED_TAIL}")
-        return Change(path, before, after, reply)
+        return Change(path, before, after, editor_text.str_replace_reply(name, before, after, old, new))
 
     def _plan_insert(self, action: StrReplaceEditor) -> Change:
         path, name = self._writable(action.path)
-        if action.insert_line is None or action.new_str is None:
-            raise ToolError("Parameters `insert_line` and `new_str` are required for command: insert.")
+        if action.insert_line is None:
+            raise ToolError("Parameter `insert_line` is required for command: insert")
+        if action.new_str is None:
+            raise ToolError("Parameter `new_str` is required for command: insert")
         before = self._text(path, action.path)
         lines = _as_lines(before)
         line = action.insert_line
         if not 0 <= line <= len(lines):
             raise ToolError(f"Invalid `insert_line` parameter: {line}. It should be within the range "
-                            f"of lines of the file: [0, {len(lines)}].")
+                            f"of lines of the file: {[0, len(before.split(chr(10)))]}")
         after, added = _splice(before, line + 1, line, action.new_str)
-        snippet = self._snippet(_as_lines(after), line + 1, line + added)
-        reply = (f"The file {name} has been edited. Here's the result of running `cat -n` on a "
-                 f"snippet of the edited file:\n{snippet}{_EDITED_TAIL}")
-        return Change(path, before, after, reply)
+        return Change(path, before, after, editor_text.insert_reply(name, after, line, added))
 
     def _plan_undo(self, action: StrReplaceEditor) -> Change:
         path, name = self._writable(action.path)
         stack = self.history.get(path)
         if not stack:
             raise ToolError(f"No edit history found for {name}.")
-        before = path.read_text(encoding="utf-8") if path.is_file() else None
+        try:
+            before: str | None = self._text(path, action.path)
+        except ToolError:
+            before = None
         target = stack[-1]
         if target is None:
             return Change(path, before, None, f"Last edit to {name} undone: the file was removed "
                           "(it did not exist before).")
-        shown, hint = self._window(_as_lines(target), 1, len(_as_lines(target)), name)
         return Change(path, before, target, f"Last edit to {name} undone successfully. "
-                      f"Here's the result of running `cat -n` on {name}:\n" + numbered(shown) + hint)
+                      + editor_text.cat_n(target, name))
 
     def _snippet(self, lines: list[str], first: int, last: int) -> str:
         start = max(1, first - SNIPPET_CONTEXT)
@@ -294,18 +347,39 @@ class FileTools:
     # -- applying and previewing -------------------------------------------------------------
 
     def apply(self, change: Change, *, undoing: bool = False) -> None:
-        """Write the change; remember the old text unless this is an undo."""
+        """Write the change; remember the old text unless this is an undo.
+
+        The file is opened from the repository root without following symlinks
+        (`Confinement.open`), so a symlink swapped in since `plan` cannot redirect the write;
+        a create never overwrites a file that appeared since (`O_EXCL`).
+        """
+        if change.after is None:
+            try:
+                self.paths.unlink(change.path)
+            except FileNotFoundError:
+                pass
+        else:
+            self._write(change)
         stack = self.history.setdefault(change.path, [])
         if undoing:
             stack.pop()
         else:
             stack.append(change.before)
-        if change.after is None:
-            change.path.unlink(missing_ok=True)
-            return
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(change.path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(change.after)
+
+    def _write(self, change: Change) -> None:
+        assert change.after is not None
+        # O_NONBLOCK: a FIFO put in the file's place fails at once instead of hanging the open.
+        flags = os.O_WRONLY | os.O_NONBLOCK | os.O_CREAT
+        flags |= os.O_EXCL if change.before is None else os.O_TRUNC
+        try:
+            fd = self.paths.open(change.path, flags, 0o666, make_parents=True)
+        except FileExistsError:
+            raise ToolError(f"File already exists at: {self.paths.display(change.path)}. It "
+                            "appeared after the action was checked; look at it first.") from None
+        with os.fdopen(fd, "wb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ToolError(f"{self.paths.display(change.path)} is not a regular file.")
+            handle.write(change.after.encode("utf-8"))
 
     def execute(self, action: Edit | StrReplaceEditor) -> Observation:
         """Run an edit-like action; mistakes come back as observations with `error` set."""

@@ -8,10 +8,15 @@ _ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
+# UTF-8 continuation bytes: every other byte starts a character.
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
 class BoundedOutput:
     """Holds at most `limit` bytes of a stream: its first half and its last half.
 
-    Memory stays O(limit) however much is fed, so a flood (`yes`) cannot exhaust it.
+    Memory stays O(limit) however much is fed, so a flood (`yes`) cannot exhaust it. `chars`
+    counts the characters of everything fed (what a clipping note must report).
     """
 
     def __init__(self, limit: int) -> None:
@@ -20,9 +25,11 @@ class BoundedOutput:
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        self.chars = 0
 
     def feed(self, data: bytes) -> None:
         self.total += len(data)
+        self.chars += len(data.translate(None, _CONTINUATION))
         room = self.head_limit - len(self.head)
         if room > 0:
             self.head += data[:room]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import shlex
+import stat
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 
@@ -110,7 +114,13 @@ class Confinement:
         if self.alias and (text == self.alias or text.startswith(self.alias + "/")):
             text = text[len(self.alias) :].lstrip("/") or "."
         candidate = Path(text) if PurePosixPath(text).is_absolute() else self.root / text
-        real = candidate.resolve()
+        try:
+            real = candidate.resolve()
+        except (RuntimeError, OSError) as exc:  # RuntimeError: a loop, on Python < 3.13
+            raise PathError(
+                f"refused {raw!r}: it is a symbolic link loop (a link that points, directly or "
+                "through others, back to itself); remove it with `rm` or use another path."
+            ) from exc
         if real != self.root and not real.is_relative_to(self.root):
             via_link = candidate.absolute() != real and self._inside_lexically(candidate)
             reason = "it is a symlink leading" if via_link else "it is"
@@ -132,7 +142,116 @@ class Confinement:
                 parts.append(part)
         return Path("/", *parts).is_relative_to(self.root)
 
+    def open(self, real: Path, flags: int, mode: int = 0o666, *, make_parents: bool = False) -> int:
+        """A file descriptor for `real` (a path `resolve` returned), opened from the root one
+        component at a time without following any symlink (`O_NOFOLLOW`, `dir_fd`).
+
+        `resolve` already followed the symlinks there were, so a symlink met here was swapped in
+        after the check: it raises PathError instead of leading outside the repository. With
+        `make_parents`, missing directories are created on the way.
+        """
+        parent, name = self._open_parent(real, make_parents)
+        try:
+            return self._at(real, parent, name, lambda: os.open(
+                name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent
+            ))
+        finally:
+            os.close(parent)
+
+    def unlink(self, real: Path) -> None:
+        """Remove the file `real` (under the root, no symlink followed on the way)."""
+        parent, name = self._open_parent(real, False)
+        try:
+            os.unlink(name, dir_fd=parent)
+        finally:
+            os.close(parent)
+
+    def _open_parent(self, real: Path, make_parents: bool) -> tuple[int, str]:
+        """An fd of `real`'s directory, walked down from the root, and `real`'s own name."""
+        parts = real.relative_to(self.root).parts
+        if not parts:
+            raise PathError("the repository root itself is not a file; name a file inside it")
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for part in parts[:-1]:
+                if make_parents:
+                    try:
+                        os.mkdir(part, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+                step = self._at(real, fd, part, lambda: os.open(part, flags, dir_fd=fd))
+                os.close(fd)
+                fd = step
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, parts[-1]
+
+    def _at(self, real: Path, dir_fd: int, name: str, call: Callable[[], int]) -> int:
+        """`call()`, an open of `name` in `dir_fd`; PathError when `name` is a symlink there."""
+        try:
+            return call()
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            try:
+                is_link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            except OSError:
+                is_link = False
+            if exc.errno == errno.ENOTDIR and not is_link:
+                raise
+        raise PathError(
+            f"refused {self.display(real)!r}: {name!r} on its way became a symbolic link after the "
+            "path was checked; file tools do not follow it. Look at it with `ls -l`."
+        )
+
     def display(self, real: Path) -> str:
         """How to name `real` to the model: relative to the root."""
         rel = real.relative_to(self.root)
         return "." if rel == Path(".") else rel.as_posix()
+
+
+class PathMap:
+    """The one place real paths and the model's paths meet.
+
+    The model knows the repository as `alias` (`/testbed`, as in training). When the shell runs
+    with the repository mounted at the alias (`mounted=True`, e.g. a bwrap sandbox), paths are the
+    same on both sides and nothing is mapped. Otherwise commands get the alias rewritten to the
+    real root (`command_to_real`) and outputs get the real root written back as the alias
+    (`to_model`); the user is shown real paths (`to_user`).
+    """
+
+    def __init__(self, root: Path, alias: str = "/testbed", *, mounted: bool = False) -> None:
+        self.root = Path(root).resolve()
+        self.alias = alias.rstrip("/")
+        self.mounted = mounted
+        spellings = {str(self.root), str(Path(root).absolute())}
+        self._real = re.compile(
+            "|".join(rf"{re.escape(s)}(?![\w.-])" for s in sorted(spellings, key=len, reverse=True))
+        )
+
+    def model_path(self, real: Path) -> str:
+        """How the model names the real path `real` (under the alias; relative without one)."""
+        rel = real.relative_to(self.root).as_posix()
+        if not self.alias:
+            return rel
+        return self.alias if rel == "." else f"{self.alias}/{rel}"
+
+    def to_model(self, text: str) -> str:
+        """`text` (a command's output) with the real root written as the alias."""
+        if self.mounted or not self.alias:
+            return text
+        return self._real.sub(lambda _: self.alias, text)
+
+    def to_user(self, text: str) -> str:
+        """`text` the model wrote or read, with the alias shown as the real root."""
+        if not self.alias:
+            return text
+        return _alias_pattern(self.alias).sub(lambda _: str(self.root), text)
+
+    def command_to_real(self, command: str) -> str:
+        """A shell command as it must run: the alias rewritten unless the repo is mounted there."""
+        if self.mounted:
+            return command
+        return rewrite_alias(command, self.root, self.alias)

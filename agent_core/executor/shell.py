@@ -9,6 +9,8 @@ new working directory. After a command that may have changed the exported variab
 every command would double the cost of a quick one. Output is read straight from the pty fd.
 bash runs without a controlling terminal (programs that open /dev/tty for a password or a
 keypress fail at once) in one process group, which a timeout kills entirely.
+A launcher (agent_core/executor/sandbox.py) decides where bash runs: plainly, or inside a
+bubblewrap sandbox where the repository is /testbed; a sandbox's pid namespace is killed whole.
 Full-screen programs that would wait for keys on the pty are replaced by shell functions: pagers
 print like `cat`, editors refuse with a hint.
 """
@@ -30,11 +32,13 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pexpect
 
 from agent_core.executor.output import BoundedOutput
+from agent_core.executor.sandbox import Launcher, Plain, without_secrets
 from agent_core.steps import Observation
 
 # Set for every command: no pagers, no prompts, no colours, unbuffered Python.
@@ -84,6 +88,10 @@ _MAY_EXPORT = re.compile(
 )
 _TRAILER_LIMIT = 1 << 16
 _LIVENESS_POLL = 0.2
+# Shells are started from this one long-lived thread: bwrap's --die-with-parent (the kernel's
+# parent-death signal) fires when the *thread* that forked it ends, and shells are often started
+# from short-lived worker threads.
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="navtui-shell-spawner")
 
 
 class _Timeout(Exception):
@@ -113,17 +121,19 @@ def _memory_tmp() -> str | None:
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
-def shell_environment() -> dict[str, str]:
-    """The environment the session's bash starts with."""
-    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+def shell_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment the session's bash starts with: `base` (by default navtui's own, minus
+    credentials) made non-interactive."""
+    source = without_secrets(dict(os.environ)) if base is None else base
+    env = {k: v for k, v in source.items() if k not in DROPPED_ENV}
     env.update(NONINTERACTIVE_ENV)
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
     return env
 
 
-def _session_members(sid: int) -> list[int]:
-    """Pids whose session id is `sid` (background jobs that left the process group)."""
-    members = []
+def _processes() -> list[tuple[int, list[str]]]:
+    """(pid, the fields of /proc/PID/stat after the command name) for every process."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -131,10 +141,33 @@ def _session_members(sid: int) -> list[int]:
             stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 3 and int(fields[3]) == sid:
-            members.append(int(entry))
-    return members
+        found.append((int(entry), stat[stat.rfind(")") + 2 :].split()))
+    return found
+
+
+def _session_members(sid: int) -> list[int]:
+    """Pids whose session id is `sid` (background jobs that left the process group)."""
+    return [pid for pid, fields in _processes() if len(fields) > 3 and int(fields[3]) == sid]
+
+
+def _children(parent: int) -> list[int]:
+    """Pids whose parent is `parent`."""
+    return [pid for pid, fields in _processes() if len(fields) > 1 and int(fields[1]) == parent]
+
+
+def _wait_dead(pids: list[int], within: float = 5.0) -> None:
+    """Wait until each pid has exited (gone or a zombie). A sandbox's first process exits only
+    after every process of its pid namespace is dead."""
+    deadline = time.monotonic() + within
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                break
+            if stat[stat.rfind(")") + 2 :].startswith("Z"):
+                break
+            time.sleep(0.005)
 
 
 def _remove_private_files(script_fd: int, directory: Path) -> None:
@@ -153,7 +186,8 @@ class Shell:
     """A persistent bash. `run` never raises for what the command does; see the module doc.
 
     `send_delay` is pexpect's `delaybeforesend` (its default, 0.05 s, would be paid on every
-    command; bench/shell_roundtrip.py measures it). None sends at once.
+    command; bench/shell_roundtrip.py measures it). None sends at once. `launcher` starts bash
+    (default: plainly in `cwd`); with a sandbox, `cwd` and `home` are paths inside it.
     """
 
     def __init__(
@@ -163,8 +197,10 @@ class Shell:
         timeout: float = 120.0,
         output_limit: int = 16_000,
         send_delay: float | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
-        self.home = Path(cwd).resolve()
+        self.launcher = launcher or Plain(Path(cwd))
+        self.home = self.launcher.home
         self.cwd = self.home
         self.timeout = timeout
         self.output_limit = output_limit
@@ -190,6 +226,7 @@ class Shell:
         self._closed = False
         self._interrupted = False
         self._child: pexpect.spawn | None = None
+        self._sandbox_init: list[int] = []
         self._start()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -198,15 +235,17 @@ class Shell:
         bash = shutil.which("bash") or "/bin/bash"
         # bash must not be a session leader, or it would take the pty as controlling terminal.
         wrapper = f"{shlex.quote(bash)} --norc --noprofile --noediting +m; exit $?"
-        child = pexpect.spawn(
-            "/bin/sh",
-            ["-c", wrapper],
-            cwd=str(self.home),
-            env=shell_environment(),
+        argv = self.launcher.argv(["/bin/sh", "-c", wrapper], self._dir)
+        child = _SPAWNER.submit(
+            pexpect.spawn,
+            argv[0],
+            argv[1:],
+            cwd=str(self.launcher.root),
+            env=shell_environment(self.launcher.environment()),
             echo=False,
             preexec_fn=_detach_terminal,
             dimensions=(50, 200),
-        )
+        ).result()
         child.delaybeforesend = self.send_delay
         child.ptyproc.delayafterclose = 0.0
         child.ptyproc.delayafterterminate = 0.01
@@ -221,16 +260,25 @@ class Shell:
             _, _, cwd = self._exchange(self._line, STARTUP_TIMEOUT)
         except (_Timeout, _Died) as exc:
             self._kill()
+            said = exc.output.text()[0].strip()
+            if self.launcher.sandboxed:
+                raise RuntimeError(f"could not start bash in the sandbox: {said or 'no output'}; "
+                                   "run with --sandbox off to go without it") from exc
             raise RuntimeError(
                 f"could not start bash ({bash}); check that it runs: {bash} --version"
             ) from exc
         self.cwd = cwd
+        # bwrap's first child is the sandbox's init: when it dies, the kernel kills everything
+        # in the sandbox, `setsid` daemons included.
+        self._sandbox_init = _children(child.pid) if self.launcher.sandboxed else []
 
     def _kill_processes(self) -> None:
         """SIGKILL the shell's process group and anything left in its session."""
         child = self._child
         if child is None:
             return
+        for init in self._sandbox_init:
+            _signal(os.kill, init)
         _signal(os.killpg, child.pid)
         for member in _session_members(child.pid):
             _signal(os.kill, member)
@@ -243,6 +291,8 @@ class Shell:
         self._kill_processes()
         self._child = None
         child.close(force=True)
+        _wait_dead(self._sandbox_init)
+        self._sandbox_init = []
         return child.exitstatus
 
     def interrupt(self) -> None:
@@ -306,7 +356,8 @@ class Shell:
                 return self._recover(exc.output, what)
             self.cwd = cwd
             text, truncated = output.text()
-            return Observation(output=self._tidy(text), exit_code=code, truncated=truncated)
+            return Observation(output=self._tidy(text), exit_code=code, truncated=truncated,
+                               total_chars=output.chars if truncated else None)
 
     def _recover(self, output: BoundedOutput, what: str, hint: str = "") -> Observation:
         """After the shell was killed or died: start a new one (unless closing) and say so."""

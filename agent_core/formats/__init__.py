@@ -1,9 +1,10 @@
 """Model dialects: turn a model's text into one `ProposedStep`, and an action back into text.
 
-Three dialects, one module each (`text`, `toolcall`, `xml`); each exports `parse`, `render`,
-`span`, `KINDS` (the action kinds it can express), `EXAMPLE`, and the stop strings backends use:
-`STOP_AFTER` (generation ends after them, they stay in the output) and `STOP_BEFORE` (generation
-ends before them, they are cut).
+Each dialect is one module of this package that defines `DIALECT`, a `Dialect`
+(`agent_core.formats.dialect`): parse, render, span, kinds, example, stop strings, prompt
+layout, default prompt profile. The modules are found by scanning this package, so adding a
+dialect is adding a module (and, if its words differ from every profile's, a prompt profile in
+`agent_core/profiles/`). Today: `text`, `toolcall`, `xml`.
 
 One action per turn is the rule. When a turn holds more than one action, only the first is
 proposed; the others are never run, and `ProposedStep.notice` holds a sentence for the model
@@ -16,32 +17,46 @@ and raises ParseError.
 
 from __future__ import annotations
 
-from types import ModuleType
+import importlib
+import pkgutil
 
 from agent_core.actions import Action
-from agent_core.formats import text, toolcall, xml
+from agent_core.formats.dialect import Dialect, Turn
 from agent_core.formats.errors import ParseError
 from agent_core.formats.translate import translate
 from agent_core.steps import ProposedStep
 
-DIALECTS = ("text", "toolcall", "xml")
-MODULES: dict[str, ModuleType] = {"text": text, "toolcall": toolcall, "xml": xml}
+
+def _discover() -> dict[str, Dialect]:
+    found: dict[str, Dialect] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        dialect = getattr(module, "DIALECT", None)
+        if isinstance(dialect, Dialect):
+            found[dialect.name] = dialect
+    return found
+
+
+REGISTRY: dict[str, Dialect] = _discover()
+DIALECTS: tuple[str, ...] = tuple(REGISTRY)
 
 __all__ = [
     "DIALECTS",
+    "Dialect",
     "ParseError",
+    "Turn",
     "detect_dialect",
-    "dialect_module",
+    "get_dialect",
     "parse",
     "render",
     "translate",
 ]
 
 
-def dialect_module(dialect: str) -> ModuleType:
-    """The module of a named dialect; ValueError names the valid ones."""
+def get_dialect(dialect: str) -> Dialect:
+    """The named dialect; ValueError names the valid ones."""
     try:
-        return MODULES[dialect]
+        return REGISTRY[dialect]
     except KeyError:
         raise ValueError(
             f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}"
@@ -57,7 +72,7 @@ def detect_dialect(raw: str) -> str | None:
     toolcall or xml could run by itself is ambiguous (e.g. a think block with an `Action:` line
     before a real tool call), so None.
     """
-    found = {name: s for name, module in MODULES.items() if (s := module.span(raw)) is not None}
+    found = {name: s for name, d in REGISTRY.items() if (s := d.span(raw)) is not None}
     for name, (start, end) in found.items():
         if not all(start <= other[0] < end for other in found.values()):
             continue
@@ -69,7 +84,7 @@ def detect_dialect(raw: str) -> str | None:
 
 def parses(raw: str, dialect: str) -> bool:
     try:
-        MODULES[dialect].parse(raw)
+        REGISTRY[dialect].parse(raw)
     except ParseError:
         return False
     return True
@@ -82,12 +97,12 @@ def parse(raw: str, dialect: str = "auto") -> ProposedStep:
         if detected is None:
             raise ParseError(ambiguity(raw), "auto")
         dialect = detected
-    return dialect_module(dialect).parse(raw)
+    return get_dialect(dialect).parse(raw)
 
 
 def ambiguity(raw: str) -> str:
     """Why `auto` could not pick a dialect."""
-    found = [name for name, module in MODULES.items() if module.span(raw) is not None]
+    found = [name for name, d in REGISTRY.items() if d.span(raw) is not None]
     if not found:
         return (
             "No action found. Propose one action, e.g. `Action: bash ls` (text), "
@@ -105,4 +120,4 @@ def render(action: Action, dialect: str, thought: str = "") -> str:
     ValueError when the dialect cannot express the action's kind (see `translate`) or a value
     cannot be carried by the dialect's syntax.
     """
-    return dialect_module(dialect).render(action, thought)
+    return get_dialect(dialect).render(action, thought)

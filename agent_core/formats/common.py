@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from agent_core.actions import STR_REPLACE_EDITOR_COMMANDS, StrReplaceEditor
@@ -30,6 +31,32 @@ def extra_actions_notice(total: int, first_kind: str) -> str | None:
         f"Note: your reply contained {total} actions; only the first one ({first_kind}) was "
         f"considered and the other {others} {noun} NOT run. Propose exactly one action per reply."
     )
+
+
+def join_notices(*notices: str | None) -> str | None:
+    """The notices that are set, one per line; None when there are none."""
+    present = [notice for notice in notices if notice]
+    return "\n".join(present) if present else None
+
+
+def drop_unknown(
+    name: str, args: dict[str, Any], allowed: Iterable[str]
+) -> tuple[dict[str, Any], str | None]:
+    """`args` without the keys `name` does not take, and a notice naming the dropped ones.
+
+    Real models copy keys from the tool schema (`"required": []`) next to the real arguments;
+    those are ignored, not refused. Wrong *types* of real arguments stay format errors.
+    """
+    allowed = tuple(allowed)
+    unknown = sorted(set(args) - set(allowed))
+    if not unknown:
+        return args, None
+    kept = {key: value for key, value in args.items() if key in allowed}
+    notice = (
+        f"Note: {name} has no parameter(s) {', '.join(unknown)}; they were ignored. "
+        f"It takes: {', '.join(allowed) or 'no parameters'}."
+    )
+    return kept, notice
 
 
 def as_int(value: Any, name: str, dialect: str, example: str) -> int:

@@ -10,8 +10,11 @@ A turn reads::
 The prompt ends with `Thought:`, so a reply may start straight with the thought; a leading
 `Thought:` is accepted but not needed. Actions:
 
-* `bash <command>` - the command is the rest of the line and every following line (a fenced
-  ``` block around it is removed).
+* `bash <command>` - the command is the rest of the line (or the next line, when the action line
+  ends after `bash`). It goes on to later lines only where the command itself does: a line ending
+  in `\\`, `&&`, `||` or `|` (continuation), a here-document (up to its terminator line), or a quote left open (up
+  to the line that closes it). A fenced ``` block after `bash` is the command. Other lines after
+  the command are not run.
 * `read <file>`
 * `search <pattern> [path]` - a pattern with spaces may be quoted (`search "def foo" src/`), then
   at most one more quoted or plain word is the path. Unquoted, the last word is the path only when
@@ -22,7 +25,7 @@ The prompt ends with `Thought:`, so a reply may start straight with the thought;
   (indentation kept; the final line break is not part of them). `end == start - 1` inserts.
 * `submit`
 
-The action ends where a line starts with `Observation:`, `Thought:`, `Action:` or `## Your turn`
+The action ends where a line starts with `Observation` (any case), `Thought:`, `Action:` or `## Your turn`
 (text a model writes when it runs on past its turn), so those cannot begin a line of a command or
 of edit content. A second `Action:` line is a second action: the first is proposed and
 `ProposedStep.notice` tells the model the rest were not run. `Submit.result` has no text form.
@@ -35,24 +38,39 @@ import shlex
 
 from agent_core.actions import Action, Bash, Edit, Read, Search, Submit
 from agent_core.formats.common import extra_actions_notice
+from agent_core.formats.dialect import Dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.prompting import build_completion
+from agent_core.formats.translate import to_text
 from agent_core.steps import ProposedStep
 
 NAME = "text"
 # The model starts writing the environment's side of the conversation: cut it off there.
 STOP_AFTER: list[str] = []
-STOP_BEFORE: list[str] = ["\nObservation:", "\nThought:", "\n## Your turn"]
+# `Observation` in the cases models write it, with or without a colon.
+STOP_BEFORE: list[str] = [
+    "\nObservation", "\nOBSERVATION", "\nobservation", "\nThought:", "\n## Your turn"
+]
 TYPES = ("bash", "read", "search", "edit", "submit")
 KINDS = frozenset(TYPES)
 
 EXAMPLE = (
-    'Thought: I should find where the error is raised.\nAction: search "raise ValueError" src/'
+    "Thought: YOUR REASONING\nAction: ACTION_TYPE ARGUMENTS\n"
+    "ACTION_TYPE ARGUMENTS is one of: bash COMMAND, read FILE, search PATTERN [PATH], "
+    "edit FILE START END (replacement lines on the next lines), submit."
 )
 
 ACTION_LINE = re.compile(r"^[ \t]*Action:[ \t]*", re.MULTILINE)
-END_LINE = re.compile(r"^[ \t]*(?:Observation:|Thought:|Action:|## Your turn)", re.MULTILINE)
+END_LINE = re.compile(
+    r"^[ \t]*(?:(?i:observation)\b|Thought:|Action:|## Your turn)", re.MULTILINE
+)
+# A line the command goes on from: a trailing backslash, `&&`, `||` or `|`.
+CONTINUED = re.compile(r"(?:\\|&&|\|\|?)[ \t]*\Z")
+# A here-document's start (`<<EOF`, `<<-EOF`, `<< 'EOF'`, `<<"EOF"`, `<<\EOF`), not `<<<`.
+HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*(['\"]?)\\?([A-Za-z_][\w.-]*)\2")
 THOUGHT_PREFIX = re.compile(r"^\s*Thought:[ \t]*")
 FENCE = re.compile(r"\A```[^\n`]*\n(.*?)\n?```\Z", re.DOTALL)
+FENCED_START = re.compile(r"\A```[^\n`]*\n(.*?)\n?```", re.DOTALL)
 QUOTES = ("'", '"')
 
 
@@ -146,10 +164,7 @@ def read_action(body: str) -> Action:
         )
     args = body[match.end():]
     if kind == "bash":
-        command = args.strip()
-        fenced = FENCE.match(command)
-        if fenced:
-            command = fenced.group(1).strip()
+        command = bash_command(args)
         if not command:
             raise fail("bash needs a command: `Action: bash <command>`.")
         return Bash(command=command)
@@ -163,6 +178,47 @@ def read_action(body: str) -> Action:
     if kind == "edit":
         return read_edit(args)
     return Submit()
+
+
+def quotes_open(text: str) -> bool:
+    try:
+        shlex.split(text)
+    except ValueError:
+        return True
+    return False
+
+
+def bash_command(args: str) -> str:
+    """The command of a bash action: its first line, and the lines the command itself continues
+    onto (backslash continuation, here-document bodies, an open quote)."""
+    body = args.lstrip(" \t")
+    if body.startswith("\n"):
+        body = body.lstrip("\n")
+    if body.startswith("```"):
+        fenced = FENCED_START.match(body)
+        return fenced.group(1).strip() if fenced else body.strip().strip("`").strip()
+    rest = body.split("\n")
+    taken = [rest.pop(0)]
+    while rest:
+        text = "\n".join(taken)
+        if not (CONTINUED.search(text) or quotes_open(text)):
+            break
+        taken.append(rest.pop(0))
+    words = [(m.group(3), bool(m.group(1))) for line in taken for m in HEREDOC.finditer(line)]
+    taken.extend(heredoc_bodies(words, rest))
+    return "\n".join(taken).strip()
+
+
+def heredoc_bodies(words: list[tuple[str, bool]], rest: list[str]) -> list[str]:
+    """Take the here-document bodies (each up to its terminator line) off the front of `rest`."""
+    taken: list[str] = []
+    for word, strip_tabs in words:
+        while rest:
+            line = rest.pop(0)
+            taken.append(line)
+            if (line.lstrip("\t") if strip_tabs else line).rstrip() == word:
+                break
+    return taken
 
 
 def parse(text: str) -> ProposedStep:
@@ -218,6 +274,11 @@ def action_text(action: Action) -> str:
                 "and not a ``` fenced block"
             )
         check_lines("the command", command)
+        if bash_command(" " + command) != command:
+            raise ValueError(
+                "this multi-line command would not read back whole in the text dialect (only "
+                "continued lines, here-documents and open quotes span lines)"
+            )
         return f"bash {command}"
     if isinstance(action, Read):
         return f"read {path_text(action.path)}"
@@ -259,3 +320,18 @@ def render(action: Action, thought: str = "") -> str:
     line = f"Action: {action_text(action)}"
     thought = thought.strip()
     return f"Thought: {thought}\n{line}" if thought else line
+
+
+DIALECT = Dialect(
+    name=NAME,
+    parse=parse,
+    render=render,
+    span=span,
+    kinds=KINDS,
+    example=EXAMPLE,
+    stop_after=tuple(STOP_AFTER),
+    stop_before=tuple(STOP_BEFORE),
+    default_profile="r2e-card",
+    build_prompt=build_completion,
+    equivalent=to_text,
+)

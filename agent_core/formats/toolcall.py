@@ -15,6 +15,11 @@ text, `arguments` serialised as a JSON string, raw newlines inside JSON strings,
 Qwen3-Coder style body (`<function=NAME><parameter=K>V</parameter></function>`) inside
 `<tool_call>`. When a turn holds more than one call, the first is proposed and
 `ProposedStep.notice` tells the model the others were not run.
+
+Small models often write the call without its tags, bare or in a ```json fence. When a reply has
+no `<tool_call>` at all, exactly one untagged `{"name": ..., "arguments": ...}` object naming a
+known tool is accepted, with a notice; two or more such objects are refused (no guessing which).
+Argument keys a tool does not take (often copied from the schema) are dropped with a notice.
 """
 
 from __future__ import annotations
@@ -25,8 +30,18 @@ from typing import Any
 
 from agent_core.actions import Action, Bash, StrReplaceEditor, Submit
 from agent_core.formats import xml
-from agent_core.formats.common import editor_args, editor_from_args, extra_actions_notice
+from agent_core.formats.common import (
+    EDITOR_PARAMS,
+    drop_unknown,
+    editor_args,
+    editor_from_args,
+    extra_actions_notice,
+    join_notices,
+)
+from agent_core.formats.dialect import Dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.prompting import chat_builder
+from agent_core.formats.translate import to_editor
 from agent_core.steps import ProposedStep
 
 NAME = "toolcall"
@@ -40,13 +55,23 @@ THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
 EXAMPLE = (
-    "I will look for the function definition first.\n"
-    '<tool_call>\n{"name": "bash", "arguments": {"command": "grep -rn \\"def parse\\" ."}}\n'
-    "</tool_call>"
+    "YOUR REASONING\n"
+    "<tool_call>\n"
+    '{"name": "TOOL_NAME", "arguments": {"ARGUMENT_NAME": "VALUE"}}\n'
+    "</tool_call>\n"
+    "TOOL_NAME is bash (arguments: command), str_replace_editor (command, path, ...) or submit."
 )
 
 # Whitespace, and an opening ``` fence some models put around the JSON.
 BODY_START = re.compile(r"\s*(?:```[a-z]*\s*)?")
+# Where an untagged call object may start: `{` then its "name" or "arguments" key.
+UNTAGGED_START = re.compile(r'\{\s*"(?:name|arguments)"\s*:')
+# An opening fence (```json) right before an untagged call: not part of the thought.
+FENCE_TAIL = re.compile(r"```[a-z]*\s*\Z")
+UNTAGGED_NOTICE = (
+    "Note: untagged tool call accepted. Your call had no <tool_call> tags; write every call "
+    "between <tool_call> and </tool_call>."
+)
 
 TOOL_KINDS = {
     "bash": "bash",
@@ -116,8 +141,8 @@ def call_arguments(obj: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-def tool_action(name: str, args: dict[str, Any]) -> Action:
-    """Map a tool name and its arguments to an action."""
+def tool_action(name: str, args: dict[str, Any]) -> tuple[Action, str | None]:
+    """Map a tool name and its arguments to an action, and a notice about ignored arguments."""
     kind = TOOL_KINDS.get(name)
     if kind is None:
         raise ParseError(
@@ -125,21 +150,31 @@ def tool_action(name: str, args: dict[str, Any]) -> Action:
             NAME,
             EXAMPLE,
         )
+    allowed = {"str_replace_editor": EDITOR_PARAMS, "bash": ("command",), "submit": ("result",)}
+    args, notice = drop_unknown(name, args, allowed[kind])
+    try:
+        return _build(kind, args), notice
+    except ParseError as error:
+        if notice is None:
+            raise
+        raise ParseError(f"{error.problem} {notice}", NAME, EXAMPLE) from None
+
+
+def _build(kind: str, args: dict[str, Any]) -> Action:
     if kind == "str_replace_editor":
         return editor_from_args(args, NAME, EXAMPLE)
     if kind == "bash":
-        xml.check_params(name, args, {"command"}, NAME, EXAMPLE)
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ParseError('bash needs a non-empty "command" string.', NAME, EXAMPLE)
         return Bash(command=command)
-    xml.check_params(name, args, {"result"}, NAME, EXAMPLE)
     result = args.get("result")
     return Submit(result=None if result is None else str(result))
 
 
-def read_call(text: str, start: int) -> tuple[Action, int]:
-    """The action whose body starts at `start` (just after `<tool_call>`), and where it ends.
+def read_call(text: str, start: int) -> tuple[Action, int, str | None]:
+    """The action whose body starts at `start` (just after `<tool_call>`), where it ends, and a
+    notice about ignored arguments.
 
     The body is JSON (optionally in a ``` fence) or a Qwen3-Coder `<function=...>` block. Reading
     it before looking for `</tool_call>` lets argument values contain that tag.
@@ -148,11 +183,11 @@ def read_call(text: str, start: int) -> tuple[Action, int]:
     pos = body.end()
     if text.startswith(("{", "["), pos):
         obj, end = decode_json_call(text, pos)
-        return tool_action(obj["name"], call_arguments(obj)), end
+        return *tool_action(obj["name"], call_arguments(obj)), end
     match = xml.FUNCTION_OPEN.match(text, pos)
     if match is not None:
         call = xml.read_function(text, match, NAME, EXAMPLE)
-        return tool_action(call.name, dict(call.params)), call.end
+        return *tool_action(call.name, dict(call.params)), call.end
     raise ParseError(
         'Between <tool_call> and </tool_call> put one JSON object {"name": ..., "arguments": '
         "{...}}.",
@@ -167,7 +202,7 @@ def span(text: str) -> tuple[int, int] | None:
     if start < 0:
         return None
     try:
-        _, end = read_call(text, start + len(OPEN))
+        _, _, end = read_call(text, start + len(OPEN))
     except ParseError:
         end = start
     close = text.find(CLOSE, end)
@@ -179,13 +214,8 @@ def parse(text: str) -> ProposedStep:
     think, rest = split_think(text)
     start = rest.find(OPEN)
     if start < 0:
-        raise ParseError(
-            "No tool call found. Every reply must end with exactly one tool call between "
-            "<tool_call> and </tool_call>; call submit when the work is done.",
-            NAME,
-            EXAMPLE,
-        )
-    action, end = read_call(rest, start + len(OPEN))
+        return parse_untagged(text, think, rest)
+    action, dropped, end = read_call(rest, start + len(OPEN))
     close = rest.find(CLOSE, end)
     after = "" if close < 0 else rest[close + len(CLOSE):]
     thought = "\n\n".join(part for part in (think, rest[:start].strip()) if part)
@@ -194,7 +224,56 @@ def parse(text: str) -> ProposedStep:
         action=action,
         raw=text,
         dialect=NAME,
-        notice=extra_actions_notice(1 + after.count(OPEN), action.kind),
+        notice=join_notices(extra_actions_notice(1 + after.count(OPEN), action.kind), dropped),
+    )
+
+
+def untagged_calls(text: str) -> list[tuple[int, int, dict[str, Any]]]:
+    """(start, end, object) of each top-level JSON object in `text` shaped like a tool call."""
+    found: list[tuple[int, int, dict[str, Any]]] = []
+    pos = 0
+    while (match := UNTAGGED_START.search(text, pos)) is not None:
+        try:
+            obj, end = json.JSONDecoder(strict=False).raw_decode(text, match.start())
+        except (ValueError, RecursionError):
+            pos = match.start() + 1
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("name"), str) and (
+            "arguments" in obj or "parameters" in obj
+        ):
+            found.append((match.start(), end, obj))
+        pos = end
+    return found
+
+
+def parse_untagged(text: str, think: str, rest: str) -> ProposedStep:
+    """A reply without `<tool_call>`: its one untagged call, or the error saying what to write."""
+    calls = untagged_calls(rest)
+    if not calls:
+        raise ParseError(
+            "No tool call found. Every reply must end with exactly one tool call between "
+            "<tool_call> and </tool_call>; call submit when the work is done.",
+            NAME,
+            EXAMPLE,
+        )
+    if len(calls) > 1:
+        names = ", ".join(repr(obj["name"]) for _, _, obj in calls)
+        raise ParseError(
+            f"Found {len(calls)} tool calls without <tool_call> tags ({names}) and none with "
+            "tags. Write exactly one call, between <tool_call> and </tool_call>.",
+            NAME,
+            EXAMPLE,
+        )
+    start, _, obj = calls[0]
+    action, dropped = tool_action(obj["name"], call_arguments(obj))
+    before = FENCE_TAIL.sub("", rest[:start]).strip()
+    thought = "\n\n".join(part for part in (think, before) if part)
+    return ProposedStep(
+        thought=thought,
+        action=action,
+        raw=text,
+        dialect=NAME,
+        notice=join_notices(UNTAGGED_NOTICE, dropped),
     )
 
 
@@ -221,3 +300,25 @@ def render(action: Action, thought: str = "") -> str:
     call = f"{OPEN}\n{json.dumps(tool_call(action), ensure_ascii=False)}\n{CLOSE}"
     thought = thought.strip()
     return f"{thought}\n{call}" if thought else call
+
+
+def editable(action: Action) -> str:
+    """The call laid out for a person to edit: the JSON indented, one key per line."""
+    body = json.dumps(tool_call(action), indent=2, ensure_ascii=False)
+    return f"{OPEN}\n{body}\n{CLOSE}"
+
+
+DIALECT = Dialect(
+    name=NAME,
+    parse=parse,
+    render=render,
+    span=span,
+    kinds=KINDS,
+    example=EXAMPLE,
+    stop_after=tuple(STOP_AFTER),
+    stop_before=tuple(STOP_BEFORE),
+    default_profile="swesmith",
+    build_prompt=chat_builder(lambda assistant: span(assistant) is not None, tools=True),
+    equivalent=to_editor,
+    editable=editable,
+)

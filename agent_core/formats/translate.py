@@ -12,26 +12,23 @@ import shlex
 from collections.abc import Callable
 
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor
-from agent_core.formats import text, toolcall, xml
 
 ReadFile = Callable[[str], str]
 
-KINDS = {module.NAME: module.KINDS for module in (text, toolcall, xml)}
-
 
 def translate(action: Action, dialect: str, *, read_file: ReadFile | None = None) -> Action:
-    """`action` itself when `dialect` can express it, else an equivalent action it can.
+    """`action` itself when `dialect` can express it, else an equivalent action it can
+    (the dialect's `equivalent`: `to_text` or `to_editor` below).
 
     `read_file(path)` returns a file's current text; it is needed to turn a line edit into a
-    `str_replace` (and back). ValueError when no equivalent exists.
+    `str_replace` (and back). ValueError when no equivalent exists or the dialect is unknown.
     """
-    if dialect not in KINDS:
-        raise ValueError(f"unknown dialect {dialect!r}; choose one of {', '.join(KINDS)}")
-    if action.kind in KINDS[dialect]:
+    from agent_core.formats import get_dialect
+
+    found = get_dialect(dialect)
+    if action.kind in found.kinds:
         return action
-    if dialect == "text":
-        return to_text(action, read_file)
-    return to_editor(action, dialect, read_file)
+    return found.equivalent(action, read_file)
 
 
 def grep_command(action: Search) -> Bash:
@@ -39,7 +36,7 @@ def grep_command(action: Search) -> Bash:
     return Bash(f"grep -rn --exclude-dir=.git -e {shlex.quote(action.pattern)} {shlex.quote(path)}")
 
 
-def to_editor(action: Action, dialect: str, read_file: ReadFile | None) -> Action:
+def to_editor(action: Action, read_file: ReadFile | None) -> Action:
     """For toolcall/xml: read -> view, search -> grep, edit -> insert or str_replace."""
     if isinstance(action, Read):
         return StrReplaceEditor(command="view", path=action.path)
@@ -56,7 +53,7 @@ def to_editor(action: Action, dialect: str, read_file: ReadFile | None) -> Actio
                 "text: pass read_file"
             )
         return edit_as_str_replace(action, read_file(action.path))
-    raise ValueError(f"no {dialect} equivalent for a {action.kind!r} action")
+    raise ValueError(f"no str_replace_editor equivalent for a {action.kind!r} action")
 
 
 def split_lines(source: str) -> list[str]:

@@ -13,21 +13,31 @@ A turn is free reasoning text, then one call::
 Exactly one leading and one trailing newline is stripped from each parameter value, nothing more
 (indentation inside `old_str`/`new_str` is kept). R2E-Gym's names are read too: `execute_bash`
 (`cmd`) is bash, `file_editor` is str_replace_editor, `search` (`search_term`, `path`) is search,
-`finish` is submit. A missing `</function>` at the very end of the text is tolerated. When a turn
-holds more than one call, the first is proposed and `ProposedStep.notice` tells the model the
-others were not run.
+`finish` is submit. A missing `</function>` at the very end of the text is tolerated, and
+parameters a function does not take are dropped; `ProposedStep.notice` tells the model both. When
+a turn holds more than one call, the first is proposed and the notice says the others were not
+run.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agent_core.actions import Action, Bash, Search, StrReplaceEditor, Submit
-from agent_core.formats.common import editor_args, editor_from_args, extra_actions_notice
+from agent_core.formats.common import (
+    EDITOR_PARAMS,
+    drop_unknown,
+    editor_args,
+    editor_from_args,
+    extra_actions_notice,
+    join_notices,
+)
+from agent_core.formats.dialect import Dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.prompting import chat_builder
+from agent_core.formats.translate import to_editor
 from agent_core.steps import ProposedStep
 
 NAME = "xml"
@@ -36,8 +46,14 @@ STOP_BEFORE: list[str] = []
 KINDS = frozenset({"bash", "str_replace_editor", "search", "submit"})
 
 EXAMPLE = (
-    "I will list the Python files to find the module.\n\n"
-    "<function=bash>\n<parameter=command>find . -name '*.py' | head</parameter>\n</function>"
+    "YOUR REASONING\n\n"
+    "<function=FUNCTION_NAME>\n<parameter=PARAMETER_NAME>VALUE</parameter>\n</function>\n"
+    "FUNCTION_NAME is bash (parameter: command), str_replace_editor (command, path, ...), "
+    "search (search_term, path) or submit."
+)
+UNCLOSED_NOTICE = (
+    "Note: your call had no closing </function>; it was read to the end of your reply. "
+    "End every call with </function>."
 )
 
 FUNCTION_OPEN = re.compile(r"<function\s*=\s*([^>\s]*)\s*>")
@@ -65,6 +81,7 @@ class FunctionCall:
     params: dict[str, str]
     start: int
     end: int
+    closed: bool = True
 
 
 def strip_one_newline(value: str) -> str:
@@ -84,7 +101,7 @@ def read_function(text: str, match: re.Match[str], dialect: str, example: str) -
         while pos < len(text) and text[pos].isspace():
             pos += 1
         if pos >= len(text):
-            return FunctionCall(match.group(1), params, match.start(), len(text))
+            return FunctionCall(match.group(1), params, match.start(), len(text), closed=False)
         if text.startswith(FUNCTION_CLOSE, pos):
             end = pos + len(FUNCTION_CLOSE)
             return FunctionCall(match.group(1), params, match.start(), end)
@@ -110,10 +127,20 @@ def read_function(text: str, match: re.Match[str], dialect: str, example: str) -
         pos = close + len(PARAM_CLOSE)
 
 
+# Parameters each action kind takes, by the function name's kind.
+KIND_PARAMS = {
+    "bash": ("command", "cmd"),
+    "str_replace_editor": EDITOR_PARAMS,
+    "search": ("search_term", "pattern", "path"),
+    "submit": ("result", "command"),
+}
+
+
 def function_to_action(
     call: FunctionCall, kinds: dict[str, str], dialect: str, example: str
-) -> Action:
-    """Map a function call to an action; `kinds` says which names this dialect knows."""
+) -> tuple[Action, str | None]:
+    """Map a function call to an action and a notice about dropped parameters; `kinds` says which
+    names this dialect knows."""
     kind = kinds.get(call.name)
     if kind is None:
         known = ", ".join(sorted(set(kinds) - {"execute_bash", "file_editor", "finish"}))
@@ -123,42 +150,32 @@ def function_to_action(
             example,
         )
     params = dict(call.params)
+    if call.name == "file_editor":
+        params.pop("concise", None)
+    params, notice = drop_unknown(call.name, params, KIND_PARAMS[kind])
+    try:
+        return _build(call.name, kind, params, dialect, example), notice
+    except ParseError as error:
+        if notice is None:
+            raise
+        raise ParseError(f"{error.problem} {notice}", dialect, example) from None
+
+
+def _build(name: str, kind: str, params: dict[str, str], dialect: str, example: str) -> Action:
     if kind == "bash":
-        allowed = {"command", "cmd"}
-        check_params(call.name, params, allowed, dialect, example)
         command = params.get("command", params.get("cmd"))
         if command is None or not command.strip():
-            raise ParseError(
-                f"{call.name} needs a non-empty `command` parameter.", dialect, example
-            )
+            raise ParseError(f"{name} needs a non-empty `command` parameter.", dialect, example)
         return Bash(command=command)
     if kind == "str_replace_editor":
-        if call.name == "file_editor":
-            params.pop("concise", None)
         return editor_from_args(params, dialect, example)
     if kind == "search":
-        check_params(call.name, params, {"search_term", "pattern", "path"}, dialect, example)
         pattern = params.get("search_term", params.get("pattern"))
         if not pattern:
             raise ParseError("search needs a non-empty `search_term`.", dialect, example)
         path = params.get("path")
         return Search(pattern=pattern, path=path if path else None)
-    check_params(call.name, params, {"result", "command"}, dialect, example)
     return Submit(result=params.get("result"))
-
-
-def check_params(
-    name: str, params: Iterable[str], allowed: set[str], dialect: str, example: str
-) -> None:
-    """Refuse parameter names the function does not take."""
-    unknown = sorted(set(params) - allowed)
-    if unknown:
-        raise ParseError(
-            f"{name} has no parameter(s) {', '.join(unknown)}; it takes: "
-            f"{', '.join(sorted(allowed)) or 'no parameters'}.",
-            dialect,
-            example,
-        )
 
 
 def span(text: str) -> tuple[int, int] | None:
@@ -184,14 +201,18 @@ def parse(text: str) -> ProposedStep:
             EXAMPLE,
         )
     call = read_function(text, match, NAME, EXAMPLE)
-    action = function_to_action(call, FUNCTION_KINDS, NAME, EXAMPLE)
+    action, dropped = function_to_action(call, FUNCTION_KINDS, NAME, EXAMPLE)
     others = len(FUNCTION_OPEN.findall(text, call.end))
     return ProposedStep(
         thought=text[: call.start].strip(),
         action=action,
         raw=text,
         dialect=NAME,
-        notice=extra_actions_notice(1 + others, action.kind),
+        notice=join_notices(
+            None if call.closed else UNCLOSED_NOTICE,
+            extra_actions_notice(1 + others, action.kind),
+            dropped,
+        ),
     )
 
 
@@ -236,3 +257,18 @@ def render(action: Action, thought: str = "") -> str:
     call = render_function(name, params)
     thought = thought.strip()
     return f"{thought}\n\n{call}" if thought else call
+
+
+DIALECT = Dialect(
+    name=NAME,
+    parse=parse,
+    render=render,
+    span=span,
+    kinds=KINDS,
+    example=EXAMPLE,
+    stop_after=tuple(STOP_AFTER),
+    stop_before=tuple(STOP_BEFORE),
+    default_profile="swesmith",
+    build_prompt=chat_builder(None, tools=False),
+    equivalent=to_editor,
+)

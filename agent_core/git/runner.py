@@ -1,4 +1,13 @@
-"""Run plain `git` subprocesses with an environment that never leaks into the user's own state."""
+"""The one way navtui runs `git`: an environment that never leaks into the user's own state, and
+no code the repository (or the model) configured ever runs.
+
+Repository-controlled execution is switched off on every call: fsmonitor, hooks (including
+`reference-transaction` and `post-index-change`, which plumbing triggers), pagers, external diff
+and textconv drivers, transports, GPG signing, auto-gc, and every configured `filter.<name>`
+(clean, smudge and long-running process filters: git only allows blanking a filter per name, so
+the names are read from the config and blanked one by one, read again whenever a config file
+changes).
+"""
 
 from __future__ import annotations
 
@@ -12,15 +21,27 @@ from agent_core.git.errors import WorkspaceError
 _REPO_LOCATION_VARS = (
     "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
     "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX",
+    "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS",
 )
 
-# Settings that keep our snapshots faithful whatever the user's config says.
-_CONFIG = (
+# Settings that keep our snapshots faithful and run none of the repository's code.
+SAFE_CONFIG = (
     "-c", "core.quotePath=false",
     "-c", "core.safecrlf=false",
     "-c", "core.autocrlf=false",
     "-c", "advice.addEmbeddedRepo=false",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.pager=cat",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "diff.external=",
+    "-c", "protocol.allow=never",
+    "-c", "commit.gpgSign=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
 )
+
+_FILTER_KEYS = ("clean", "smudge", "process")
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "navtui", "GIT_AUTHOR_EMAIL": "navtui@localhost",
@@ -28,21 +49,96 @@ IDENTITY = {
 }
 
 
-def _base_env() -> dict[str, str]:
+def _base_env(identity: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
     # Read-only commands must not refresh the user's index behind their back.
     env["GIT_OPTIONAL_LOCKS"] = "0"
     env["GIT_TERMINAL_PROMPT"] = "0"
-    env.update(IDENTITY)
+    env["GIT_PAGER"] = "cat"
+    if identity:
+        env.update(IDENTITY)
     return env
 
 
-class GitRunner:
-    """`git` in one repository's working tree; `index` selects a private index file."""
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
-    def __init__(self, root: Path) -> None:
+
+class _FilterBlanker:
+    """`-c filter.<name>.clean= …` for every filter driver the config names.
+
+    Re-reads the config only when one of the files it came from (or the repository's own
+    config files) changed since the last read.
+    """
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        self._root = root
+        self._env = env
+        self._watched: dict[Path, tuple[int, int, int] | None] = {}
+        self._args: tuple[str, ...] = ()
+
+    def _fresh(self) -> bool:
+        return bool(self._watched) and all(_stamp(p) == s for p, s in self._watched.items())
+
+    def args(self) -> tuple[str, ...]:
+        if self._fresh():
+            return self._args
+        result = subprocess.run(
+            ["git", *SAFE_CONFIG, "config", "--show-origin", "--name-only", "-z",
+             "--get-regexp", r"^filter\."],
+            cwd=self._root, env=self._env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        origins, names = set(), set()
+        fields = result.stdout.split(b"\0")
+        for origin, key in zip(fields[0::2], fields[1::2]):
+            if origin.startswith(b"file:"):
+                origins.add(self._root / os.fsdecode(origin[5:]))
+            name = os.fsdecode(key).split(".", 1)[-1].rpartition(".")[0]
+            if name:
+                names.add(name)
+        args: list[str] = []
+        for name in sorted(names):
+            args += ["-c", f"filter.{name}.required=false"]
+            args += [arg for key in _FILTER_KEYS for arg in ("-c", f"filter.{name}.{key}=")]
+        watched = origins | set(self._config_files())
+        self._watched = {p: _stamp(p) for p in watched}
+        self._args = tuple(args)
+        return self._args
+
+    def _config_files(self) -> list[Path]:
+        result = subprocess.run(
+            ["git", *SAFE_CONFIG, "rev-parse", "--git-dir", "--git-common-dir"],
+            cwd=self._root, env=self._env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        dirs = [self._root / os.fsdecode(d) for d in result.stdout.split(b"\n") if d]
+        home = Path(os.environ.get("HOME", "/nonexistent"))
+        xdg = Path(os.environ.get("XDG_CONFIG_HOME", home / ".config"))
+        return [
+            *(d / name for d in dirs for name in ("config", "config.worktree")),
+            Path(os.environ.get("GIT_CONFIG_GLOBAL", home / ".gitconfig")),
+            xdg / "git" / "config",
+            Path(os.environ.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig")),
+        ]
+
+
+class GitRunner:
+    """`git` in one repository's working tree; `index` selects a private index file.
+
+    Commits are made as `navtui` unless `identity=False` (then the user's configured one).
+    """
+
+    def __init__(self, root: Path, *, identity: bool = True) -> None:
         self.root = root
-        self._env = _base_env()
+        self._env = _base_env(identity)
+        self._filters = _FilterBlanker(root, self._env)
+
+    def argv(self, *args: str) -> list[str]:
+        """The full command line for `git args` with every safety setting in front."""
+        return ["git", *SAFE_CONFIG, *self._filters.args(), *args]
 
     def run(
         self,
@@ -64,7 +160,7 @@ class GitRunner:
         """Like `run`, but return the whole result (stderr included)."""
         env = self._env if index is None else {**self._env, "GIT_INDEX_FILE": str(index)}
         result = subprocess.run(
-            ["git", *_CONFIG, *args], cwd=self.root, env=env, input=stdin,
+            self.argv(*args), cwd=self.root, env=env, input=stdin,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         if result.returncode not in ok_codes:
@@ -79,7 +175,7 @@ class GitRunner:
     def exit_code(self, *args: str) -> tuple[int, str]:
         """Run git for its exit code (no raising) and stripped stdout."""
         result = subprocess.run(
-            ["git", *_CONFIG, *args], cwd=self.root, env=self._env,
+            self.argv(*args), cwd=self.root, env=self._env,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
         return result.returncode, result.stdout.decode("utf-8", "replace").strip()

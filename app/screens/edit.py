@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
@@ -22,12 +21,9 @@ from agent_core.formats import ParseError
 
 def edit_text(action: Action, dialect: str) -> str:
     """`action` as the model of `dialect` would write it, laid out for a person to edit."""
-    from agent_core.formats import render, toolcall
+    from agent_core.formats import get_dialect
 
-    if dialect == "toolcall":
-        body = json.dumps(toolcall.tool_call(action), indent=2, ensure_ascii=False)
-        return f"{toolcall.OPEN}\n{body}\n{toolcall.CLOSE}"
-    return render(action, dialect)
+    return get_dialect(dialect).edit_text(action)
 
 
 def edit_in_external_editor(text: str, suffix: str = ".txt") -> str:

@@ -10,6 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, Static
 
+from agent_core.sanitize import visible
 from widgets.diff_view import DiffView
 
 
@@ -48,7 +49,7 @@ class FinishScreen(Screen[FinishChoice]):
         with Vertical(id="finish"):
             yield Label(self.headline, id="finish-title", markup=False)
             if self.message:
-                yield Static(self.message, id="finish-message", markup=False)
+                yield Static(visible(self.message), id="finish-message", markup=False)
             yield DiffView(id="finish-diff", empty_text="The session changed nothing.")
             with Horizontal(classes="finish-field"):
                 yield Label("Branch", classes="field-label")

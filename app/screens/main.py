@@ -32,7 +32,9 @@ from agent_core.events import (
     TurnStarted,
     UsageReported,
 )
+from agent_core.sanitize import visible
 from agent_core.steps import Approve, Decision, EditAction, Quit, Reject, StepRecord
+from app.config import AllowRules
 from app.screens.allow import AllowPrefixScreen
 from app.screens.edit import EditScreen, edit_text
 from app.screens.help import HelpScreen
@@ -49,6 +51,7 @@ from app.session_driver import (
     Paused,
     SessionDriver,
     Undo,
+    UndoRefused,
     UserCommand,
     UserMessage,
     Wake,
@@ -165,6 +168,11 @@ class MainScreen(Screen[None]):
 
     # --- wiring the session ---------------------------------------------------------------
 
+    @property
+    def app_rules(self) -> AllowRules:
+        """The allow rules the app was started with (`[rules]` of the config file)."""
+        return getattr(self.app, "allow_rules", None) or AllowRules()
+
     def attach(self, session: Session) -> None:
         """Start driving `session` (built elsewhere, e.g. after loading the model or resumed)."""
         if not self._mounted:
@@ -173,12 +181,20 @@ class MainScreen(Screen[None]):
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
         self.driver = SessionDriver(session, self.inbox, auto=self.auto)
+        for kind in self.app_rules.allow_kinds:  # from the config file's [rules]
+            self.driver.rules.allow_kind(kind)
+        for prefix in self.app_rules.allow_prefixes:
+            self.driver.rules.allow_prefix(prefix)
         status = self.query_one(StatusBar)
         info = session.config.backend_info
         status.model = str(info.get("model") or info.get("name") or session.backend.name)
         status.dialect = session.config.dialect
         status.max_steps = session.config.max_steps
         status.state = "starting"
+        status.sandbox = session.executor.launcher.label
+        if session.executor.launcher.notice and not session.records:
+            self.call_later(self.query_one(ThoughtStream).note, session.executor.launcher.notice,
+                            "warning")
         if session.issue != self.issue:
             self.issue = session.issue
             self.query_one(IssuePane).set_issue(session.issue)
@@ -220,7 +236,7 @@ class MainScreen(Screen[None]):
             message = f"The session stopped: {type(error).__name__}: {error}"
             self.query_one(ActionCard).show_status("done", message)
             self.query_one(StatusBar).state = "error"
-            self.notify(message, severity="error", timeout=10)
+            self.notify(visible(message), severity="error", timeout=10)
 
     def on_unmount(self) -> None:
         self.shutdown()
@@ -242,7 +258,7 @@ class MainScreen(Screen[None]):
             await self.handle_event(event)
         self.refresh_bindings()
 
-    async def handle_event(self, event: Event | Paused) -> None:
+    async def handle_event(self, event: Event | Paused | UndoRefused) -> None:
         """Render one session event."""
         status = self.query_one(StatusBar)
         card = self.query_one(ActionCard)
@@ -266,6 +282,7 @@ class MainScreen(Screen[None]):
         elif isinstance(event, UsageReported):
             status.context_used = event.context_tokens
             status.context_limit = event.context_limit
+            status.estimated = event.context_estimated or event.usage.estimated
             if event.usage.tokens_per_second:
                 status.tokens_per_second = event.usage.tokens_per_second
         elif isinstance(event, FormatError):
@@ -294,18 +311,22 @@ class MainScreen(Screen[None]):
             kept = [r for r in self._executed_records() if r.index <= event.to_index]
             self.query_one("#step-diff", DiffView).set_diff(kept[-1].diff if kept else "")
             changed = ", ".join(event.changed_paths) or "no file changed"
-            await thoughts.note(f"↶ Back to step {event.to_index}: {changed}", "user")
+            saved = (f"\nWhat was there before is kept: `git restore --source={event.saved_ref}"
+                     " -- PATH` brings a file back." if event.saved_ref else "")
+            await thoughts.note(f"↶ Back to step {event.to_index}: {changed}{saved}", "user")
             self._request_session_diff()
         elif isinstance(event, Paused):
             self.generating = False
             card.show_status("idle", "Stopped. g lets the model go on · m sends it a message")
             status.state = "stopped"
+        elif isinstance(event, UndoRefused):
+            self._confirm_undo(event)
         elif isinstance(event, Notice):
             await thoughts.note(event.message, "info")
         elif isinstance(event, SessionError):
             self.running = False
             await thoughts.note(event.message, "error")
-            self.notify(event.message, severity="error", timeout=10)
+            self.notify(visible(event.message), severity="error", timeout=10)
         elif isinstance(event, SessionFinished):
             await self._finished(event)
 
@@ -318,9 +339,10 @@ class MainScreen(Screen[None]):
             await self.query_one(ThoughtStream).note(step.notice, "warning")
         summary = action_summary(step.action)
         self.query_one(StepTimeline).set_step(event.index, "pending", summary)
-        self.query_one(ActionCard).show_action(
-            f"Step {event.index}", step.action, event.command_shown, event.preview_diff
-        )
+        card = self.query_one(ActionCard)
+        card.show_action(f"Step {event.index}", step.action, event.command_shown, event.preview_diff)
+        if isinstance(step.action, Bash) and self.session and self.session.config.sandbox:
+            card.border_subtitle = f"bash · {self.session.config.sandbox}"
         if self.driver is not None and self.driver.approves_on_its_own(event):
             self.pending, self.running = None, True
             self.query_one(StatusBar).state = "running"
@@ -401,8 +423,8 @@ class MainScreen(Screen[None]):
             return "user"
         if isinstance(record.decision, Reject):
             return "rejected"
-        if isinstance(record.action, Submit):
-            return "submitted"
+        if isinstance(record.action, Submit) and "submit_review" not in record.extra:
+            return "submitted"  # (a submit answered with a review message did not finish)
         return "executed"
 
     @staticmethod
@@ -505,6 +527,21 @@ class MainScreen(Screen[None]):
             self.pending = None
             self.driver.send(Undo(None))
             self.refresh_bindings()
+
+    @work(exclusive=True, group="modal")
+    async def _confirm_undo(self, refused: UndoRefused) -> None:
+        """Show the files an undo would overwrite; undo anyway only if the user says so."""
+        files = "\n".join(f"  {path}" for path in refused.error.paths[:15])
+        more = len(refused.error.paths) - 15
+        explanation = (
+            f"Changed outside the session since step {refused.error.checkpoint}:\n{files}"
+            + (f"\n  … and {more} more" if more > 0 else "")
+            + "\n\nUndo anyway overwrites them (they are saved in a before-undo ref first)."
+        )
+        screen = QuitScreen(explanation, title="Undo over your changes?", go="Undo anyway",
+                            stay="Keep them")
+        if await self.app.push_screen_wait(screen) and self.driver is not None:
+            self.driver.send(Undo(refused.to_index, force=True))
 
     def action_rewind(self) -> None:
         step = self.query_one(StepTimeline).highlighted_step

@@ -10,7 +10,7 @@ from textual.widgets import Button, Label, Static
 
 
 class QuitScreen(ModalScreen[bool]):
-    """Returns True to quit."""
+    """Returns True to quit (or, with another title, to go ahead with what it asks about)."""
 
     CSS_PATH = "modal.tcss"
     BINDINGS = [
@@ -18,17 +18,21 @@ class QuitScreen(ModalScreen[bool]):
         Binding("y,q", "quit_now", "Quit", id="navtui.quit.confirm", tooltip="Quit; the session stays resumable"),
     ]
 
-    def __init__(self, explanation: str) -> None:
+    def __init__(
+        self, explanation: str, *, title: str = "Quit navtui?", go: str = "Quit", stay: str = "Stay"
+    ) -> None:
         super().__init__()
         self.explanation = explanation
+        self.labels = (title, go, stay)
 
     def compose(self) -> ComposeResult:
+        title, go, stay = self.labels
         with Vertical(classes="dialog"):
-            yield Label("Quit navtui?", classes="dialog-title")
+            yield Label(title, classes="dialog-title")
             yield Static(self.explanation, classes="dialog-body", markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Quit (y)", variant="warning", id="quit")
-                yield Button("Stay (n)", variant="primary", id="stay")
+                yield Button(f"{go} (y)", variant="warning", id="quit")
+                yield Button(f"{stay} (n)", variant="primary", id="stay")
 
     def on_mount(self) -> None:
         self.query_one("#stay", Button).focus()

@@ -9,6 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Markdown, Static
 
 from agent_core.steps import EditAction, Reject, StepRecord
+from agent_core.sanitize import visible
 from widgets.action_card import action_summary
 from widgets.diff_view import highlight_diff
 from widgets.output_log import observation_lines
@@ -46,11 +47,11 @@ class StepDetailScreen(ModalScreen[str | None]):
         record = self.record
         action = record.action or record.proposed.action
         with VerticalScroll(classes="dialog help"):
-            yield Label(f"Step {record.index} · {decision_text(record)}", classes="dialog-title",
+            yield Label(visible(f"Step {record.index} · {decision_text(record)}"), classes="dialog-title",
                         markup=False)
             if record.proposed.thought.strip():
                 yield Label("Thought", classes="detail-section")
-                yield Markdown(record.proposed.thought)
+                yield Markdown(visible(record.proposed.thought))
             yield Label("Action", classes="detail-section")
             yield Static(action_summary(action, width=200), markup=False)
             if record.observation is not None:

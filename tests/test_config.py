@@ -1,0 +1,204 @@
+"""The config file: keys read off the parser, checked values, flags over the file, rules, TUI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from app.cli import build_parser, parse_args, session_config
+from app.config import (
+    AllowRules,
+    ConfigError,
+    config_path,
+    configure,
+    load_config,
+    load_rules,
+    save_rule,
+)
+from app.tui import NavApp
+from tests.test_session import FIX_SCRIPTS, write_script
+
+NAVTUI = str(Path(sys.executable).parent / "navtui")
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "conf" / "config.toml"
+    path.parent.mkdir()
+    monkeypatch.setenv("NAVTUI_CONFIG", str(path))
+    return path
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    return parse_args(argv)
+
+
+def test_the_path_is_in_the_platform_config_dir_unless_overridden(monkeypatch, tmp_path):
+    monkeypatch.delenv("NAVTUI_CONFIG")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert config_path() == tmp_path / "xdg" / "navtui" / "config.toml"
+    monkeypatch.setenv("NAVTUI_CONFIG", "~/elsewhere.toml")
+    assert config_path() == Path.home() / "elsewhere.toml"
+
+
+def test_settings_become_defaults_and_flags_win(config_file: Path):
+    config_file.write_text(
+        'backend = "openai"\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "navigator-8b"\n'
+        "max_steps = 7\ncommand_timeout = 30\nload_in_4bit = true\ndialect = \"xml\"\n"
+    )
+    args = parse(["repo"])
+    assert (args.backend, args.base_url, args.model) == ("openai", "http://127.0.0.1:8000/v1",
+                                                          "navigator-8b")
+    assert (args.max_steps, args.command_timeout, args.load_in_4bit, args.dialect) == (
+        7, 30.0, True, "xml")
+    flagged = parse(["--max-steps", "9", "--dialect", "text", "--load-in-8bit", "repo"])
+    assert (flagged.max_steps, flagged.dialect) == (9, "text")
+    assert (flagged.load_in_8bit, flagged.load_in_4bit) == (True, False)  # the flag's choice wins
+
+
+def test_every_long_flag_is_a_setting_even_ones_added_later(config_file: Path):
+    parser = build_parser()
+    parser.add_argument("--prompt-profile", choices=("swesmith", "card"))
+    parser.add_argument("--max-new-tokens", type=int)
+    config_file.write_text('prompt_profile = "card"\nmax_new_tokens = 512\n')
+    configure(parser, ["repo"])
+    args = parser.parse_args(["repo"])
+    assert (args.prompt_profile, args.max_new_tokens) == ("card", 512)
+    config_file.write_text('max_steps = 3\nprompt_profile = "other"\n')
+    with pytest.raises(ConfigError, match=r"config.toml:2: prompt_profile: must be one of swesmith, card"):
+        configure(parser, ["repo"])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('model = "x"\n\nmax_step = 3\n', r"config.toml:3: max_step: unknown setting"),
+        ("max_steps = 0\n", r"config.toml:1: max_steps: must be at least 1"),
+        ('max_steps = "many"\n', r"config.toml:1: max_steps: invalid literal"),
+        ("load_in_4bit = 1\n", r"config.toml:1: load_in_4bit: must be true or false"),
+        ("model = 3\n", r"config.toml:1: model: must be a string"),
+        ('backend = "gpu"\n', r"config.toml:1: backend: must be one of hf, openai, replay"),
+        ('model = "x"\nbackend = \n', r"config.toml: not valid TOML: Invalid value \(at line 2"),
+        ('[rules]\nallow_kinds = "bash"\n', r"config.toml:2: \[rules\] allow_kinds: must be a list"),
+        ("[rules]\nallow = []\n", r"config.toml:2: \[rules\] allow: unknown rule list"),
+        ("[keymap]\n\"navtui.approve\" = 1\n", r"config.toml:2: \[keymap\] navtui.approve: must be a key"),
+        ('[theme]\nname = "pink"\n', r"config.toml:2: \[theme\] name: unknown theme 'pink'"),
+        ('[colours]\nx = 1\n', r"config.toml:1: colours: unknown setting"),
+    ],
+)
+def test_bad_settings_name_the_key_and_line(config_file: Path, text: str, message: str):
+    config_file.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_config(build_parser())
+
+
+def test_no_file_means_the_built_in_defaults(config_file: Path):
+    config = load_config(build_parser())
+    assert not config.exists and config.options == {} and config.rules == AllowRules()
+    assert parse(["repo"]).max_steps == 50
+
+
+def test_resume_keeps_the_logged_model_but_not_other_settings(config_file: Path):
+    config_file.write_text('model = "navigator-8b"\nmax_steps = 4\n')
+    args = parse(["--resume", "abc", "repo"])
+    assert args.model is None and args.max_steps == 4
+    assert parse(["--resume", "abc", "--model", "r2e-30b", "repo"]).model == "r2e-30b"
+
+
+def test_the_cli_reports_a_broken_file_and_runs_with_a_good_one(
+    config_file: Path, git_repo: Path, tmp_path: Path
+):
+    script = write_script(tmp_path / "s.jsonl", FIX_SCRIPTS["text"])
+    config_file.write_text("max_steps = -1\n")
+    broken = subprocess.run([NAVTUI, "--auto", "--issue", "fix", str(git_repo)],
+                            capture_output=True, text=True, timeout=120)
+    assert broken.returncode == 1
+    assert broken.stderr.strip() == f"navtui: {config_file}:1: max_steps: must be at least 1, got -1"
+
+    config_file.write_text(f"script = {json.dumps(str(script))}\nmax_steps = 2\n")
+    run = subprocess.run([NAVTUI, "--auto", "--issue", "fix", str(git_repo)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr  # the file's step limit stopped the file's script
+    assert "2 steps" in run.stdout
+
+
+def test_a_config_model_lets_plain_navtui_repo_open_the_app(
+    config_file: Path, git_repo: Path, tmp_path: Path, tiny_model_dir: Path
+):
+    def spawn() -> pexpect.spawn:
+        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+        return pexpect.spawn(NAVTUI, [str(git_repo)], cwd=str(tmp_path), env=env,
+                             dimensions=(40, 120), timeout=90)
+
+    without = spawn()
+    without.expect(pexpect.EOF)
+    without.close()
+    assert without.exitstatus == 1 and b"needs --model" in without.before
+
+    config_file.write_text(f"model = {json.dumps(str(tiny_model_dir))}\n")
+    child = spawn()
+    try:
+        child.expect("What should the model fix")
+        child.sendcontrol("q")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+
+
+def test_session_config_takes_the_limits_from_the_file(config_file: Path, tmp_path: Path):
+    script = write_script(tmp_path / "s.jsonl", FIX_SCRIPTS["xml"])
+    config_file.write_text(f"script = {json.dumps(str(script))}\nmax_time = 60\ncommand_timeout = 5\n")
+    config = session_config(parse(["repo"]))
+    assert (config.max_time, config.command_timeout, config.dialect) == (60.0, 5.0, "xml")
+
+
+def test_saved_rules_keep_the_rest_of_the_file(config_file: Path):
+    original = '# my settings\nmodel = "navigator-8b"  # the small one\n\n[keymap]\n"navtui.approve" = "y"\n'
+    config_file.write_text(original)
+    save_rule(kind="read")
+    save_rule(prefix="git status")
+    save_rule(prefix="git status")  # no duplicate
+    save_rule(kind="search")
+    text = config_file.read_text()
+    assert text.startswith(original)
+    assert load_rules() == AllowRules(["read", "search"], ["git status"])
+    assert tomllib.loads(text)["keymap"] == {"navtui.approve": "y"}
+
+    config_file.write_text('[rules]\nallow_kinds = ["read"]\n\n[theme]\nname = "nord"\n')
+    save_rule(prefix='say "hi"')
+    assert load_rules() == AllowRules(["read"], ['say "hi"'])
+    assert load_config(build_parser()).theme == "nord"
+
+
+def test_save_rule_creates_the_file_and_its_folder(tmp_path: Path):
+    path = tmp_path / "new" / "dir" / "config.toml"
+    save_rule(kind="view", path=path)
+    assert load_rules(path) == AllowRules(["view"], [])
+
+
+async def test_the_app_applies_keymap_theme_and_seeds_the_rules(git_repo: Path):
+    from agent_core.actions import Bash, Submit
+    from app.screens.finish import FinishScreen
+    from tests.fixtures.tui import Watch, make_session
+
+    session = make_session(git_repo, [("Look.", Bash("git status")), ("Done.", Submit())])
+    app = NavApp(session, repo=git_repo, theme="navtui-light", keymap={"navtui.approve": "y"},
+                 allow_rules=AllowRules([], ["git status"]))
+    watch = Watch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+        assert app.theme == "navtui-light"
+        await watch.until(lambda: app.main is not None and app.main.pending is not None
+                          and app.main.pending.index == 2, "submit (git status ran on its own)")
+        assert [record.index for record in session.records] == [1]
+        await pilot.press("a")  # no longer approve: the keymap moved it to y
+        await pilot.press("y")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "the finish screen")
+        assert session.finished is not None and session.finished.reason == "submitted"

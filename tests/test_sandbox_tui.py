@@ -1,0 +1,66 @@
+"""The TUI with a sandboxed session: the status bar says so, the approval card says where the
+command runs, and the command really runs at /testbed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_core.actions import Bash, Submit
+from agent_core.executor import Executor
+from agent_core.executor.sandbox import Plain, SandboxSettings, resolve_sandbox
+from agent_core.session import Session, SessionConfig
+from agent_core.workspace import Workspace
+from app.tui import NavApp
+from tests.fixtures.tui import ISSUE, RecordingReplay, Watch, write_script
+from tests.test_sandbox import needs_bwrap
+from widgets.status_bar import StatusBar
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="bubblewrap needs Linux")
+
+
+def session_with(repo: Path, executor: Executor) -> Session:
+    script = write_script(repo.parent / "script.jsonl",
+                          [("Where?", Bash("pwd > where.txt")), ("Done.", Submit())])
+    return Session(
+        workspace=Workspace.open(repo), executor=executor, backend=RecordingReplay(script),
+        issue=ISSUE, config=SessionConfig(dialect="toolcall", backend_info={"name": "replay"}),
+    )
+
+
+def waiting_on(app: NavApp, index: int) -> bool:
+    pending = app.main.pending if app.main else None
+    return pending is not None and pending.index == index and app.screen is app.main
+
+
+@needs_bwrap
+async def test_sandboxed_session_shows_where_commands_run(git_repo: Path):
+    launcher, _ = resolve_sandbox(SandboxSettings(mode="on"), git_repo)
+    session = session_with(git_repo, Executor(git_repo, command_timeout=30, launcher=launcher))
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        assert app.main.query_one(StatusBar).sandbox == "sandbox"
+        card = app.main.query_one("#card")
+        assert card.command_shown == "pwd > where.txt"
+        assert card.border_subtitle == f"bash · in sandbox: /testbed = {git_repo.resolve()}, network off"
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        assert (git_repo / "where.txt").read_text() == "/testbed\n"
+        await pilot.press("q")
+    session.close()
+
+
+async def test_a_fallback_shows_no_sandbox(git_repo: Path):
+    executor = Executor(git_repo, command_timeout=30,
+                        launcher=Plain(git_repo, notice="sandbox off: bwrap cannot run here"))
+    session = session_with(git_repo, executor)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        assert app.main.query_one(StatusBar).sandbox == "no sandbox"
+        assert app.main.query_one("#card").border_subtitle == "bash"
+        await pilot.press("q")
+    session.close()

@@ -1,0 +1,40 @@
+"""The TUI asks before an undo overwrites files the user changed while the session ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_core.actions import Bash
+from app.screens.quit import QuitScreen
+from app.tui import NavApp
+from tests.fixtures.tui import Watch, make_session
+from tests.test_tui import SIZE, waiting_on
+
+
+async def test_undo_over_a_user_edit_asks_and_only_proceeds_when_confirmed(git_repo: Path):
+    (git_repo / "b.txt").write_text("b before\n")
+    turns = [("Note.", Bash("echo m >> a.txt")), ("Next.", Bash("ls")), ("More.", Bash("ls"))]
+    session = make_session(git_repo, turns)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        (git_repo / "b.txt").write_text("the user's edit\n")
+
+        await pilot.press("u")
+        await watch.until(lambda: isinstance(app.screen, QuitScreen), "confirm dialog")
+        shown = str(app.screen.query_one(".dialog-body").render())
+        assert "b.txt" in shown
+        await pilot.press("n")
+        await watch.until(lambda: app.screen is app.main, "back to the session")
+        assert (git_repo / "b.txt").read_text() == "the user's edit\n"
+        assert (git_repo / "a.txt").exists()
+
+        await pilot.press("u")
+        await watch.until(lambda: isinstance(app.screen, QuitScreen), "confirm dialog again")
+        await pilot.press("y")
+        await watch.until(lambda: waiting_on(app, 1), "new proposal 1 after the undo")
+        assert not (git_repo / "a.txt").exists()
+        assert (git_repo / "b.txt").read_text() == "b before\n"
+        assert [r.index for r in session.records] == []
