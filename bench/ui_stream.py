@@ -8,7 +8,8 @@ sessions.
 Streaming (the real path): `NavApp` in auto mode over a Session on a temporary git repo. A paced
 backend answers `--earlier` short turns at once (each a step that runs `true`), then streams one
 long thought at `--rate` tokens per second (4-character tokens, released on an absolute
-schedule, so a slow consumer cannot slow the producer down). While that turn streams:
+schedule, so a slow consumer cannot slow the producer down), once the screen shows that turn's
+title (it has caught up with the earlier ones). While that turn streams:
 
 * shown/s: tokens that reached the thought stream's Markdown per second, and the share of all
   tokens shown by the end of the turn (must be 100%);
@@ -94,6 +95,7 @@ class PacedBackend:
         self.rate = rate
         self.turn = 0
         self.emitted: list[tuple[float, int]] = []
+        self.go = threading.Event()  # set by the bench once the screen has caught up
         self.last_usage: Usage | None = None
         self._cancelled = threading.Event()
 
@@ -107,6 +109,7 @@ class PacedBackend:
         if not paced:
             yield output
             return
+        self.go.wait(120)
         start = time.perf_counter()
         for i in range(0, len(output), CHUNK):
             due = start + (i // CHUNK) / self.rate
@@ -162,6 +165,13 @@ async def stream_run(rate: float, seconds: float, earlier: int, workdir: Path) -
             await pilot.pause(0.005)
         main = app.main
         thoughts = main.query_one("#thoughts")
+        title = f"Step {earlier + 1}"
+        while not any(str(w.render()) == title for w in thoughts.query(".turn-title")):
+            await pilot.pause(0.005)  # the screen has shown every earlier turn
+        await pilot.pause(0.2)
+        backend.go.set()
+        while not backend.emitted:
+            await asyncio.sleep(0.001)
         total = -(-len(long) // CHUNK)
         finished = asyncio.Event()
 
@@ -193,7 +203,7 @@ async def stream_run(rate: float, seconds: float, earlier: int, workdir: Path) -
             handled.clear()
             sent[0] = time.perf_counter()
             app.post_message(events.Key("d", "d"))
-            await asyncio.wait_for(handled.wait(), 10)
+            await asyncio.wait_for(handled.wait(), 60)
             await asyncio.sleep(KEY_INTERVAL)
         finished.set()
         await watcher
