@@ -322,6 +322,20 @@ def start_table(count: int, runs: int, work: Path) -> None:
         listed = statistics.median(r[1] for r in rows)
         print(f"{f'{count}, {label}':<22} {frame:>14.2f} {listed:>17.2f}   ({frame / baseline:.2f}x baseline)")
     print("target: first frame <= 0.8 s")
+    from agent_core.trajectory import list_sessions
+
+    timings: dict[str, list[float]] = {"cold": [], "warm": []}
+    for _ in range(runs):
+        for label in ("cold", "warm"):
+            if label == "cold":
+                (folder / SessionsIndex.NAME).unlink(missing_ok=True)
+            started = time.process_time()
+            listed = list_sessions(repo)
+            timings[label].append(time.process_time() - started)
+            assert len(listed) == count
+    cold, warm = (statistics.median(timings[k]) * 1e3 for k in ("cold", "warm"))
+    print(f"list_sessions in process (CPU ms): cold index {cold:.0f}, warm index {warm:.1f} "
+          f"({cold / warm:.0f}x)")
 
 
 def main() -> None:
