@@ -198,6 +198,12 @@ class SharedBackend:
     def count_tokens(self, prompt: Prompt) -> int:
         return self.inner.count_tokens(prompt)
 
+    def count_added_tokens(self, before: Prompt, after: Prompt) -> int:
+        counted = getattr(self.inner, "count_added_tokens", None)
+        if counted is None:
+            return self.count_tokens(after) - self.count_tokens(before)
+        return counted(before, after)
+
     def close(self) -> None:
         """Kept loaded for the other instances (see `shutdown`)."""
 
