@@ -25,10 +25,10 @@ def test_app_runs_approved_commands_and_exits_0_on_submit(git_repo, tmp_path):
     child = spawn_navtui("--script", str(script), "--issue", "write a note", str(git_repo), cwd=tmp_path)
     try:
         child.expect("note.txt")
-        child.expect("Decide")
+        child.expect("Approve")
         child.send("a")
         child.expect("submit")
-        child.expect("Decide")
+        child.expect("Approve")
         child.send("a")
         child.expect("Keep")
         child.send("k")
@@ -43,7 +43,7 @@ def test_app_quit_exits_3(git_repo, tmp_path):
     script = write_script(tmp_path / "s.jsonl", ["Thought: look\nAction: bash touch x.txt"])
     child = spawn_navtui("--script", str(script), "--issue", "look around", str(git_repo), cwd=tmp_path)
     try:
-        child.expect("Decide")
+        child.expect("Approve")
         child.send("q")
         child.expect("Quit")
         child.send("y")
@@ -57,7 +57,7 @@ def test_app_quit_exits_3(git_repo, tmp_path):
 def test_demo_subcommand_opens_the_app(tmp_path):
     child = spawn_navtui("demo", "--fast", "--dir", str(tmp_path / "demo"), cwd=tmp_path)
     try:
-        child.expect("Decide")
+        child.expect("Approve")
         child.send("q")
         child.expect("Quit")
         child.send("y")
@@ -91,7 +91,7 @@ def test_resume_without_backend_flags_uses_the_logged_backend_and_writes_patch_o
     try:
         for thought in ("divisor is off", "Check it", "tests pass"):  # edit, check, submit
             child.expect(thought)
-            child.expect("Decide")
+            child.expect("Approve")
             child.send("a")
         child.expect("Keep")
         child.send("k")
