@@ -172,7 +172,7 @@ async def stream_run(rate: float, seconds: float, earlier: int, workdir: Path) -
         backend.go.set()
         while not backend.emitted:
             await asyncio.sleep(0.001)
-        total = -(-len(long) // CHUNK)
+        total = len(body) // CHUNK  # the thought's tokens: the tool call goes to the card, not the stream
         finished = asyncio.Event()
 
         async def watch() -> None:
