@@ -107,14 +107,6 @@ class Undo:
 
 
 @dataclass
-class UndoRefused:
-    """Not a session event: an undo would overwrite changes made outside the session."""
-
-    to_index: int | None
-    error: UnsafeRestore
-
-
-@dataclass
 class UserCommand:
     command: str
 
@@ -165,6 +157,14 @@ Command = Decide | Undo | UserCommand | UserMessage | Call | SetAuto | Allow | C
 @dataclass
 class Paused:
     """The driver stopped proposing (after esc) and waits for the user."""
+
+
+@dataclass
+class UndoRefused:
+    """An undo would overwrite changes made outside the session."""
+
+    to_index: int | None
+    error: UnsafeRestore
 
 
 @dataclass
