@@ -223,9 +223,11 @@ def model_name(trajectory: Trajectory) -> str:
 
 
 def final_patch(trajectory: Trajectory, repo: Path | None) -> str:
-    """The finished session's patch, else checkpoint 0 -> the last checkpoint (needs `repo`)."""
+    """The finished session's patch, else (not finished, or its patch summarised or cut in the
+    log) checkpoint 0 -> the last checkpoint (needs `repo`)."""
     finished = trajectory.finished
-    if finished is not None and finished.reason != "error" and not was_cut(finished.patch):
+    whole = finished is not None and finished.patch_complete and not was_cut(finished.patch)
+    if finished is not None and finished.reason != "error" and whole:
         return finished.patch
     steps = [s for s in effective_steps(trajectory) if s.record.checkpoint is not None]
     if not steps:
