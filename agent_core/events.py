@@ -115,11 +115,16 @@ class UserMessage:
 
 @dataclass
 class SessionFinished:
-    """`reason`: submitted | limit | stuck | script_exhausted | format_errors | quit | error."""
+    """`reason`: submitted | limit | stuck | script_exhausted | format_errors | quit | error.
+
+    `patch` is bounded (huge and binary files named with size and blob id); when that left
+    something out, `patch_complete` is False and `Workspace.patch()` gives all of it.
+    """
 
     reason: str
     message: str
     patch: str = ""
+    patch_complete: bool = True
 
 
 @dataclass

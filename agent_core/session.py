@@ -145,21 +145,27 @@ class Session:
     def _finish(self, reason: str, message: str) -> None:
         if self.finished is None:
             self.pending = None
-            self.finished = SessionFinished(reason=reason, message=message, patch=self._patch())
+            patch, complete = self._patch()
+            if not complete:
+                self._emit(Notice(
+                    "the session's patch is too large to log in full: huge and binary files are "
+                    "named with their size and blob id; --patch-out writes all of it"
+                ))
+            self.finished = SessionFinished(reason, message, patch, complete)
             self._emit(self.finished)
 
     def _fail(self, message: str) -> None:
         self._emit(SessionError(message))
         self._finish("error", message)
 
-    def _patch(self) -> str:
+    def _patch(self) -> tuple[str, bool]:
         if self._started_at is None:
-            return ""
+            return "", True
         try:
-            return self.workspace.patch()
+            return self.workspace.bounded_patch()
         except WorkspaceError as error:
             self._emit(SessionError(f"could not compute the session patch: {error}"))
-            return ""
+            return "", True
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -184,6 +190,7 @@ class Session:
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
         for message in getattr(self.backend, "notices", ()):
             self._emit(Notice(message))
+        self._warn_outside()
 
     def run(self, policy: Policy) -> SessionFinished:
         """Propose and decide until the session finishes; returns how it finished."""
@@ -410,7 +417,8 @@ class Session:
         record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
         stuck = self._stuck.rejected(proposal.step.action, decision.feedback)
         observation = prompts.with_notice(
-            prompts.format_rejection(self.dialect, decision.feedback, self.profile), stuck
+            prompts.format_rejection(self.dialect, decision.feedback, self.profile),
+            join_notices(proposal.step.notice, stuck),
         )
         self._append_turn(record, prompts.Turn(self._pending_raw, observation))
         self.records.append(record)
@@ -492,7 +500,16 @@ class Session:
         self._stop_if_stuck(stuck)
         return record
 
+    def _warn_outside(self) -> None:
+        outside = self.workspace.outside_checkpoints()
+        if outside:
+            self._emit(Notice(
+                "not in navtui's checkpoints, so undo cannot bring these back: "
+                + "; ".join(outside)
+            ))
+
     def _warn_repo_control(self, index: int) -> None:
+        self._warn_outside()
         changed = self.workspace.repo_control_changes()
         if changed:
             self._emit(Notice(

@@ -26,12 +26,13 @@ import git as gitpython
 from agent_core.git.control import ControlWatch
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
+from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.runner import GitRunner
-from agent_core.git.treeops import apply_tree
+from agent_core.git.treeops import apply_tree, huge_files
 from agent_core.steps import Checkpoint
 
-__all__ = ["RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
+__all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
 REF_ROOT = "refs/navtui"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -39,6 +40,7 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _MISSING = "-"
 _VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
 _VANISHED_RETRIES = 20
+_MAX_EXCLUDES = 500
 _PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 
 # Files and directories git leaves behind while an operation waits for the user.
@@ -50,6 +52,15 @@ _IN_PROGRESS = {
     "REVERT_HEAD": "a revert is in progress: finish it or run `git revert --abort`",
 }
 _OPERATION_LEFTOVERS = (*_IN_PROGRESS, "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "sequencer")
+
+
+@dataclass(frozen=True)
+class DiffCaps:
+    """What goes into a step diff or logged patch: files over `file_bytes` are named (size and
+    blob id) instead of shown, and the text stops at about `total_bytes`."""
+
+    file_bytes: int = 256_000
+    total_bytes: int = 1_000_000
 
 
 @dataclass
@@ -90,12 +101,13 @@ def _find_repo(path: Path) -> tuple[Path, Path, Path]:
     return root, git_dir, common_dir
 
 
-def _message(head: HeadState, staged: str | None) -> str:
+def _message(head: HeadState, staged: str | None, ignored: str | None) -> str:
     return (
         "navtui checkpoint\n\n"
         f"head: {head.commit or _MISSING}\n"
         f"branch: {head.branch or _MISSING}\n"
         f"staged: {staged or _MISSING}\n"
+        f"ignored: {ignored or _MISSING}\n"
     )
 
 
@@ -125,6 +137,15 @@ class Workspace:
         self._staged: str | None = None
         self._index_stamp: tuple[int, int, int] | None = None
         self._index_tree: str | None = None
+        self.ignored_caps = IgnoredCaps()
+        self.diff_caps = DiffCaps()
+        self._ignored: dict[str, str | None] = {}  # checkpoint commit -> its ignored-files commit
+        self._ignored_files: set[str] | None = None
+        self._ignored_signature: Signature | None = None
+        self._ignored_commit: str | None = None
+        self._over_cap: set[str] = set()
+        self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
+        self._outside_told: set[str] = set()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
@@ -164,11 +185,15 @@ class Workspace:
         user_index = self._user_index()
         if user_index.exists():
             shutil.copyfile(user_index, index)
+            # The user's index as it is, conflict entries and flags included, for undo to 0.
+            shutil.copyfile(user_index, self._saved_user_index())
         else:
             index.unlink(missing_ok=True)
         head = self._heads.read()
         self._staged = self._staged_commit(index, head)
-        return self._record(0, self._snapshot(), head)
+        tree, ignored = self._snapshot_all()
+        self._note_gitlinks(self._git.run("ls-files", "-z", "-s", index=index), staged=True)
+        return self._record(0, tree, head, ignored)
 
     def checkpoint(self, index: int) -> Checkpoint:
         """Snapshot the working tree after step `index` (greater than the last checkpoint's)."""
@@ -177,7 +202,11 @@ class Workspace:
             raise WorkspaceError(
                 f"checkpoint {index} would not follow checkpoint {last.index}: steps only move forward"
             )
-        return self._record(index, self._snapshot(), self._heads.read())
+        tree, ignored = self._snapshot_all()
+        previous = self._trees[last.commit]
+        if tree != previous:
+            self._note_gitlinks(self._git.run("diff-tree", "-r", "-z", previous, tree))
+        return self._record(index, tree, self._heads.read(), ignored)
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
@@ -195,6 +224,7 @@ class Workspace:
             if index == 0:
                 self._staged = fields.get("staged")
             self._trees[commit] = tree
+            self._ignored[commit] = fields.get("ignored")
             self._checkpoints.append(
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
             )
@@ -220,7 +250,8 @@ class Workspace:
         ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
-        (self.state_dir / "checkpoints" / f"{session_id}.index").unlink(missing_ok=True)
+        for suffix in (".index", ".ignored.index", ".user-index"):
+            (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         if session_id == self.session_id:
             self.session_id = None
             self._checkpoints = []
@@ -263,6 +294,10 @@ class Workspace:
         out = self._git.run("diff-tree", *_PATCH_ARGS, "--binary", old, new)
         return out.decode("utf-8", "surrogateescape")
 
+    def bounded_patch(self) -> tuple[str, bool]:
+        """`patch()` within `diff_caps` (for logs and events), and whether it is complete."""
+        return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True)
+
     # -- undo -------------------------------------------------------------------------------
 
     def restore(self, index: int) -> RestoreReport:
@@ -274,6 +309,7 @@ class Workspace:
         if now != wanted:
             changed = apply_tree(self._git, self._index_path(), now, wanted)
             self._index_tree, self._index_stamp = wanted, self._stamp()
+        changed += self._restore_ignored(self._checkpoints[-1], target)
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
@@ -284,7 +320,7 @@ class Workspace:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
         self._checkpoints = self._checkpoints[: position + 1]
-        return RestoreReport(changed, head_moved)
+        return RestoreReport(sorted(changed), head_moved)
 
     def foreign_changes(self) -> list[str]:
         """What changed since the last checkpoint: paths, then `HEAD (...)` if HEAD moved.
@@ -307,15 +343,17 @@ class Workspace:
         returns the ref (`git restore --source=<ref> -- PATH` brings a file back).
         """
         last = self._last()
-        tree, head = self._snapshot(), self._heads.read()
-        if tree == self._trees[last.commit] and head == HeadState(last.head, last.branch):
+        (tree, ignored), head = self._snapshot_all(), self._heads.read()
+        if (tree, head, ignored) == (
+            self._trees[last.commit], HeadState(last.head, last.branch), self._ignored.get(last.commit)
+        ):
             commit = last.commit
         else:
             parents: list[str] = []
-            for parent in dict.fromkeys(p for p in (head.commit, last.commit) if p):
+            for parent in dict.fromkeys(p for p in (head.commit, last.commit, ignored) if p):
                 parents += ["-p", parent]
             commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *parents, "-m", _message(head, None), tree
+                "commit-tree", "--no-gpg-sign", *parents, "-m", _message(head, None, ignored), tree
             )
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
@@ -389,6 +427,9 @@ class Workspace:
     def _index_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.index"
 
+    def _saved_user_index(self) -> Path:
+        return self.state_dir / "checkpoints" / f"{self.session_id}.user-index"
+
     def _user_index(self) -> Path:
         return self.git_dir / "index"
 
@@ -439,6 +480,106 @@ class Workspace:
             "files there, pause it (or ignore its files in .gitignore) and try again."
         )
 
+    # -- ignored files and what stays outside ------------------------------------------------
+
+    def outside_checkpoints(self) -> list[str]:
+        """What checkpoints do not hold, each named once: ignored files over the size cap,
+        submodules and nested repositories, paths git could not read."""
+        for line in self.snapshot_warnings:
+            self._outside.setdefault(line, line)
+        new = [why for path, why in self._outside.items() if path not in self._outside_told]
+        self._outside_told.update(self._outside)
+        return new
+
+    def _note_gitlinks(self, listing: bytes, staged: bool = False) -> None:
+        """Record submodules / nested repositories found in `ls-files -s` or `diff-tree` output."""
+        for field in listing.split(b"\0"):
+            if b"160000 " not in field:
+                continue
+            path = os.fsdecode(field.split(b"\t", 1)[1]) if staged else None
+            if path is None:
+                continue
+            self._outside.setdefault(path, f"{path} (a submodule or nested git repository: "
+                                           "its files are not in checkpoints)")
+        if not staged:
+            fields = listing.split(b"\0")
+            for meta, path in zip(fields[0::2], fields[1::2]):
+                if meta.split(b" ")[1:2] == [b"160000"]:
+                    name = os.fsdecode(path)
+                    self._outside.setdefault(name, f"{name} (a submodule or nested git "
+                                                   "repository: its files are not in checkpoints)")
+
+    def _ignored_index(self) -> Path:
+        return self.state_dir / "checkpoints" / f"{self.session_id}.ignored.index"
+
+    def _snapshot_all(self) -> tuple[str, str | None]:
+        """(tree, ignored-files commit) of the working tree now.
+
+        The ignored files are listed while `git add` runs (both only read the tree, and which
+        files are ignored does not depend on what `add` puts in the index): one walk's time.
+        """
+        listing = self._git.spawn(
+            "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory",
+            index=self._index_path(),
+        )
+        try:
+            tree = self._snapshot()
+        finally:
+            out = self._git.collect(listing)
+        return tree, self._snapshot_ignored(out)
+
+    def _snapshot_ignored(self, out: bytes) -> str | None:
+        """A commit of the ignored files (listed in `out`) under the caps; None when none."""
+        entries = [os.fsdecode(p) for p in out.split(b"\0") if p]
+        found = scan(self.root, entries, self.ignored_caps, self._over_cap)
+        for path, why in found.left_out.items():
+            self._outside.setdefault(path, f"{why}: ignored and over the size cap")
+        if found.signature == self._ignored_signature:
+            return self._ignored_commit
+        index = self._ignored_index()
+        if self._ignored_files is None:
+            listed = self._git.run("ls-files", "-z", index=index) if index.exists() else b""
+            self._ignored_files = {os.fsdecode(p) for p in listed.split(b"\0") if p}
+        now = set(found.files)
+        dropped = self._ignored_files - now
+        present = {p for p in dropped if os.path.lexists(self.root / p)}
+        feed = sorted(now | (dropped - present))
+        if feed:
+            self._git.run("update-index", "-z", "--add", "--remove", "--stdin", index=index,
+                          stdin=b"".join(os.fsencode(p) + b"\0" for p in feed))
+        if present:
+            self._git.run("update-index", "-z", "--force-remove", "--stdin", index=index,
+                          stdin=b"".join(os.fsencode(p) + b"\0" for p in sorted(present)))
+        self._ignored_files = now
+        tree = self._git.line("write-tree", index=index) if index.exists() else EMPTY_TREE
+        commit = None
+        if tree != EMPTY_TREE:
+            known = self._ignored_commit
+            if known is not None and self._git.line("rev-parse", known + "^{tree}") == tree:
+                commit = known
+            else:
+                commit = self._git.line("commit-tree", "--no-gpg-sign", "-m",
+                                        "navtui: ignored files", tree)
+        self._ignored_signature, self._ignored_commit = found.signature, commit
+        return commit
+
+    def _restore_ignored(self, last: Checkpoint, target: Checkpoint) -> list[str]:
+        """Undo what the session did to ignored files: last checkpoint's set -> target's.
+
+        Ignored files nobody snapshotted (over the cap, or made since the last checkpoint by
+        someone else) are left alone.
+        """
+        current, wanted = self._ignored.get(last.commit), self._ignored.get(target.commit)
+        if current == wanted:
+            return []
+        old = current + "^{tree}" if current else EMPTY_TREE
+        new = wanted + "^{tree}" if wanted else EMPTY_TREE
+        index = self._ignored_index()
+        self._git.run("read-tree", old, index=index)
+        changed = apply_tree(self._git, index, old, new, keep_ignored=False)
+        self._ignored_files, self._ignored_signature = None, None
+        return changed
+
     def _staged_commit(self, index: Path, head: HeadState) -> str | None:
         """A commit of the user's staged state (their index), or None if it has conflicts."""
         try:
@@ -450,23 +591,25 @@ class Workspace:
             "commit-tree", "--no-gpg-sign", *parents, "-m", "navtui: staged state", tree
         )
 
-    def _record(self, index: int, tree: str, head: HeadState) -> Checkpoint:
+    def _record(self, index: int, tree: str, head: HeadState, ignored: str | None) -> Checkpoint:
         previous = self._checkpoints[-1] if self._checkpoints else None
         if (
             previous is not None
             and self._trees[previous.commit] == tree
             and HeadState(previous.head, previous.branch) == head
+            and self._ignored.get(previous.commit) == ignored
         ):
             commit = previous.commit
         else:
-            parents = [head.commit, previous.commit if previous else self._staged]
+            parents = [head.commit, previous.commit if previous else self._staged, ignored]
             args: list[str] = []
             for parent in dict.fromkeys(p for p in parents if p):
                 args += ["-p", parent]
             staged = self._staged if index == 0 else None
             commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *args, "-m", _message(head, staged), tree
+                "commit-tree", "--no-gpg-sign", *args, "-m", _message(head, staged, ignored), tree
             )
+        self._ignored[commit] = ignored
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         self._git.run("update-ref", ref, commit)
         self._trees[commit] = tree
@@ -497,10 +640,33 @@ class Workspace:
         return self._snapshot() if index is None else self._tree(index)
 
     def _diff(self, old: str, new: str) -> str:
+        return self._bounded(old, new)[0]
+
+    def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
+        """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
         if old == new:
-            return ""
-        out = self._git.run("diff-tree", *_PATCH_ARGS, old, new)
-        return out.decode("utf-8", "replace")
+            return "", True
+        caps = self.diff_caps
+        big = huge_files(self._git, old, new, caps.file_bytes)
+        extra = ["--binary"] if binary else []
+        if len(big) <= _MAX_EXCLUDES:
+            excludes = [f":(exclude,literal){change.path}" for change in big]
+            out = self._git.run("diff-tree", *_PATCH_ARGS, *extra, old, new, "--", *excludes)
+            text = out.decode("utf-8", "surrogateescape" if binary else "replace")
+        else:
+            text = ""
+            big = huge_files(self._git, old, new, -1)
+        complete = not big
+        if len(text) > caps.total_bytes:
+            cut = text.rfind("\ndiff --git ", 0, caps.total_bytes) + 1
+            rest = text[cut:]
+            more = rest.count("diff --git ") if rest.startswith("diff --git ") else 1
+            text = text[:cut] + (
+                f"# navtui: {more} more file(s) not shown ({len(rest)} characters of diff); "
+                f"`git diff-tree -p {old} {new}` shows everything\n"
+            )
+            complete = False
+        return text + "".join(change.summary() for change in big), complete
 
     def _clear_operation_state(self) -> None:
         """Forget merges/rebases/cherry-picks the model left half-done (none existed at open)."""
@@ -516,6 +682,13 @@ class Workspace:
     def _restore_user_index(self, head: HeadState, head_moved: bool) -> None:
         """Put back the user's staged state if HEAD is where it started, else match the new HEAD."""
         first = self._checkpoints[0]
+        saved = self._saved_user_index()
+        if head == HeadState(first.head, first.branch) and saved.exists():
+            restored = self._user_index().with_name("index.navtui-restore")
+            shutil.copyfile(saved, restored)
+            os.replace(restored, self._user_index())
+            self._git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
+            return
         if head == HeadState(first.head, first.branch) and self._staged:
             tree = self._staged + "^{tree}"
         elif head_moved:

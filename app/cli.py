@@ -87,7 +87,8 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--api-key", metavar="KEY",
-        help="server API key (or NAVTUI_API_KEY / OPENAI_API_KEY); never logged",
+        help="server API key; better NAVTUI_API_KEY / OPENAI_API_KEY, since a flag is visible "
+        "to every process (ps); redacted from logs and transcripts",
     )
     group.add_argument(
         "--script", metavar="FILE", help='replay script: JSON Lines of {"output": ...}'
@@ -492,7 +493,8 @@ def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
         if not isinstance(event, SessionFinished):
             return
         try:
-            write_patch(event.patch, patch_out)
+            write_patch(event.patch if event.patch_complete else session.workspace.patch(),
+                        patch_out)
         except OSError as error:
             print(f"navtui: cannot write --patch-out {patch_out}: {error.strerror or error}",
                   file=sys.stderr)
@@ -524,6 +526,8 @@ def resume(
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
+        max_stuck=args.max_stuck if getattr(args, "auto", True) else None,
+        **({"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {}),
     )
     subscribe_patch_out(args, session)
     return session

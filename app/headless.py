@@ -52,8 +52,13 @@ def trim_lines(text: str, head: int, tail: int) -> str:
     return "\n".join([*lines[:head], f"... [{hidden} lines not shown] ...", *lines[-tail:]])
 
 
+# Diff lines a transcript prints, head and tail (`--patch-out` writes the whole patch).
+DIFF_HEAD, DIFF_TAIL = 400, 20
+
+
 def diff_syntax(diff: str) -> Syntax:
-    return Syntax(visible(diff), "diff", theme="ansi_dark", word_wrap=True)
+    shown = visible(trim_lines(diff, DIFF_HEAD, DIFF_TAIL))
+    return Syntax(shown, "diff", theme="ansi_dark", word_wrap=True)
 
 
 class Transcript:

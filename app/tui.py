@@ -42,7 +42,7 @@ ResumeFactory = Callable[[str], "Session"]
 
 # Exit codes, the same as the headless runner's.
 EXIT_CODES = {"submitted": 0, "error": 1, "limit": 2, "script_exhausted": 2, "format_errors": 2,
-              "quit": 3}
+              "stuck": 2, "quit": 3}
 
 DARK = Theme(
     name="navtui-dark", primary="#7aa2c8", secondary="#8fa9a1", accent="#d9a766",
@@ -254,7 +254,10 @@ class NavApp(App[int]):
             self._leave(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed."
                         if started else "navtui: quit before a session started; nothing was changed.")
         else:
-            self._finish(finished.reason, finished.message, finished.patch)
+            patch = finished.patch
+            if not finished.patch_complete and self.main is not None and self.main.session:
+                patch = self.main.session.workspace.patch()  # the logged one names huge files
+            self._finish(finished.reason, finished.message, patch)
 
     @work(exclusive=True, group="finish")
     async def _finish(self, reason: str, message: str, patch: str) -> None:

@@ -55,7 +55,8 @@ def test_export_replay_then_rerun_gives_the_identical_patch(git_repo: Path, tmp_
 
     sft = navtui("export", session["path"], "--format", "sft-toolcall")
     row = json.loads(sft.stdout)
-    assert row["messages"][1]["content"] == "average is off by one" and row["tools"]
+    assert "<pr_description>\naverage is off by one\n</pr_description>" in row["messages"][1]["content"]
+    assert row["tools"]
 
 
 def test_sessions_of_a_repo_without_sessions_and_of_a_non_repo(tmp_path: Path):

@@ -121,3 +121,17 @@ def git_bytes(repo: Path, *args: str | bytes) -> bytes:
     import subprocess
 
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, check=True).stdout
+
+
+def test_undo_never_writes_through_a_hard_link_the_model_made(git_repo: Path, tmp_path: Path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("a file outside the repository\n")
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, f"rm README.md && ln {outside} README.md && echo m >> calc/ops.py")
+    ws.checkpoint(1)
+    before = (git_repo / "calc/ops.py").read_text()
+    ws.restore(0)
+    assert outside.read_text() == "a file outside the repository\n"
+    assert (git_repo / "README.md").stat().st_nlink == 1
+    assert (git_repo / "calc/ops.py").read_text() == before.removesuffix("m\n")

@@ -67,16 +67,16 @@ def test_resume_after_kill_9_mid_checkpoint_clears_the_stale_index_lock(git_repo
 
 
 def test_navtui_refuses_a_second_session_on_the_same_repo(git_repo: Path, tmp_path: Path):
-    started = tmp_path / "started"
+    started = git_repo / "started.mark"  # in the repo: the sandbox's /tmp is its own
     first_script = write_script(tmp_path / "a.jsonl", [
-        f"Thought: Wait.\nAction: bash touch {started}; sleep 20",
+        "Thought: Wait.\nAction: bash touch started.mark; sleep 20",
         "Thought: Done.\nAction: submit",
     ])
     second_script = write_script(tmp_path / "b.jsonl", [
         "Thought: Change it.\nAction: bash echo b > b.txt", "Thought: Done.\nAction: submit",
     ])
     first = subprocess.Popen(
-        [NAVTUI, "--auto", "--script", str(first_script), "--issue", "one", str(git_repo)],
+        [NAVTUI, "--auto", "--sandbox", "off", "--script", str(first_script), "--issue", "one", str(git_repo)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:

@@ -124,3 +124,25 @@ def test_undo_every_step_of_a_session_run_through_the_executor(repo: Path):
         assert files(repo) == expected_files
         assert user_state(repo)["head"] == expected_state["head"]
     assert user_state(repo) == seen[0][1]
+
+
+def test_undo_brings_back_the_conflict_of_a_stash_pop(tmp_path: Path):
+    from tests.fixtures.repos import git, make_repo
+
+    root = make_repo(tmp_path / "repo", {"a.txt": "base\n"})
+    (root / "a.txt").write_text("stashed\n")
+    git(root, "stash", "-q")
+    (root / "a.txt").write_text("committed\n")
+    git(root, "commit", "-qam", "diverge")
+    bash(root, "git stash pop -q || true")
+    conflicts = git(root, "ls-files", "-u")
+    assert conflicts.count("a.txt") == 3
+    before = files(root)
+    ws = Workspace.open(root)
+    ws.begin("s")
+    bash(root, "git checkout -q -- . 2>/dev/null; git reset -q --hard && echo m > m.txt")
+    ws.checkpoint(1)
+    assert git(root, "ls-files", "-u") == ""
+    ws.restore(0)
+    assert git(root, "ls-files", "-u") == conflicts
+    assert files(root) == before

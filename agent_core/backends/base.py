@@ -65,7 +65,12 @@ class BackendError(Exception):
 
 @runtime_checkable
 class Backend(Protocol):
-    """Streams one model turn at a time. Nothing else in navtui knows which backend runs."""
+    """Streams one model turn at a time. Nothing else in navtui knows which backend runs.
+
+    A backend with a tokenizer may also offer `count_added_tokens(before, after) -> int`, the
+    tokens `after` adds to `before` (encoding only the added text); the session's context
+    fitter uses it when present (`agent_core.context`).
+    """
 
     name: str
     last_usage: Usage | None

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from agent_core.git.errors import WorkspaceError
 
@@ -125,6 +128,14 @@ class _FilterBlanker:
         ]
 
 
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    try:
+        pipe.write(data)
+        pipe.close()
+    except OSError:  # git went away; the reader reports it
+        pass
+
+
 class GitRunner:
     """`git` in one repository's working tree; `index` selects a private index file.
 
@@ -167,6 +178,45 @@ class GitRunner:
             message = result.stderr.decode("utf-8", "replace").strip()
             raise WorkspaceError(f"`git {args[0]}` failed in {self.root}: {message}")
         return result
+
+    def spawn(self, *args: str, index: Path | None = None) -> subprocess.Popen[bytes]:
+        """Start `git args` without waiting (read its output with `collect`)."""
+        env = self._env if index is None else {**self._env, "GIT_INDEX_FILE": str(index)}
+        return subprocess.Popen(
+            self.argv(*args), cwd=self.root, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+
+    def collect(self, process: subprocess.Popen[bytes]) -> bytes:
+        """Wait for a `spawn`ed git; its stdout, or WorkspaceError when it failed."""
+        out, err = process.communicate()
+        if process.returncode != 0:
+            message = err.decode("utf-8", "replace").strip()
+            raise WorkspaceError(f"`git {process.args[-1]}` failed in {self.root}: {message}")
+        return out
+
+    def cat_blobs(self, ids: list[str]) -> Iterator[bytes]:
+        """The contents of blobs `ids`, in order, streamed from one `git cat-file --batch`."""
+        process = subprocess.Popen(
+            self.argv("cat-file", "--batch"), cwd=self.root, env=self._env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        request = "".join(f"{i}\n" for i in ids).encode()
+        feeder = threading.Thread(target=_feed, args=(process.stdin, request), daemon=True)
+        feeder.start()
+        try:
+            for object_id in ids:
+                header = process.stdout.readline().split()
+                if len(header) != 3 or header[1] != b"blob":
+                    raise WorkspaceError(f"git has no blob {object_id} in {self.root}")
+                data = process.stdout.read(int(header[2]))
+                process.stdout.read(1)
+                yield data
+        finally:
+            process.stdout.close()
+            process.wait()
+            feeder.join()
 
     def line(self, *args: str, index: Path | None = None) -> str:
         """Run git and return its first output line, stripped."""
