@@ -13,9 +13,11 @@ changed neither the tree nor HEAD reuses the previous checkpoint's commit under 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -41,6 +43,7 @@ _MISSING = "-"
 _VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
 _VANISHED_RETRIES = 20
 _MAX_EXCLUDES = 500
+_GIT_MODES = (0o644, 0o755, 0o664, 0o775)  # what a checkout makes under the usual umasks
 _PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 
 # Files and directories git leaves behind while an operation waits for the user.
@@ -192,7 +195,9 @@ class Workspace:
         head = self._heads.read()
         self._staged = self._staged_commit(index, head)
         tree, ignored = self._snapshot_all()
-        self._note_gitlinks(self._git.run("ls-files", "-z", "-s", index=index), staged=True)
+        listing = self._git.run("ls-files", "-z", "-s", index=index)
+        self._note_gitlinks(listing, staged=True)
+        self._save_modes(listing)
         return self._record(0, tree, head, ignored)
 
     def checkpoint(self, index: int) -> Checkpoint:
@@ -250,7 +255,7 @@ class Workspace:
         ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
-        for suffix in (".index", ".ignored.index", ".user-index"):
+        for suffix in (".index", ".ignored.index", ".user-index", ".modes.json"):
             (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         if session_id == self.session_id:
             self.session_id = None
@@ -310,6 +315,7 @@ class Workspace:
             changed = apply_tree(self._git, self._index_path(), now, wanted)
             self._index_tree, self._index_stamp = wanted, self._stamp()
         changed += self._restore_ignored(self._checkpoints[-1], target)
+        self._restore_modes(changed)
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
@@ -426,6 +432,34 @@ class Workspace:
 
     def _index_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.index"
+
+    def _modes_path(self) -> Path:
+        return self.state_dir / "checkpoints" / f"{self.session_id}.modes.json"
+
+    def _save_modes(self, listing: bytes) -> None:
+        """Remember permissions git does not record (read-only, private, ...) at the start."""
+        modes = {}
+        for field in listing.split(b"\0"):
+            path = os.fsdecode(field.split(b"\t", 1)[-1]) if b"\t" in field else ""
+            try:
+                st = os.lstat(self.root / path) if path else None
+            except OSError:
+                continue
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_mode & 0o777 not in _GIT_MODES:
+                modes[path] = st.st_mode & 0o7777
+        self._modes_path().write_text(json.dumps(modes), encoding="utf-8")
+
+    def _restore_modes(self, paths: list[str]) -> None:
+        """Give restored files the permissions they had at the start (git only keeps +x)."""
+        try:
+            modes = json.loads(self._modes_path().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        for path in paths:
+            mode = modes.get(path)
+            target = self.root / path
+            if mode is not None and target.is_file() and not target.is_symlink():
+                os.chmod(target, mode)
 
     def _saved_user_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.user-index"
