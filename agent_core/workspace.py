@@ -207,11 +207,17 @@ class Workspace:
             raise WorkspaceError(
                 f"checkpoint {index} would not follow checkpoint {last.index}: steps only move forward"
             )
-        tree, ignored = self._snapshot_all()
+        # Most steps (reads, searches, `ls`) change nothing: point the new ref at the previous
+        # commit while the tree is snapshotted, and move it only if the step did change it.
+        guess = self._git.spawn("update-ref", f"{REF_ROOT}/{self.session_id}/{index}", last.commit)
+        try:
+            tree, ignored = self._snapshot_all()
+        finally:
+            self._git.collect(guess)
         previous = self._trees[last.commit]
         if tree != previous:
             self._note_gitlinks(self._git.run("diff-tree", "-r", "-z", previous, tree))
-        return self._record(index, tree, self._heads.read(), ignored)
+        return self._record(index, tree, self._heads.read(), ignored, ref_at=last.commit)
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
@@ -625,7 +631,11 @@ class Workspace:
             "commit-tree", "--no-gpg-sign", *parents, "-m", "navtui: staged state", tree
         )
 
-    def _record(self, index: int, tree: str, head: HeadState, ignored: str | None) -> Checkpoint:
+    def _record(
+        self, index: int, tree: str, head: HeadState, ignored: str | None,
+        ref_at: str | None = None,
+    ) -> Checkpoint:
+        """Commit (or reuse) the checkpoint and point its ref at it (unless it is at `ref_at`)."""
         previous = self._checkpoints[-1] if self._checkpoints else None
         if (
             previous is not None
@@ -645,7 +655,8 @@ class Workspace:
             )
         self._ignored[commit] = ignored
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
-        self._git.run("update-ref", ref, commit)
+        if commit != ref_at:
+            self._git.run("update-ref", ref, commit)
         self._trees[commit] = tree
         checkpoint = Checkpoint(index, ref, commit, head.commit, head.branch)
         self._checkpoints.append(checkpoint)
