@@ -36,6 +36,7 @@ from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
+from agent_core.sanitize import json_safe
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Approve, Decision, Quit
 from agent_core.trajectory import TrajectoryWriter, read_trajectory
@@ -119,7 +120,7 @@ class Predictions:
         return ids
 
     def append(self, prediction: dict[str, Any]) -> None:
-        line = json.dumps(prediction, ensure_ascii=False)
+        line = json_safe(json.dumps(prediction, ensure_ascii=False))  # a non-UTF-8 patch too
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
             f.flush()
@@ -197,6 +198,12 @@ class SharedBackend:
     def count_tokens(self, prompt: Prompt) -> int:
         return self.inner.count_tokens(prompt)
 
+    def count_added_tokens(self, before: Prompt, after: Prompt) -> int:
+        counted = getattr(self.inner, "count_added_tokens", None)
+        if counted is None:
+            return self.count_tokens(after) - self.count_tokens(before)
+        return counted(before, after)
+
     def close(self) -> None:
         """Kept loaded for the other instances (see `shutdown`)."""
 
@@ -248,7 +255,7 @@ STOPPED = "stopped"  # status of an instance the batch was stopped before or dur
 
 
 # Reasons after which an instance has a prediction and is not run again.
-FINISHED_REASONS = frozenset({"submitted", "limit", "script_exhausted", "format_errors"})
+FINISHED_REASONS = frozenset({"submitted", "limit", "script_exhausted", "format_errors", "stuck"})
 
 
 @dataclass

@@ -46,7 +46,7 @@ from agent_core import formats, prompts
 from agent_core.actions import Action, Bash
 from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
 from agent_core.steps import EditAction, StepRecord
-from agent_core.trajectory import Trajectory, live_records
+from agent_core.trajectory import Trajectory, live_records, was_cut
 
 FORMATS = ("replay", "sft-toolcall", "sft-text", "swebench")
 
@@ -225,15 +225,15 @@ def model_name(trajectory: Trajectory) -> str:
 def final_patch(trajectory: Trajectory, repo: Path | None) -> str:
     """The finished session's patch, else checkpoint 0 -> the last checkpoint (needs `repo`)."""
     finished = trajectory.finished
-    if finished is not None and finished.reason != "error":
+    if finished is not None and finished.reason != "error" and not was_cut(finished.patch):
         return finished.patch
     steps = [s for s in effective_steps(trajectory) if s.record.checkpoint is not None]
     if not steps:
         return ""
     if repo is None:
         raise ExportError(
-            f"session {trajectory.session_id} did not finish: pass --repo REPO so its last "
-            "checkpoint can be diffed"
+            f"session {trajectory.session_id} did not finish (or its patch was too large to "
+            "log): pass --repo REPO so its last checkpoint can be diffed"
         )
     last = steps[-1].record.checkpoint
     assert last is not None

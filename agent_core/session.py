@@ -417,7 +417,8 @@ class Session:
         record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
         stuck = self._stuck.rejected(proposal.step.action, decision.feedback)
         observation = prompts.with_notice(
-            prompts.format_rejection(self.dialect, decision.feedback, self.profile), stuck
+            prompts.format_rejection(self.dialect, decision.feedback, self.profile),
+            join_notices(proposal.step.notice, stuck),
         )
         self._append_turn(record, prompts.Turn(self._pending_raw, observation))
         self.records.append(record)

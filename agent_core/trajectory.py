@@ -18,6 +18,13 @@ Lines are flushed as written and fsync'ed at step boundaries (started, executed,
 notices, user messages, finished), so a `kill -9` loses at most a proposal that was not decided
 yet. A torn last line (killed mid-write) is ignored by the reader.
 
+The log is bounded: a string longer than `FIELD_LIMIT` characters (a huge created file, the
+diff of a deleted one) is stored as its head and tail around a marker with its length and
+SHA-256 (`cap_strings`, `was_cut`); the files themselves stay in the checkpoints. Past
+`LOG_BUDGET` bytes, strings are cut to `SMALL_FIELD_LIMIT`. Text that no UTF-8 file could hold
+(lone surrogates from undecodable bytes) and control characters are written as JSON escapes, so
+the file stays valid UTF-8 and reads back exactly.
+
 Secrets never reach the file: string values under keys that name a credential (`api_key`,
 `token`, `authorization`, `*_token`, ...) are replaced by "[redacted]" wherever they appear, and
 any literal secret the caller passes (e.g. the `--api-key` value) and passwords in URLs
@@ -27,6 +34,7 @@ any literal secret the caller passes (e.g. the `--api-key` value) and passwords 
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import re
@@ -72,6 +80,17 @@ from agent_core.steps import (
 
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 4
+# Bounds on what one session writes: any string longer than FIELD_LIMIT characters (a 50 MB
+# created file, the diff of a deleted 200 MB file) is logged as its head and tail around a
+# CUT_MARKER line; once the log holds LOG_BUDGET bytes, strings are cut to SMALL_FIELD_LIMIT.
+FIELD_LIMIT = 256 * 1024
+SMALL_FIELD_LIMIT = 4 * 1024
+LOG_BUDGET = 64 * 1024 * 1024
+CUT_MARKER = (
+    "\n[... navtui log: {cut} of {size} characters not logged (sha256 {digest} of the whole "
+    "text); the files themselves are in the step's checkpoint ...]\n"
+)
+_CUT = re.compile(r"\n\[\.\.\. navtui log: \d+ of \d+ characters not logged \(sha256 [0-9a-f]{64} ")
 _SECRET_KEYS = frozenset({"apikey", "token", "secret", "password", "authorization", "cookie"})
 _SECRET_SUFFIXES = ("api_key", "_token", "_secret", "_password")
 # The password of a URL like https://user:password@host/...
@@ -257,6 +276,28 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     return value
 
 
+def cap_strings(value: Any, limit: int) -> Any:
+    """`value` with every string longer than `limit` characters cut to its head and tail around
+    a CUT_MARKER line that gives the full length and the SHA-256 of the whole (UTF-8) text."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+        half = limit // 2
+        marker = CUT_MARKER.format(cut=len(value) - 2 * half, size=len(value), digest=digest)
+        return value[:half] + marker + value[len(value) - half :]
+    if isinstance(value, dict):
+        return {k: cap_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [cap_strings(v, limit) for v in value]
+    return value
+
+
+def was_cut(text: str) -> bool:
+    """Whether `text`, read from a log, lost its middle to `cap_strings`."""
+    return _CUT.search(text) is not None
+
+
 def redact_event(event: Event, secrets: Iterable[str] = ()) -> Event:
     """A copy of `event` with `redact` applied to every string it carries."""
     if isinstance(event, TokenStreamed):
@@ -304,10 +345,16 @@ class TrajectoryWriter:
     the first event, so a writer can be made before the log it will extend has been read.
     """
 
-    def __init__(self, path: Path | str, *, secrets: Iterable[str] = (), resumed: bool = False):
+    def __init__(
+        self, path: Path | str, *, secrets: Iterable[str] = (), resumed: bool = False,
+        field_limit: int | None = FIELD_LIMIT, budget: int = LOG_BUDGET,
+    ):
         self.path = Path(path)
         self._secrets = [s for s in secrets if s]
         self._resumed = resumed
+        self.field_limit = field_limit
+        self.budget = budget
+        self._size = self.path.stat().st_size if self.path.is_file() else 0
         self._lock = threading.Lock()
         self._file: TextIO | None = None
         self._closed = False
@@ -339,6 +386,9 @@ class TrajectoryWriter:
         (undecodable bytes kept as surrogates, control characters) reads back exactly and the
         file stays valid UTF-8."""
         redacted = redact(scrub({**data, "t": time.time()}), self._secrets)
+        if self.field_limit is not None:
+            over = self._size >= self.budget
+            redacted = cap_strings(redacted, SMALL_FIELD_LIMIT if over else self.field_limit)
         return json_safe(json.dumps(redacted, ensure_ascii=False)) + "\n"
 
     def _write(self, data: dict[str, Any], *, sync: bool) -> None:
@@ -353,6 +403,7 @@ class TrajectoryWriter:
                 self._file.write(self._line(header))
                 sync = True
             self._file.write(line)
+            self._size += len(line)
             self._file.flush()
             if sync:
                 os.fsync(self._file.fileno())

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, NoReturn
 
 from agent_core import __version__
-from agent_core.backends.base import Backend, BackendError
+from agent_core.backends.base import Backend, BackendError, ProgressCallback
 from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend, describe, resolve
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
@@ -87,7 +87,8 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--api-key", metavar="KEY",
-        help="server API key (or NAVTUI_API_KEY / OPENAI_API_KEY); never logged",
+        help="server API key; better NAVTUI_API_KEY / OPENAI_API_KEY, since a flag is visible "
+        "to every process (ps); redacted from logs and transcripts",
     )
     group.add_argument(
         "--script", metavar="FILE", help='replay script: JSON Lines of {"output": ...}'
@@ -195,6 +196,10 @@ def build_parser() -> Parser:
     parser.add_argument(
         "--json", action="store_true", help="print one JSON event per line, not a transcript"
     )
+    parser.add_argument(
+        "--quiet", action="store_true",
+        help="headless: no load progress or per-turn token lines on stderr",
+    )
     issue = parser.add_mutually_exclusive_group()
     issue.add_argument("--issue", metavar="TEXT", help="the issue to fix")
     issue.add_argument("--issue-file", metavar="FILE", help="read the issue from a file")
@@ -243,8 +248,8 @@ def backend_config(args: argparse.Namespace) -> BackendConfig:
     )
 
 
-def make_backend(args: argparse.Namespace) -> Backend:
-    return create_backend(backend_config(args))
+def make_backend(args: argparse.Namespace, progress: ProgressCallback | None = None) -> Backend:
+    return create_backend(backend_config(args), progress)
 
 
 def session_config(args: argparse.Namespace) -> SessionConfig:
@@ -454,12 +459,14 @@ def new_session(
     workspace: Workspace,
     issue: str | None,
     executor: Executor | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Session:
-    """A fresh session; its log is written from its first event on."""
+    """A fresh session; its log is written from its first event on. `progress` hears the
+    model load."""
     from agent_core.trajectory import TrajectoryWriter
 
     config = session_config(args)
-    backend = make_backend(args)
+    backend = make_backend(args, progress)
     session_id = new_session_id()
     session = Session(
         workspace=workspace,
@@ -500,6 +507,7 @@ def resume(
     workspace: Workspace,
     listeners: tuple[Callable[[Event], None], ...] = (),
     executor: Executor | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Session:
     """Carry on the logged session `args.resume` (its log is appended to)."""
     from agent_core.resume import resume_session
@@ -512,12 +520,14 @@ def resume(
         path,
         workspace=workspace,
         executor=executor or make_executor(args, workspace),
-        backend=make_backend(args),
+        backend=make_backend(args, progress),
         listeners=[writer, *listeners],
         overwrite_changes=args.force,
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
+        max_stuck=args.max_stuck if getattr(args, "auto", True) else None,
+        **({"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {}),
     )
     subscribe_patch_out(args, session)
     return session
@@ -569,17 +579,26 @@ def run_headless(
     from rich.console import Console
 
     from agent_core.policy import AskPolicy, AutoPolicy, Policy
-    from app.headless import JsonLines, StdinPrompter, Transcript
+    from app.headless import JsonLines, LoadLines, StdinPrompter, Transcript, TurnMeter
 
     console = Console(stderr=args.json, highlight=False)
     secrets = backend_secrets(args)
     printer = (JsonLines(sys.stdout, secrets=secrets) if args.json
                else Transcript(console, secrets=secrets))
+    listeners: list[Callable[[Event], None]] = [printer]
+    progress: ProgressCallback | None = None
+    if isinstance(printer, JsonLines):
+        progress = printer.load_progress
+    elif not args.quiet:
+        progress = LoadLines(sys.stderr)
+        rates = backend_config(args).backend != "replay"
+        listeners.append(TurnMeter(sys.stderr, live=sys.stderr.isatty(), rates=rates))
     if args.resume:
-        session = resume(args, workspace, listeners=(printer,))
+        session = resume(args, workspace, listeners=tuple(listeners), progress=progress)
     else:
-        session = new_session(args, workspace, issue)
-        session.subscribe(printer)
+        session = new_session(args, workspace, issue, progress=progress)
+        for listener in listeners:
+            session.subscribe(listener)
     if mode == "auto":
         policy: Policy = AutoPolicy()
     else:
@@ -610,27 +629,30 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
     from agent_core.backends.hf_load import library_logs_to
     from agent_core.trajectory import repo_state_dir
     from app.config import load_config
-    from app.tui import run_tui
+    from app.tui import LoadRelay, run_tui
 
-    backend_config(args)  # refuse bad model flags before the screen opens
+    info = describe(backend_config(args))  # refuses bad model flags before the screen opens
     settings = load_config(build_parser())  # theme, keymap, allow rules (validated in `main`)
     library_logs_to(repo_state_dir(workspace.root) / "library.log")
     executor = make_executor(args, workspace)
+    relay = LoadRelay()
 
     def build(text: str) -> Session:
-        return new_session(args, workspace, text, executor)
+        return new_session(args, workspace, text, executor, progress=relay)
 
     def resume_by_id(session_id: str) -> Session:
         chosen = argparse.Namespace(**{**vars(args), "resume": session_id})
-        return resume(chosen, workspace, executor=executor)
+        return resume(chosen, workspace, executor=executor, progress=relay)
 
     if args.resume:
         from agent_core.trajectory import read_trajectory
 
         logged = read_trajectory(resume_log_path(args, workspace, args.resume))
         return run_tui(lambda _issue: resume_by_id(args.resume), repo=workspace.root,
-                       issue=logged.issue, resume=resume_by_id, settings=settings)
-    return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id, settings=settings)
+                       issue=logged.issue, resume=resume_by_id, settings=settings,
+                       load_relay=relay, backend_info=info)
+    return run_tui(build, repo=workspace.root, issue=issue, resume=resume_by_id, settings=settings,
+                   load_relay=relay, backend_info=info)
 
 
 if __name__ == "__main__":

@@ -84,7 +84,8 @@ def settings_of(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
         if action.dest in NOT_SETTINGS:
             continue
         for option in action.option_strings:
-            if option.startswith("--"):
+            negative = isinstance(action, argparse.BooleanOptionalAction) and option.startswith("--no-")
+            if option.startswith("--") and not negative:  # `x = false` says --no-x
                 settings[option[2:].replace("-", "_")] = action
     return settings
 
@@ -292,6 +293,14 @@ def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path 
     temporary.write_text(new_text, encoding="utf-8")
     temporary.replace(path)
     return path
+
+
+def save_allow_rule(prefix: str) -> str:
+    """Save a bash prefix rule for every repository; says where, or why it could not."""
+    try:
+        return f"saved in {save_rule(prefix=prefix)}"
+    except (ConfigError, OSError, tomllib.TOMLDecodeError) as error:
+        return f"not saved: {error}"
 
 
 def _with_rules_table(text: str, rules: AllowRules) -> str:

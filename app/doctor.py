@@ -85,7 +85,25 @@ def check_torch(context: Context) -> list[Check]:
         where = "Apple MPS"
     else:
         where = "CPU only (no GPU found): small models only, or use a server"
+        details += cpu_details(context, torch.get_num_threads())
     return [Check("torch", "ok", f"{torch.__version__}, {where}", details)]
+
+
+def cpu_details(context: Context, torch_default: int) -> list[str]:
+    """The threads the hf backend will decode with on CPU, and why 4/8-bit does not pay here."""
+    from agent_core.backends.base import BackendError
+    from agent_core.backends.hf_load import cpu_threads
+
+    setting = context.setting("threads")
+    try:
+        threads, source = cpu_threads(setting if isinstance(setting, int) else None)
+    except BackendError as error:
+        return [str(error)]
+    return [
+        f"decoding threads: {threads} ({source}; torch's default here: {torch_default}); "
+        "--threads N or NAVTUI_THREADS to change",
+        "on CPU --load-in-4bit/8bit take more memory and time than bf16: leave them off",
+    ]
 
 
 def check_local_packages(context: Context) -> list[Check]:
@@ -152,6 +170,20 @@ def check_server(context: Context) -> list[Check]:
                   [f"serves: {', '.join(map(str, served))}"] if served else [])]
 
 
+def check_sandbox_here(context: Context) -> list[Check]:
+    """Whether bash can run in the bubblewrap sandbox (`--sandbox`), started once for real."""
+    from agent_core.executor.sandbox import check_sandbox
+
+    found = check_sandbox()
+    if found.available:
+        return [Check("sandbox", "ok", found.reason)]
+    required = context.setting("sandbox") == "on"
+    meaning = ("`sandbox = \"on\"` in the config: sessions will refuse to start" if required else
+               "`--sandbox auto` runs commands unsandboxed here (the repo is still checkpointed, "
+               "the rest of the machine is not protected)")
+    return [Check("sandbox", "fail" if required else "warn", "not available", [found.reason, meaning])]
+
+
 CHECKS: list[Callable[[Context], list[Check]]] = [
     check_python,
     check_config,
@@ -159,6 +191,7 @@ CHECKS: list[Callable[[Context], list[Check]]] = [
     check_local_packages,
     check_models,
     check_server,
+    check_sandbox_here,
 ]
 
 

@@ -7,7 +7,9 @@ Each is a Session listener or a Policy callback; none parses model text or touch
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from typing import IO
 
 from rich.console import Console, Group
@@ -16,6 +18,8 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from agent_core.actions import Action, Bash
+from agent_core.backends.base import LoadProgress
+from agent_core.backends.token_estimate import CHARS_PER_TOKEN
 from agent_core.events import (
     Event,
     FormatError,
@@ -27,6 +31,8 @@ from agent_core.events import (
     StepProposed,
     StepRejected,
     StepUndone,
+    TokenStreamed,
+    TurnStarted,
     UsageReported,
 )
 from agent_core.formats import ParseError
@@ -46,8 +52,13 @@ def trim_lines(text: str, head: int, tail: int) -> str:
     return "\n".join([*lines[:head], f"... [{hidden} lines not shown] ...", *lines[-tail:]])
 
 
+# Diff lines a transcript prints, head and tail (`--patch-out` writes the whole patch).
+DIFF_HEAD, DIFF_TAIL = 400, 20
+
+
 def diff_syntax(diff: str) -> Syntax:
-    return Syntax(visible(diff), "diff", theme="ansi_dark", word_wrap=True)
+    shown = visible(trim_lines(diff, DIFF_HEAD, DIFF_TAIL))
+    return Syntax(shown, "diff", theme="ansi_dark", word_wrap=True)
 
 
 class Transcript:
@@ -163,6 +174,67 @@ class Transcript:
         self.console.print(Text(visible(f"finished: {event.reason} — {event.message}"), style=style))
 
 
+class LoadLines:
+    """Load progress on stderr: a line per phase, and for counted phases one every `every` s."""
+
+    def __init__(self, stream: IO[str], every: float = 1.0) -> None:
+        self.stream = stream
+        self.every = every
+        self._phase = ""
+        self._shown_at = 0.0
+
+    def __call__(self, progress: LoadProgress) -> None:
+        now = time.monotonic()
+        new_phase = progress.phase != self._phase
+        finished_count = progress.total and progress.done == progress.total
+        if not (new_phase or finished_count or now - self._shown_at >= self.every):
+            return
+        self._phase, self._shown_at = progress.phase, now
+        self.stream.write(f"loading the model: {progress.describe()}\n")
+        self.stream.flush()
+
+
+class TurnMeter:
+    """A compact line per model turn on stderr: tokens and tok/s when the turn ends, redrawn
+    while it streams when stderr is a terminal. `rates=False` (a replay: no real generation)
+    leaves the rate out."""
+
+    def __init__(self, stream: IO[str], *, live: bool, rates: bool = True,
+                 redraw_every: float = 0.25) -> None:
+        self.stream = stream
+        self.live = live
+        self.rates = rates
+        self.redraw_every = redraw_every
+        self._started = 0.0
+        self._chars = 0
+        self._drawn_at = 0.0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, TurnStarted):
+            self._started, self._chars, self._drawn_at = time.monotonic(), 0, 0.0
+        elif isinstance(event, TokenStreamed):
+            self._chars += len(event.text)
+            now = time.monotonic()
+            if self.live and now - self._drawn_at >= self.redraw_every:
+                self._drawn_at = now
+                seconds = now - self._started
+                self.stream.write(f"\r  step {event.index}: ~{self._chars / CHARS_PER_TOKEN:.0f}"
+                                  f" tokens · {seconds:.1f} s\x1b[K")
+                self.stream.flush()
+        elif isinstance(event, UsageReported):
+            self.stream.write(("\r\x1b[K" if self.live else "") + self.summary(event) + "\n")
+            self.stream.flush()
+
+    def summary(self, event: UsageReported) -> str:
+        usage, seconds = event.usage, time.monotonic() - self._started
+        line = f"  step {event.index}: {usage.new_tokens} tokens in {seconds:.1f} s"
+        if self.rates and usage.tokens_per_second:
+            line += f" · {usage.tokens_per_second:.1f} tok/s"
+        if self.rates and usage.time_to_first_token:
+            line += f" · first token after {usage.time_to_first_token:.1f} s"
+        return line
+
+
 class JsonLines:
     """Writes every event as one JSON object per line (`{"type": ..., ...fields}`), `secrets`
     and URL passwords redacted."""
@@ -174,6 +246,11 @@ class JsonLines:
     def __call__(self, event: Event) -> None:
         data = redact(event_to_dict(event), self.secrets)
         self.stream.write(json_safe(json.dumps(data, ensure_ascii=False)) + "\n")
+        self.stream.flush()
+
+    def load_progress(self, progress: LoadProgress) -> None:
+        """`{"type": "LoadProgress", "phase": ..., "done": ..., "total": ..., "elapsed": ...}`"""
+        self.stream.write(json.dumps({"type": "LoadProgress", **asdict(progress)}) + "\n")
         self.stream.flush()
 
 

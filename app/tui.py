@@ -10,6 +10,7 @@ import asyncio
 import gc
 import os
 import signal
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
@@ -32,6 +34,9 @@ from widgets.action_card import ActionCard
 from widgets.issue_pane import issue_title
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from agent_core.backends.base import LoadProgress
     from agent_core.session import Session
 
 SessionFactory = Callable[[str], "Session"]
@@ -39,7 +44,7 @@ ResumeFactory = Callable[[str], "Session"]
 
 # Exit codes, the same as the headless runner's.
 EXIT_CODES = {"submitted": 0, "error": 1, "limit": 2, "script_exhausted": 2, "format_errors": 2,
-              "quit": 3}
+              "stuck": 2, "quit": 3}
 
 DARK = Theme(
     name="navtui-dark", primary="#7aa2c8", secondary="#8fa9a1", accent="#d9a766",
@@ -79,6 +84,26 @@ def _default_signals_in_child() -> None:
 os.register_at_fork(after_in_child=_default_signals_in_child)
 
 
+class LoadProgressed(Message):
+    """The model load moved on (posted from the loading thread)."""
+
+    def __init__(self, progress: LoadProgress) -> None:
+        super().__init__()
+        self.progress = progress
+
+
+class LoadRelay:
+    """The `progress` callback for loading a model in the app's factory: hands each phase to the
+    app once it runs (`NavApp(load_relay=...)`)."""
+
+    def __init__(self) -> None:
+        self.app: App | None = None
+
+    def __call__(self, progress: LoadProgress) -> None:
+        if self.app is not None:
+            self.app.post_message(LoadProgressed(progress))
+
+
 class NavApp(App[int]):
     """navtui's app. `source` is a Session or a `SessionFactory` (issue -> Session)."""
 
@@ -99,6 +124,8 @@ class NavApp(App[int]):
         theme: str | None = None,
         keymap: dict[str, str] | None = None,
         allow_rules: AllowRules | None = None,
+        load_relay: LoadRelay | None = None,
+        backend_info: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.source = source
@@ -111,6 +138,12 @@ class NavApp(App[int]):
         self.theme = theme or "navtui-dark"
         self.set_keymap(keymap or {})
         self.allow_rules = allow_rules or AllowRules()
+        if load_relay is not None:
+            load_relay.app = self
+        self.backend_info = backend_info or {}
+        self._load_started = 0.0
+        self._load_progress: LoadProgress | None = None
+        self._load_timer: Timer | None = None
         self.main: MainScreen | None = None
         self.result_message = ""
 
@@ -166,12 +199,41 @@ class NavApp(App[int]):
         else:
             self.push_screen(screen)
 
-    @work(thread=True, exit_on_error=False, group="load", name="load")
     def _build(self, make: Callable[[], Session]) -> None:
+        self._load_started, self._load_progress = time.monotonic(), None
+        self._load_timer = self.set_interval(1.0, self._show_loading)
+        self.call_after_refresh(self._show_loading)
+        self._load(make)
+
+    @work(thread=True, exit_on_error=False, group="load", name="load")
+    def _load(self, make: Callable[[], Session]) -> None:
         session = make()
         self.call_from_thread(self._attach, session)
 
+    def on_load_progressed(self, message: LoadProgressed) -> None:
+        self._load_progress = message.progress
+        self._show_loading()
+
+    def _show_loading(self) -> None:
+        """The load's phase and the seconds since it began, on the card and in the header."""
+        if self.main is None:
+            return
+        progress, elapsed = self._load_progress, time.monotonic() - self._load_started
+        detail = f"{elapsed:.0f} s"
+        if progress is not None:
+            count = f" {progress.done}/{progress.total}" if progress.total else ""
+            detail = f"{progress.phase}{count} · {detail}"
+        info = self.backend_info
+        self.main.show_loading(detail, info.get("preset") or info.get("model") or "model",
+                               info.get("dialect", "auto"))
+
+    def _stop_loading_clock(self) -> None:
+        if self._load_timer is not None:
+            self._load_timer.stop()
+            self._load_timer = None
+
     def _attach(self, session: Session) -> None:
+        self._stop_loading_clock()
         if self.main is None or not self.main.is_attached:
             session.close()
             return
@@ -179,6 +241,7 @@ class NavApp(App[int]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "load" and event.state == WorkerState.ERROR and self.main:
+            self._stop_loading_clock()
             message = str(event.worker.error)
             self.main.query_one(ActionCard).show_status("done", f"Could not start: {message}")
             self.notify(message, title="Could not start the session", severity="error", timeout=30)
@@ -273,11 +336,14 @@ def run_tui(
     resume: ResumeFactory | None = None,
     auto: bool = False,
     settings: Config | None = None,
+    load_relay: LoadRelay | None = None,
+    backend_info: dict[str, str] | None = None,
 ) -> int:
     """Run the app until the user leaves; returns the exit code (0 submitted, 1 error,
     2 limit or exhausted script, 3 quit). `settings`: the config file's theme, keymap, rules."""
     settings = settings or Config(Path())
     app = NavApp(session_or_factory, repo=repo, issue=issue, resume=resume, auto=auto,
-                 theme=settings.theme, keymap=settings.keymap, allow_rules=settings.rules)
+                 theme=settings.theme, keymap=settings.keymap, allow_rules=settings.rules,
+                 load_relay=load_relay, backend_info=backend_info)
     app.run()
     return app.return_code if app.return_code is not None else 1

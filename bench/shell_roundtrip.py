@@ -1,46 +1,89 @@
-"""Round trip of one command: the session's persistent Shell vs a fresh subprocess per command.
+"""What navtui's persistent Shell adds to a command, above the command's own cost.
 
-Also measures pexpect's default `delaybeforesend` (0.05 s slept before every send), which the
-Shell turns off. The variants run interleaved (same command, back to back) so machine load hits
-them alike. Prints median and p95 per command and the ratio to `subprocess.run(shell=True)`.
+Three ways to run the same command, interleaved (same command, back to back) so machine load hits
+them alike, on a 500-file repository:
 
-    python bench/shell_roundtrip.py [--runs 200]
+* own cost: a persistent bash fed the command on a pipe, followed by an end marker (no pty, no
+  output handling): what running the command in an already-running shell costs;
+* navtui: `Shell.run(command)` (the session's persistent bash in a pty: markers, output capture
+  and bounds, exit status);
+* `subprocess.run(command, shell=True)`: a fresh shell per command.
+
+Prints per command the medians, navtui's overhead above the command's own cost (target
+<= 0.5 ms) and the ratio to a fresh subprocess.
+
+    python bench/shell_roundtrip.py [--runs 40]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-import pexpect
+sys.dont_write_bytecode = True
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent_core.executor.shell import Shell, shell_environment
+from agent_core.executor.shell import Shell, shell_environment  # noqa: E402
 
-COMMANDS = ["true", "cd src && cd ..", "echo hello", "ls -la", "git status --short", "grep -rn def ."]
-BASELINE = "subprocess.run(shell=True)"
+COMMANDS = [
+    "git status --short",
+    "git log --oneline -5",
+    "grep -rn 'return' src | head -20",
+    "ls -la src | head -20",
+    "cat src/mod_7.py",
+    "sed -n '1,40p' src/mod_3.py",
+    "find src -name '*.py' | wc -l",
+    "(cd src && ls | head -3)",
+    "python3 -c 'import sys; print(sys.version)'",
+    "echo done",
+]
 
 
 def make_repo(root: Path) -> Path:
     (root / "src").mkdir(parents=True)
-    for i in range(50):
-        (root / "src" / f"mod_{i}.py").write_text(f"def f_{i}():\n    return {i}\n")
+    for i in range(500):
+        body = "".join(f"def f_{i}_{k}(x):\n    return x * {k} + {i}\n\n" for k in range(20))
+        (root / "src" / f"mod_{i}.py").write_text(body)
+    env = {**shell_environment(), "GIT_CONFIG_GLOBAL": os.devnull}
     for args in (["init", "-q"], ["add", "-A"],
                  ["-c", "user.name=b", "-c", "user.email=b@b.invalid", "commit", "-qm", "init"]):
-        subprocess.run(["git", *args], cwd=root, check=True, env=shell_environment())
+        subprocess.run(["git", *args], cwd=root, check=True, env=env)
     return root
 
 
-def pexpect_default_delay() -> float:
-    """pexpect's own default, read from a spawned instance rather than assumed."""
-    probe = pexpect.spawn("true")
-    delay = probe.delaybeforesend
-    probe.close()
-    return delay
+class PipedBash:
+    """A persistent bash on pipes: writes the command and an end marker, reads up to it."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            ["bash", "--noprofile", "--norc"], cwd=cwd, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )
+        self.count = 0
+
+    def run(self, command: str) -> bytes:
+        self.count += 1
+        marker = f"__bench_end_{self.count}__".encode()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(command.encode() + b"\nprintf '\\n%s %s\\n' " + marker + b" $?\n")
+        self.process.stdin.flush()
+        output = []
+        for line in iter(self.process.stdout.readline, b""):
+            if line.startswith(marker):
+                break
+            output.append(line)
+        return b"".join(output)
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
 
 
 def clock(run, command: str) -> float:
@@ -49,47 +92,38 @@ def clock(run, command: str) -> float:
     return time.perf_counter() - start
 
 
-def p95(samples: list[float]) -> float:
-    return sorted(samples)[int(0.95 * (len(samples) - 1))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=40, help="runs of each command")
     args = parser.parse_args()
-    delay = pexpect_default_delay()
-    slow_name = f"Shell, delaybeforesend={delay} (pexpect default)"
-    samples: dict[str, list[float]] = defaultdict(list)
-    per_command: dict[tuple[str, str], list[float]] = defaultdict(list)
-    with tempfile.TemporaryDirectory() as tmp:
+    samples: dict[tuple[str, str], list[float]] = defaultdict(list)
+    with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
         repo = make_repo(Path(tmp) / "repo")
-        env = shell_environment()
+        env = {**shell_environment(), "PYTHONDONTWRITEBYTECODE": "1"}
 
         def fresh(command: str) -> None:
             subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True)
 
-        with Shell(repo, timeout=30) as fast, Shell(repo, timeout=30, send_delay=delay) as slow:
-            for i in range(args.runs):
-                command = COMMANDS[i % len(COMMANDS)]
-                variants = [(BASELINE, fresh), ("Shell, delaybeforesend=None", fast.run)]
-                if i < max(args.runs // 4, len(COMMANDS)):
-                    variants.append((slow_name, slow.run))
-                for name, run in variants:
-                    elapsed = clock(run, command)
-                    samples[name].append(elapsed)
-                    per_command[(name, command)].append(elapsed)
-    base = statistics.median(samples[BASELINE])
-    print(f"{'variant':<50} {'runs':>5} {'median ms':>10} {'p95 ms':>8} {'ratio':>7}")
-    for name, values in samples.items():
-        median = statistics.median(values)
-        print(f"{name:<50} {len(values):>5} {median * 1e3:>10.2f} {p95(values) * 1e3:>8.2f}"
-              f" {median / base:>6.2f}x")
-    print(f"\n{'command':<22} {'subprocess ms':>14} {'Shell ms':>9} {'ratio':>7}")
+        piped = PipedBash(repo, env)
+        with Shell(repo, timeout=30) as shell:
+            for command in COMMANDS:  # warm-up: page cache, git's index
+                shell.run(command), piped.run(command), fresh(command)
+            for _ in range(args.runs):
+                for command in COMMANDS:
+                    for name, run in (("own", piped.run), ("navtui", shell.run), ("fresh", fresh)):
+                        samples[(name, command)].append(clock(run, command))
+        piped.close()
+
+    print(f"{'command':<44} {'own ms':>8} {'navtui ms':>10} {'overhead ms':>12} {'subproc ms':>11} {'ratio':>7}")
+    overheads, ratios = [], []
     for command in COMMANDS:
-        sub = statistics.median(per_command[(BASELINE, command)])
-        ours = statistics.median(per_command[("Shell, delaybeforesend=None", command)])
-        print(f"{command:<22} {sub * 1e3:>14.2f} {ours * 1e3:>9.2f} {ours / sub:>6.2f}x")
-    print("ratio = median / subprocess median (lower is better)")
+        own, ours, sub = (statistics.median(samples[(n, command)]) * 1e3 for n in ("own", "navtui", "fresh"))
+        overheads.append(ours - own)
+        ratios.append(ours / sub)
+        print(f"{command:<44} {own:>8.2f} {ours:>10.2f} {ours - own:>12.2f} {sub:>11.2f} {ours / sub:>6.2f}x")
+    print(f"{'median over commands':<44} {'':>8} {'':>10} {statistics.median(overheads):>12.2f} "
+          f"{'':>11} {statistics.median(ratios):>6.2f}x")
+    print("overhead = navtui - own cost (target <= 0.5 ms); ratio = navtui / subprocess.run(shell=True)")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,30 @@
-"""Per-step overhead of navtui on a 10,000-file repository, against plain baselines.
+"""Per-step overhead of navtui on a 10,000-file, ~40 MB repository, against plain baselines.
 
-One run, interleaved step by step on two identical copies of a generated repository:
+Part 1, whole sessions: the same scripted session (bash commands and editor actions, rendered
+as the navigator model writes them) run by `Session.run(AutoPolicy())` with its log and the
+`--auto` transcript (headless), and by the TUI (`NavApp` in auto mode, 120x40), alternately on
+fresh copies of the repository. Per-step cost = wall time / steps. Target: TUI <= 1.5x headless.
+
+Part 2, one step's parts, interleaved step by step on two identical copies:
 
 * navtui: `Executor.execute(action)` (persistent bash, file tools) + `Workspace.checkpoint` +
   `Workspace.step_diff`, on copy A;
 * baseline: `subprocess.run(cmd, shell=True)` for each bash command and `git stash create` per
   step, on copy B (non-bash actions are applied there too, untimed, so both trees evolve alike).
 
-Run: `python bench/step_overhead.py [--files 10000] [--actions 200] [--seed 7]`
+Run: `python bench/step_overhead.py [--files 10000] [--actions 200] [--session-steps 40]
+[--runs 2] [--seed 7]` (everything under a temporary directory; no bytecode written).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import io
+import json
+import os
 import random
+import sys
 import shutil
 import statistics
 import subprocess
@@ -21,16 +32,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor
-from agent_core.executor import Executor
-from agent_core.workspace import Workspace
+sys.dont_write_bytecode = True
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit  # noqa: E402
+from agent_core.executor import Executor  # noqa: E402
+from agent_core.workspace import Workspace  # noqa: E402
 
 BUILTINS = {"echo", "printf", "cd", "true", "pwd", "export"}
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@navtui.invalid", "-c", "gc.auto=0"]
 
 
 def generate_repo(root: Path, n_files: int) -> list[str]:
-    """A committed, packed repo of `n_files` small Python files in 100-file directories."""
+    """A committed, packed repo of `n_files` ~4 KB Python files in 100-file directories."""
     root.mkdir(parents=True)
     names = []
     for i in range(n_files):
@@ -40,6 +55,13 @@ def generate_repo(root: Path, n_files: int) -> list[str]:
         path.write_text(
             f'"""Module {i}."""\n\n\ndef f{i}(x):\n    return x + {i}\n\n\n'
             f"class C{i}:\n    value = {i % 97}\n"
+            + "".join(
+                f"\n\ndef helper_{i}_{k}(items, scale={k}):\n"
+                f'    """Scale each item of `items` by {k} and keep the positive ones."""\n'
+                f"    result = [item * scale for item in items]\n"
+                f"    return [value for value in result if value > {i % 13}]\n"
+                for k in range(20)
+            )
         )
         names.append(name)
     (root / ".gitignore").write_text("*.pyc\n__pycache__/\nbuild/\n")
@@ -111,16 +133,115 @@ def ratio_row(label: str, ours: list[float], base: list[float]) -> str:
     return f"  {label:<44} {om / bm:8.2f}x {op / bp:8.2f}x"
 
 
+def session_actions(names: list[str], count: int, seed: int) -> list[Action]:
+    """Actions the navigator model can write (bash and str_replace_editor), ending in submit."""
+    rng = random.Random(seed)
+    actions: list[Action] = []
+    for step in range(count):
+        name = rng.choice(names)
+        number = int(name[-8:-3])
+        roll = rng.random()
+        if roll < 0.6:
+            actions.append(Bash(rng.choice([
+                f"grep -n 'return' {name} | head -5",
+                f"sed -i 's/x + {number}/x - {number}/' {name}",
+                f"echo '# note {step}' >> {name}",
+                f"ls {name.rsplit('/', 1)[0]} | head -3",
+            ])))
+        elif roll < 0.8:
+            actions.append(StrReplaceEditor("view", name))
+        else:
+            actions.append(StrReplaceEditor(
+                "str_replace", name, old_str=f"value = {number % 97}", new_str=f"value = {step}"
+            ))
+    return [*actions, Submit()]
+
+
+def new_session(repo: Path, script: Path):
+    from agent_core.backends.replay import ReplayBackend
+    from agent_core.session import Session, SessionConfig
+    from agent_core.trajectory import TrajectoryWriter, default_path, repo_state_dir
+
+    session = Session(
+        workspace=Workspace.open(repo), executor=Executor(repo, command_timeout=60),
+        backend=ReplayBackend(script), issue="bench: average is off by one",
+        config=SessionConfig("toolcall", max_steps=10_000),
+    )
+    session.subscribe(TrajectoryWriter(default_path(repo_state_dir(repo), session.id)))
+    return session
+
+
+def run_headless(repo: Path, script: Path) -> tuple[float, int]:
+    from rich.console import Console
+
+    from agent_core.policy import AutoPolicy
+    from app.headless import Transcript
+
+    session = new_session(repo, script)
+    session.subscribe(Transcript(Console(file=io.StringIO(), width=120)))
+    started = time.perf_counter()
+    session.run(AutoPolicy())
+    elapsed = time.perf_counter() - started
+    session.close()
+    return elapsed, len(session.records)
+
+
+async def run_tui(repo: Path, script: Path) -> tuple[float, int]:
+    from app.tui import NavApp
+
+    session = new_session(repo, script)
+    app = NavApp(session, repo=repo, auto=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        started = time.perf_counter()
+        while session.finished is None:
+            await pilot.pause(0.01)
+        elapsed = time.perf_counter() - started
+        app.exit()
+    return elapsed, len(session.records)
+
+
+def session_table(template: Path, names: list[str], steps: int, runs: int, seed: int, work: Path) -> None:
+    from agent_core.formats import render, translate
+
+    script = work / "session.jsonl"
+    lines = [json.dumps({"output": render(translate(a, "toolcall"), "toolcall", f"Step {n}.")})
+             for n, a in enumerate(session_actions(names, steps, seed))]
+    script.write_text("\n".join(lines) + "\n")
+    per_step: dict[str, list[float]] = {"headless": [], "tui": []}
+    for run in range(runs):
+        for kind in ("headless", "tui") if run % 2 == 0 else ("tui", "headless"):
+            repo = work / f"{kind}-{run}"
+            subprocess.run(["cp", "-a", str(template), str(repo)], check=True)
+            if kind == "headless":
+                elapsed, done = run_headless(repo, script)
+            else:
+                elapsed, done = asyncio.run(run_tui(repo, script))
+            per_step[kind].append(elapsed / max(done, 1))
+            shutil.rmtree(repo)
+    headless, tui = (statistics.median(per_step[k]) * 1e3 for k in ("headless", "tui"))
+    print(f"whole sessions: {steps + 1} steps, {runs} runs each (alternating), median ms per step")
+    print(f"  {'headless (Session.run + log + transcript)':<44} {headless:9.1f}")
+    print(f"  {'TUI (NavApp, auto mode, 120x40)':<44} {tui:9.1f}")
+    print(f"  {'TUI / headless (target <= 1.5)':<44} {tui / headless:8.2f}x")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--actions", type=int, default=200)
+    parser.add_argument("--session-steps", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=2, help="whole-session runs of each kind")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
         ours_root, base_root = Path(tmp) / "ours", Path(tmp) / "base"
         names = generate_repo(ours_root, args.files)
+        size = sum(p.stat().st_size for p in ours_root.rglob("*") if p.is_file() and ".git" not in p.parts)
+        print(f"repository: {args.files} files, {size / 1e6:.0f} MB of source\n")
+        if args.session_steps:
+            session_table(ours_root, names, args.session_steps, args.runs, args.seed, Path(tmp))
         shutil.copytree(ours_root, base_root, symlinks=True)
         for root in (ours_root, base_root):
             subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=True)

@@ -1,20 +1,31 @@
-"""Streaming through the TUI: tokens/s rendered and key latency during the stream, side by side
-with a naive widget that calls `Static.update` per token; and `navtui REPO` time to first frame.
+"""The TUI under a live model's pace: tokens shown, display lag and key latency while a turn
+streams with 50 earlier turns on screen; and the start screen's first frame with 100 logged
+sessions.
 
-    python bench/ui_stream.py [--tokens 20000] [--runs 5] [--naive-budget 30] [--hf-model DIR]
+    python bench/ui_stream.py [--rates 100,2000] [--seconds 4] [--earlier 50] [--runs 3]
+                              [--sessions 100]
 
-The app run is the real path: a Session on a temporary git repo whose replay backend streams one
-turn of `--tokens` chunks (about one token each) at full speed; the session thread emits
-TokenStreamed events, the app coalesces and renders them into the thought stream. The clock
-runs from the session's TurnStarted to the moment the whole turn is rendered. While it streams,
-a key (`d`, switch diff tab) is sent 20 ms after the previous one was handled and the time until
-its action runs is recorded. The naive app gets the same tokens, one message each, and re-renders the whole text
-per token; it is stopped after `--naive-budget` seconds if it has not finished.
+Streaming (the real path): `NavApp` in auto mode over a Session on a temporary git repo. A paced
+backend answers `--earlier` short turns at once (each a step that runs `true`), then streams one
+long thought at `--rate` tokens per second (4-character tokens, released on an absolute
+schedule, so a slow consumer cannot slow the producer down), once the screen shows that turn's
+title (it has caught up with the earlier ones). While that turn streams:
 
-Time to first frame: `navtui --script ... --issue ... REPO` in a pseudo-terminal, from spawn to
-the first screen that shows the issue line. With `--hf-model DIR` (a local model directory, e.g.
-the tiny test model from `python -m tests.tiny_model OUT`) it also times the hf backend, whose
-model loads in a worker after the first frame.
+* shown/s: tokens that reached the thought stream's Markdown per second, and the share of all
+  tokens shown by the end of the turn (must be 100%);
+* display lag: from the moment the backend yielded a token to the moment the Markdown holds it
+  (sampled every millisecond in the app's loop; the repaint follows within one frame);
+* key latency: a key (`d`, switch the diff tab) sent 20 ms after the previous one was handled,
+  until its action runs.
+
+Start screen: `navtui --script S REPO` in a 120x40 pseudo-terminal, with `--sessions` logs of
+20 steps each in the repo (about 40 KB per step, as real logs), from spawn to the first frame
+(the issue prompt) and to the session list, with the sessions index cold (logs never listed,
+as after an upgrade) and warm, side by side with a repo that has no sessions.
+
+Targets: every token shown, display lag p99 <= 100 ms, key latency p99 <= 50 ms at 100 and
+2,000 tok/s; first frame <= 0.8 s with 100 sessions. Children run with PYTHONDONTWRITEBYTECODE
+and everything is written under a temporary directory.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -30,23 +42,25 @@ import threading
 import time
 from pathlib import Path
 
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+sys.dont_write_bytecode = True
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from textual import events  # noqa: E402
-from textual.app import App, ComposeResult  # noqa: E402
-from textual.containers import VerticalScroll  # noqa: E402
-from textual.message import Message  # noqa: E402
-from textual.widgets import Static  # noqa: E402
+
+from agent_core.backends.base import Prompt, Usage  # noqa: E402
+from agent_core.backends.replay import ScriptExhausted  # noqa: E402
+from agent_core.backends.token_estimate import estimate_prompt_tokens  # noqa: E402
 
 KEY_INTERVAL = 0.02
-CHUNK = 4  # characters per streamed chunk: about one token of English text
+CHUNK = 4  # characters per token
 
 
 def thinking_text(tokens: int) -> str:
-    """About `tokens` tokens of model-like thinking: sentences, inline code, paragraphs."""
+    """About `tokens` tokens of model-like thinking: sentences, inline code, paragraphs, lists."""
     sentence = "Looking at `average` in calc/ops.py the divisor adds one so the mean is low. "
-    paragraph = sentence * 5 + "\n\n"
+    paragraph = sentence * 4 + "\n\n- check `len(values)`\n- run the tests\n\n"
     return (paragraph * (tokens * CHUNK // len(paragraph) + 1))[: tokens * CHUNK]
 
 
@@ -55,21 +69,70 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
+def git(repo: Path, *args: str) -> None:
+    identity = ["-c", "user.name=bench", "-c", "user.email=bench@navtui.invalid"]
+    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
+
+
 def make_repo(root: Path) -> Path:
     root.mkdir(parents=True)
     (root / "ops.py").write_text("def average(values):\n    return sum(values) / (len(values) + 1)\n")
-    identity = ["-c", "user.name=bench", "-c", "user.email=bench@navtui.invalid"]
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
-        subprocess.run(["git", *identity, *args], cwd=root, check=True)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "init")
     return root
 
 
-# --- the real app ---------------------------------------------------------------------------
+class PacedBackend:
+    """Answers the first turns at once, then streams `long` at `rate` tokens/s, recording when
+    each token was yielded: (seconds, characters of the turn yielded so far)."""
+
+    name = "paced"
+
+    def __init__(self, quick: list[str], long: str, rate: float) -> None:
+        self.outputs = [*quick, long]
+        self.paced_turn = len(quick)
+        self.rate = rate
+        self.turn = 0
+        self.emitted: list[tuple[float, int]] = []
+        self.go = threading.Event()  # set by the bench once the screen has caught up
+        self.last_usage: Usage | None = None
+        self._cancelled = threading.Event()
+
+    def stream(self, prompt: Prompt):
+        if self.turn >= len(self.outputs):
+            raise ScriptExhausted("the bench's turns are used up")
+        output, paced = self.outputs[self.turn], self.turn == self.paced_turn
+        self.turn += 1
+        self._cancelled.clear()
+        self.last_usage = Usage(prompt_tokens=estimate_prompt_tokens(prompt))
+        if not paced:
+            yield output
+            return
+        self.go.wait(120)
+        start = time.perf_counter()
+        for i in range(0, len(output), CHUNK):
+            due = start + (i // CHUNK) / self.rate
+            delay = due - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            if self._cancelled.is_set():
+                return
+            self.emitted.append((time.perf_counter(), i + CHUNK))
+            yield output[i : i + CHUNK]
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def count_tokens(self, prompt: Prompt) -> int:
+        return estimate_prompt_tokens(prompt)
+
+    def close(self) -> None:
+        self.cancel()
 
 
-async def run_app(tokens: int, workdir: Path) -> dict[str, float]:
+async def stream_run(rate: float, seconds: float, earlier: int, workdir: Path) -> dict:
     from agent_core.actions import Bash
-    from agent_core.backends.replay import ReplayBackend
     from agent_core.events import TurnStarted
     from agent_core.executor import Executor
     from agent_core.formats import render
@@ -78,32 +141,55 @@ async def run_app(tokens: int, workdir: Path) -> dict[str, float]:
     from app.tui import NavApp
 
     repo = make_repo(workdir / "repo")
-    body = thinking_text(tokens)
-    script = workdir / "script.jsonl"
-    output = f"<think>\n{body}\n</think>\n" + render(Bash("ls"), "toolcall")
-    script.write_text(json.dumps({"output": output}) + "\n")
-    chunks = -(-len(output) // CHUNK)
+    quick = [
+        render(Bash("true"), "toolcall", f"Step {n}: checking **ops.py** again, `line {n}`.\n\n- a\n- b")
+        for n in range(earlier)
+    ]
+    body = thinking_text(int(rate * seconds))
+    long = f"{body}\n" + render(Bash("true"), "toolcall")
+    backend = PacedBackend(quick, long, rate)
     session = Session(
-        workspace=Workspace.open(repo), executor=Executor(repo),
-        backend=ReplayBackend(script, chunk_size=CHUNK), issue="bench", config=SessionConfig("toolcall"),
+        workspace=Workspace.open(repo), executor=Executor(repo), backend=backend,
+        issue="bench: average is off by one",
+        config=SessionConfig("toolcall", max_steps=earlier + 5, context_window=1_000_000),
     )
-    turn_started = threading.Event()
-    started_at = [0.0]
-
-    def on_event(event: object) -> None:
-        if isinstance(event, TurnStarted):
-            started_at[0] = time.perf_counter()
-            turn_started.set()
-
-    session.subscribe(on_event)
-    app = NavApp(session, repo=repo)
+    long_started = threading.Event()
+    session.subscribe(
+        lambda e: long_started.set() if isinstance(e, TurnStarted) and e.index == earlier + 1 else None
+    )
+    app = NavApp(session, repo=repo, auto=True)
     latencies: list[float] = []
+    shown_at: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        while app.main is None or not turn_started.is_set():
-            await pilot.pause(0.001)
+        while app.main is None or not long_started.is_set():
+            await pilot.pause(0.005)
         main = app.main
-        start = started_at[0]
+        thoughts = main.query_one("#thoughts")
+        title = f"Step {earlier + 1}"
+        while not any(str(w.render()) == title for w in thoughts.query(".turn-title")):
+            await pilot.pause(0.005)  # the screen has shown every earlier turn
+        await pilot.pause(0.2)
+        backend.go.set()
+        while not backend.emitted:
+            await asyncio.sleep(0.001)
+        total = -(-len(long) // CHUNK)
+        finished = asyncio.Event()
+
+        async def watch() -> None:
+            """Record when each token is in the Markdown, until all are or the turn is over."""
+            shown = 0
+            while shown < total and not finished.is_set():
+                markdown = thoughts._markdown
+                held = len(markdown.source) if markdown is not None else 0
+                now = time.perf_counter()
+                while shown < total and (shown + 1) * CHUNK <= held + CHUNK - 1 and shown < len(backend.emitted):
+                    shown_at.append(now)
+                    shown += 1
+                await asyncio.sleep(0.001)
+
+        watcher = asyncio.create_task(watch())
         handled = asyncio.Event()
+        sent = [0.0]
         original = main.action_diff
 
         def timed_diff() -> None:
@@ -112,159 +198,163 @@ async def run_app(tokens: int, workdir: Path) -> dict[str, float]:
             handled.set()
 
         main.action_diff = timed_diff  # type: ignore[method-assign]
-        sent = [0.0]
-        while main.pending is None or main.query_one("#thoughts").rendering:
+        deadline = time.perf_counter() + seconds * 3 + 10
+        while not watcher.done() and time.perf_counter() < deadline:
             handled.clear()
             sent[0] = time.perf_counter()
             app.post_message(events.Key("d", "d"))
-            await asyncio.wait_for(handled.wait(), 10)
+            await asyncio.wait_for(handled.wait(), 60)
             await asyncio.sleep(KEY_INTERVAL)
-        elapsed = time.perf_counter() - start
-        rendered = main.query_one("#thoughts").text
-        assert body.strip()[:200] in rendered, "the thought stream does not hold the streamed text"
-    return {"tokens": chunks, "seconds": elapsed, "latencies": latencies}
+        finished.set()
+        await watcher
+        main.action_diff = original  # type: ignore[method-assign]
+        app.exit()
+    emitted = backend.emitted
+    lags = [shown - emitted[i][0] for i, shown in enumerate(shown_at)]
+    span = (shown_at[-1] - emitted[0][0]) if shown_at else float("nan")
+    return {
+        "tokens": len(emitted), "shown": len(shown_at), "shown_per_s": len(shown_at) / span,
+        "emitted_per_s": len(emitted) / (emitted[-1][0] - emitted[0][0]),
+        "lags": lags, "latencies": latencies,
+    }
 
 
-def combine(runs: list[dict]) -> dict[str, float]:
-    """Several app runs as one row: median duration, key latencies pooled."""
-    latencies = [value for run in runs for value in run["latencies"]]
-    seconds = statistics.median(run["seconds"] for run in runs)
-    tokens = runs[0]["tokens"]
-    return {"tokens": tokens, "seconds": seconds, "tok_s": tokens / seconds,
-            "p50_ms": 1000 * percentile(latencies, 0.5), "p99_ms": 1000 * percentile(latencies, 0.99),
-            "keys": len(latencies)}
+def stream_table(rates: list[float], seconds: float, earlier: int, runs: int, work: Path) -> None:
+    print(f"streaming one turn for ~{seconds:g} s with {earlier} earlier turns on screen "
+          f"(navtui in auto mode, 120x40; {runs} runs per rate, samples pooled)")
+    print(f"{'rate tok/s':>10} {'emitted/s':>10} {'shown/s':>9} {'shown':>7} {'lag p50':>8} {'lag p99':>8} "
+          f"{'key p50':>8} {'key p99':>8} {'keys':>5}")
+    for rate in rates:
+        results = [
+            asyncio.run(stream_run(rate, seconds, earlier, work / f"stream-{rate:g}-{n}"))
+            for n in range(runs)
+        ]
+        lags = [lag for r in results for lag in r["lags"]]
+        keys = [lat for r in results for lat in r["latencies"]]
+        shown = sum(r["shown"] for r in results) / sum(r["tokens"] for r in results)
+        print(
+            f"{rate:>10.0f} {statistics.median(r['emitted_per_s'] for r in results):>10.0f} "
+            f"{statistics.median(r['shown_per_s'] for r in results):>9.0f} {shown:>7.1%} "
+            f"{percentile(lags, 0.5) * 1e3:>8.1f} {percentile(lags, 0.99) * 1e3:>8.1f} "
+            f"{percentile(keys, 0.5) * 1e3:>8.1f} {percentile(keys, 0.99) * 1e3:>8.1f} {len(keys):>5}"
+        )
+    print("targets: shown 100%, display lag p99 <= 100 ms, key p99 <= 50 ms (ms columns)")
 
 
-# --- the naive widget -----------------------------------------------------------------------
+# --- the start screen with many logged sessions ------------------------------------------------
 
 
-class Token(Message):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
+def log_sessions(repo: Path, count: int, steps: int) -> None:
+    """`count` session logs of `steps` executed steps each (~40 KB of output per step)."""
+    from agent_core.actions import Bash
+    from agent_core.events import SessionFinished, SessionStarted, StepExecuted, StepProposed
+    from agent_core.prompts import Turn, format_observation
+    from agent_core.steps import Approve, Checkpoint, Observation, ProposedStep, StepRecord
+    from agent_core.stored_turns import store_turn
+    from agent_core.trajectory import TrajectoryWriter, default_path, repo_state_dir
+
+    state = repo_state_dir(repo)
+    output = "\n".join(f"tests/test_module_{i}.py::test_case_{i} PASSED [{i % 100:>3}%]" for i in range(700))
+    for n in range(count):
+        session_id = f"20260101-{n // 3600:02d}{n // 60 % 60:02d}{n % 60:02d}-{n:06x}"
+        writer = TrajectoryWriter(default_path(state, session_id))
+        writer(SessionStarted(session_id, f"Issue {n}: average is off by one", {"dialect": "toolcall"}))
+        for index in range(1, steps + 1):
+            action = Bash(f"pytest -q tests/ -k case_{index}")
+            raw = f"Run the tests.\n<tool_call>\n{{\"name\": \"bash\", \"arguments\": {{\"command\": \"{action.command}\"}}}}\n</tool_call>"
+            step = ProposedStep(thought="Run the tests.", action=action, raw=raw, dialect="toolcall")
+            writer(StepProposed(index, step, action.command, None))
+            observation = Observation(output, exit_code=0)
+            record = StepRecord(index=index, proposed=step, decision=Approve(), action=action,
+                                observation=observation, checkpoint=Checkpoint(index, "refs/x", "0" * 40, None, "main"),
+                                diff="")
+            store_turn(record, Turn(raw, format_observation("toolcall", action, observation)))
+            writer(StepExecuted(record))
+        writer(SessionFinished("quit", "quit by the user"))
+        writer.close()
 
 
-class NaiveApp(App[None]):
-    """Re-renders the whole text with `Static.update` on every token."""
-
-    BINDINGS = [("d", "ping", "ping")]
-
-    def __init__(self, chunks: list[str]) -> None:
-        super().__init__()
-        self.chunks = chunks
-        self.text = ""
-        self.received = 0
-        self.pinged = asyncio.Event()
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static(id="text")
-
-    def produce(self) -> None:
-        for chunk in self.chunks:
-            self.post_message(Token(chunk))
-
-    def on_token(self, message: Token) -> None:
-        self.text += message.text
-        self.received += 1
-        self.query_one("#text", Static).update(self.text)
-        self.query_one(VerticalScroll).scroll_end(animate=False)
-
-    def action_ping(self) -> None:
-        self.pinged.set()
-
-
-async def run_naive(tokens: int, budget: float) -> dict[str, float]:
-    body = thinking_text(tokens)
-    chunks = [body[i:i + CHUNK] for i in range(0, len(body), CHUNK)]
-    app = NaiveApp(chunks)
-    latencies: list[float] = []
-    async with app.run_test(size=(120, 40)) as pilot:
-        threading.Thread(target=app.produce, daemon=True).start()
-        start = time.perf_counter()
-        while app.received < len(chunks) and time.perf_counter() - start < budget:
-            app.pinged.clear()
-            sent = time.perf_counter()
-            app.post_message(events.Key("d", "d"))
-            try:
-                await asyncio.wait_for(app.pinged.wait(), budget)
-            except TimeoutError:
-                break
-            latencies.append(time.perf_counter() - sent)
-            await asyncio.sleep(KEY_INTERVAL)
-        await pilot.pause()
-        elapsed = time.perf_counter() - start
-        received = app.received
-    return {"tokens": received, "seconds": elapsed, "tok_s": received / elapsed,
-            "p50_ms": 1000 * percentile(latencies, 0.5), "p99_ms": 1000 * percentile(latencies, 0.99),
-            "keys": len(latencies), "finished": received == len(chunks)}
-
-
-# --- time to first frame --------------------------------------------------------------------
-
-
-def first_frame(args: list[str], repo: Path, expect: str, then: str | None = None) -> tuple[float, float | None]:
-    """Seconds from spawning `navtui ARGS REPO` to the first frame showing `expect`, and to `then`."""
+def first_frame(repo: Path, script: Path, marks: list[str]) -> list[float]:
+    """Seconds from spawning `navtui --script S REPO` to each of `marks` on screen, in order."""
     import pexpect
 
     navtui = str(Path(sys.executable).with_name("navtui"))
+    env = {"TERM": "xterm-256color", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "HOME": str(repo.parent), "PYTHONDONTWRITEBYTECODE": "1"}
     start = time.perf_counter()
-    child = pexpect.spawn(navtui, [*args, str(repo)], dimensions=(40, 120), encoding="utf-8",
-                          timeout=120, env={"TERM": "xterm-256color", "PATH": "/usr/bin:/bin",
-                                            "HOME": str(Path.home())})
+    child = pexpect.spawn(navtui, ["--script", str(script), str(repo)], dimensions=(40, 120),
+                          encoding="utf-8", timeout=60, env=env)
+    times = []
     try:
-        child.expect(expect)
-        frame = time.perf_counter() - start
-        later = None
-        if then:
-            child.expect(then)
-            later = time.perf_counter() - start
-        return frame, later
+        for mark in marks:
+            child.expect(mark)
+            times.append(time.perf_counter() - start)
+        return times
     finally:
-        child.sendcontrol("c")
+        child.sendcontrol("q")
         child.terminate(force=True)
+
+
+def start_table(count: int, runs: int, work: Path) -> None:
+    from agent_core.trajectory import SessionsIndex, repo_state_dir
+
+    repo = make_repo(work / "sessions-repo")
+    started = time.perf_counter()
+    log_sessions(repo, count, steps=20)
+    folder = repo_state_dir(repo) / "sessions"
+    size = sum(p.stat().st_size for p in folder.glob("*.jsonl"))
+    script = work / "start.jsonl"
+    script.write_text(json.dumps({"output": "<tool_call>\n{\"name\": \"submit\", \"arguments\": {}}\n</tool_call>"}) + "\n")
+    marks = ["What should the model fix", f"Issue {count - 1}: average"]
+    print(f"\nstart screen: `navtui REPO` in a 120x40 pty with {count} logged sessions "
+          f"({size / 1e6:.0f} MB of logs, written in {time.perf_counter() - started:.0f} s); medians of {runs}")
+    print(f"{'sessions':<22} {'first frame s':>14} {'sessions shown s':>17}")
+    empty = make_repo(work / "empty-repo")
+    baseline = statistics.median(first_frame(empty, script, marks[:1])[0] for _ in range(runs))
+    print(f"{'none (baseline)':<22} {baseline:>14.2f} {'-':>17}")
+    for label in ("cold index", "warm index"):
+        rows = []
+        for _ in range(runs):
+            if label == "cold index":
+                (folder / SessionsIndex.NAME).unlink(missing_ok=True)
+            rows.append(first_frame(repo, script, marks))
+        frame = statistics.median(r[0] for r in rows)
+        listed = statistics.median(r[1] for r in rows)
+        print(f"{f'{count}, {label}':<22} {frame:>14.2f} {listed:>17.2f}   ({frame / baseline:.2f}x baseline)")
+    print("target: first frame <= 0.8 s")
+    from agent_core.trajectory import list_sessions
+
+    timings: dict[str, list[float]] = {"cold": [], "warm": []}
+    for _ in range(runs):
+        for label in ("cold", "warm"):
+            if label == "cold":
+                (folder / SessionsIndex.NAME).unlink(missing_ok=True)
+            started = time.process_time()
+            listed = list_sessions(repo)
+            timings[label].append(time.process_time() - started)
+            assert len(listed) == count
+    cold, warm = (statistics.median(timings[k]) * 1e3 for k in ("cold", "warm"))
+    print(f"list_sessions in process (CPU ms): cold index {cold:.0f}, warm index {warm:.1f} "
+          f"({cold / warm:.0f}x)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tokens", type=int, default=20_000)
-    parser.add_argument("--runs", type=int, default=5, help="app runs (key latencies are pooled)")
-    parser.add_argument("--naive-budget", type=float, default=30.0, help="seconds before the naive run is cut")
-    parser.add_argument("--hf-model", help="local model directory to time the hf backend's first frame")
+    parser.add_argument("--rates", default="100,2000", help="tokens per second, comma-separated")
+    parser.add_argument("--seconds", type=float, default=4.0, help="length of the streamed turn")
+    parser.add_argument("--earlier", type=int, default=50, help="turns before the streamed one")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sessions", type=int, default=100, help="logged sessions (0: skip)")
     options = parser.parse_args()
-
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average {load} on {os.cpu_count()} CPUs (figures are only comparable at similar load)")
     with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
         work = Path(tmp)
-        app = combine([asyncio.run(run_app(options.tokens, work / f"app{n}")) for n in range(options.runs)])
-        naive = asyncio.run(run_naive(options.tokens, options.naive_budget))
-
-        print(f"streaming {options.tokens} tokens at full speed, a key every {KEY_INTERVAL * 1000:.0f} ms "
-              f"(navtui: median of {options.runs} runs, keys pooled)")
-        print(f"{'':28}{'tokens':>8}{'seconds':>9}{'tok/s':>9}{'key p50 ms':>12}{'key p99 ms':>12}{'keys':>6}")
-        for name, row in (("navtui (MarkdownStream)", app), ("naive Static.update/token", naive)):
-            print(f"{name:28}{row['tokens']:>8.0f}{row['seconds']:>9.2f}{row['tok_s']:>9.0f}"
-                  f"{row['p50_ms']:>12.1f}{row['p99_ms']:>12.1f}{row['keys']:>6.0f}")
-        if not naive["finished"]:
-            print(f"  (naive run cut after {options.naive_budget:.0f} s; its rate is over the tokens it got to)")
-        print(f"ratio tok/s navtui / naive: {app['tok_s'] / naive['tok_s']:.1f}x   "
-              f"(targets: >= 2000 tok/s, p99 <= 50 ms, >= 5x naive)")
-
-        repo = make_repo(work / "ttff")
-        script = work / "ttff.jsonl"
-        script.write_text(json.dumps({"output": "<tool_call>\n{\"name\": \"bash\", \"arguments\": "
-                                                "{\"command\": \"ls\"}}\n</tool_call>"}) + "\n")
-        issue = ["--issue", "Average is off by one"]
-        rows = []
-        frame, proposal = first_frame(["--script", str(script), *issue], repo, "Average is off", "waiting")
-        rows.append(("replay", frame, proposal))
-        if options.hf_model:
-            frame, proposal = first_frame(["--backend", "hf", "--model", options.hf_model, "--dialect", "toolcall",
-                                           "--max-steps", "1", *issue], repo, "Average is off", "Step 1")
-            rows.append(("hf " + Path(options.hf_model).name, frame, proposal))
-        print("\n`navtui REPO` in a 120x40 pty (target: first frame <= 1.0 s; the model loads after it)")
-        print(f"{'backend':28}{'first frame s':>14}{'model turn s':>14}")
-        for name, frame, later in rows:
-            print(f"{name:28}{frame:>14.2f}{later if later is not None else float('nan'):>14.2f}")
+        rates = [float(r) for r in options.rates.split(",") if r]
+        if rates:
+            stream_table(rates, options.seconds, options.earlier, options.runs, work)
+        if options.sessions:
+            start_table(options.sessions, options.runs, work)
 
 
 if __name__ == "__main__":

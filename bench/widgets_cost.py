@@ -9,7 +9,8 @@
 
 Each figure is the median CPU time (process_time: other engineers share the cores) over the
 measured updates, minus the median of an idle repaint wait
-(the harness's own cost), in one process so load hits both alike.
+(the harness's own cost), in one process so load hits both alike; the floor row is three
+updates of a one-line Static, what any three visible changes cost on this machine.
 Targets: timeline <= 5 ms per step at 500 steps; append cost flat in the number of turns.
 
     python bench/widgets_cost.py [--steps 50,200,500] [--turns 0,29]
@@ -90,6 +91,24 @@ async def timeline_cost(kind: type[StepTimeline], steps: int) -> float:
         return max(statistics.median(times), 0.0) * 1e3
 
 
+async def floor_cost() -> float:
+    """The same three updates + repaints on a one-line Static: what any visible change costs."""
+    from textual.widgets import Static
+
+    label = Static("?")
+    async with Harness(label).run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        idle = await idle_cost(pilot)
+        times = []
+        for index in range(20):
+            started = time.process_time()
+            for status in ("pending", "running", "executed"):
+                label.update(f"{status} {index}")
+                await pilot.pause()
+            times.append(time.process_time() - started - 3 * idle)
+        return max(statistics.median(times), 0.0) * 1e3
+
+
 async def stream_cost(earlier: int, open_turns: int) -> tuple[float, int]:
     """Median ms per paced append with `earlier` finished turns above; widgets mounted."""
     stream = ThoughtStream(open_turns=open_turns)
@@ -119,6 +138,7 @@ async def main() -> None:
     parser.add_argument("--turns", default="0,29")
     args = parser.parse_args()
 
+    print(f"{'floor: 3 one-line updates':<28} {await floor_cost():>10.2f}  (the least any 3 repaints cost)")
     print(f"{'timeline, ms per step':<28} {'per entry':>10} {'rebuild':>10} {'ratio':>7}  target")
     for steps in (int(s) for s in args.steps.split(",")):
         ours = await timeline_cost(StepTimeline, steps)

@@ -66,14 +66,14 @@ def test_settings_become_defaults_and_flags_win(config_file: Path):
 
 def test_every_long_flag_is_a_setting_even_ones_added_later(config_file: Path):
     parser = build_parser()
-    parser.add_argument("--prompt-profile", choices=("swesmith", "card"))
-    parser.add_argument("--max-new-tokens", type=int)
-    config_file.write_text('prompt_profile = "card"\nmax_new_tokens = 512\n')
+    parser.add_argument("--later-choice", choices=("swesmith", "card"))
+    parser.add_argument("--later-number", type=int)
+    config_file.write_text('later_choice = "card"\nlater_number = 512\nmax_new_tokens = 64\n')
     configure(parser, ["repo"])
     args = parser.parse_args(["repo"])
-    assert (args.prompt_profile, args.max_new_tokens) == ("card", 512)
-    config_file.write_text('max_steps = 3\nprompt_profile = "other"\n')
-    with pytest.raises(ConfigError, match=r"config.toml:2: prompt_profile: must be one of swesmith, card"):
+    assert (args.later_choice, args.later_number, args.max_new_tokens) == ("card", 512, 64)
+    config_file.write_text('max_steps = 3\nlater_choice = "other"\n')
+    with pytest.raises(ConfigError, match=r"config.toml:2: later_choice: must be one of swesmith, card"):
         configure(parser, ["repo"])
 
 

@@ -80,10 +80,14 @@ def test_json_that_is_not_a_call_is_still_no_tool_call():
         parse('The config is {"name": "demo", "version": 2}.', "toolcall")
 
 
-def test_untagged_calls_do_not_make_auto_detection_guess():
-    assert detect_dialect(GREP) is None
+def test_auto_reads_one_untagged_call_as_toolcall_and_guesses_nothing_else():
+    assert detect_dialect(GREP) == "toolcall"
+    assert parse(f"```json\n{GREP}\n```", "auto").action == Bash('grep -rn "def parse" .')
+    assert detect_dialect(GREP + "\n" + GREP) is None  # two candidates
+    assert detect_dialect('{"name": "add", "arguments": {"a": 1}}') is None  # not a tool
+    assert detect_dialect("Thought: x\nAction: bash ls\n" + GREP) == "text"  # a tagged action wins
     with pytest.raises(ParseError):
-        parse(GREP, "auto")
+        parse(GREP + "\n" + GREP, "auto")
 
 
 def test_xml_call_without_closing_tag_at_the_end_runs_with_a_notice():
@@ -121,3 +125,39 @@ def test_fuzzed_untagged_replies_raise_only_parse_errors():
                 parse(text, dialect)
             except ParseError:
                 pass
+
+
+def test_a_real_model_shaped_untagged_reply_executes_end_to_end(git_repo, tmp_path):
+    """Qwen2.5-Coder's habit, through `navtui --auto`: a fenced untagged call with a schema key."""
+    import json
+
+    from tests.test_cli import ISSUE, navtui
+    from tests.test_session import write_script
+
+    replies = [
+        'Let me find the function.\n```json\n{"name": "bash", "arguments": '
+        '{"command": "grep -rn \\"def average\\" .", "required": []}}\n```',
+        '{"name": "submit", "arguments": {}}',
+    ]
+    script = write_script(tmp_path / "s.jsonl", replies)
+    result = navtui("--auto", "--json", "--script", str(script), "--dialect", "toolcall",
+                    "--issue", ISSUE, str(git_repo))
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    proposed = [e for e in events if e["type"] == "StepProposed"]
+    assert "untagged tool call accepted" in proposed[0]["step"]["notice"]
+    executed = [e for e in events if e["type"] == "StepExecuted"]
+    assert executed[0]["record"]["action"] == {"kind": "bash", "command": 'grep -rn "def average" .'}
+    assert "def average" in executed[0]["record"]["observation"]["output"]
+    assert "untagged tool call accepted" in json.dumps(executed[0]["record"]["extra"]["turn"])
+    assert events[-1]["reason"] == "submitted"
+
+
+def test_the_auto_refusal_shows_shapes_not_commands():
+    from agent_core.formats import ambiguity
+
+    message = ambiguity("I am thinking.")
+    assert "TOOL_NAME" in message and "FUNCTION_NAME" in message
+    for dialect in (*DIALECTS, "auto"):
+        with pytest.raises(ParseError):
+            parse(message, dialect)

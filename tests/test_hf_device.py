@@ -121,3 +121,15 @@ def test_library_log_lines_go_to_the_file_not_the_terminal(tmp_path):
     assert result.stderr == ""
     text = log.read_text()
     assert "hf says hi" in text and "bnb says hi" in text and "a python warning" in text
+
+
+@cpu_only
+def test_doctor_shows_the_cpu_threads_navtui_will_use(tmp_path):
+    from tests.test_doctor import doctor, lines_after
+    from tests.test_model_errors import hf_env
+
+    env = {**hf_env(tmp_path), "NAVTUI_THREADS": "3"}
+    result = doctor(env)
+    torch_lines = "\n".join(lines_after(result.stdout, "torch"))
+    assert "decoding threads: 3 ($NAVTUI_THREADS" in torch_lines
+    assert "--load-in-4bit/8bit take more memory and time than bf16" in torch_lines

@@ -100,3 +100,14 @@ def test_file_tools_refuse_a_lone_surrogate_as_an_observation(git_repo: Path):
         bash = executor.execute(Bash("echo \ud83d"))
         assert bash.error and "U+D83D" in bash.error
     assert not (git_repo / "new.txt").exists()
+
+
+def test_batch_predictions_take_a_non_utf8_patch(tmp_path: Path):
+    from agent_core.batch import Predictions
+
+    predictions = Predictions(tmp_path / "predictions.jsonl")
+    patch = "diff --git a/caf\udce9.txt b/caf\udce9.txt\n"
+    predictions.append({"instance_id": "i-1", "model_patch": patch})
+    line = (tmp_path / "predictions.jsonl").read_text(encoding="utf-8")
+    assert json.loads(line)["model_patch"] == patch
+    assert predictions.finished_ids() == {"i-1"}

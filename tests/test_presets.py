@@ -11,10 +11,12 @@ from agent_core.backends.presets import PRESETS, Preset, resolve_preset
 def test_presets_are_exactly_the_two_seed_models():
     assert PRESETS == {
         "navigator-8b": Preset(
-            "navigator-8b", "Qwen/Qwen3-8B", "ShubhamRasal/qwen3-8b-code-navigator", "toolcall", 16384
+            "navigator-8b", "Qwen/Qwen3-8B", "ShubhamRasal/qwen3-8b-code-navigator", "toolcall", 16384,
+            max_new_tokens=1024, prompt_profile="swesmith",
         ),
         "r2e-30b": Preset(
-            "r2e-30b", "Qwen/Qwen3-30B-A3B", "k-l-lambda/qwen3-30b-a3b-r2e-gym-sft", "text", 4096
+            "r2e-30b", "Qwen/Qwen3-30B-A3B", "k-l-lambda/qwen3-30b-a3b-r2e-gym-sft", "text", 4096,
+            max_new_tokens=512, prompt_profile="r2e-card",
         ),
     }
 

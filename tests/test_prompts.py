@@ -180,7 +180,7 @@ def test_real_root_is_shown_as_testbed(tmp_path):
     obs = format_observation("toolcall", Bash("pwd"), Observation(f"{tmp_path}/pkg\n", exit_code=0),
                              to_model=paths.to_model)
     assert obs == "OBSERVATION:\n/testbed/pkg"
-    assert PathMap(tmp_path, "/testbed", mounted=True).to_model(str(tmp_path)) == str(tmp_path)
+    assert PathMap(tmp_path, "/testbed", mounted=True).to_model(f"{tmp_path}/x") == "/testbed/x"
 
 
 def test_text_prompt_is_the_r2e_card_header_then_problem():

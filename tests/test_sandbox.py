@@ -399,3 +399,35 @@ def test_the_active_venv_under_the_hidden_home_still_runs(git_repo: Path, outsid
         assert sh.run("tool").output == f"tool from {venv}\n"
         assert sh.run(f"touch {venv}/installed && ls -A ~ | wc -l").output == "1\n"
     assert (venv / "installed").exists()
+
+
+@needs_bwrap
+def test_a_planted_git_file_exposes_nothing(git_repo: Path, outside_dir: Path):
+    """A hostile checkout whose .git is a file naming another directory gets no extra mount."""
+    (outside_dir / "private.txt").write_text("not for the model\n")
+    repo = outside_dir / "checkout"
+    repo.mkdir()
+    (repo / "file.txt").write_text("x\n")
+    (repo / ".git").write_text(f"gitdir: {outside_dir}\n")
+    with Shell(repo, timeout=10, launcher=sandboxed(repo)) as sh:
+        obs = sh.run(f"echo planted > {outside_dir}/planted; cat {outside_dir}/private.txt")
+    assert "Read-only file system" in obs.output
+    assert not (outside_dir / "planted").exists()
+
+
+@needs_bwrap
+def test_interrupting_a_command_kills_it_and_the_shell_comes_back_inside(git_repo: Path):
+    marker = f"4000.{os.getpid()}{time.monotonic_ns() % 10**6}"
+    with Shell(git_repo, timeout=30, launcher=sandboxed(git_repo)) as sh:
+        sh.run("cd calc")
+        results = []
+        runner = threading.Thread(target=lambda: results.append(sh.run(f"sleep {marker}")))
+        runner.start()
+        deadline = time.monotonic() + 10
+        while not _alive_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sh.interrupt()
+        runner.join(timeout=20)
+        assert "interrupted" in results[0].error
+        assert _alive_with(marker) == []
+        assert sh.run("pwd").output == "/testbed/calc\n"

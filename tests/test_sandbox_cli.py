@@ -173,3 +173,18 @@ def test_sandbox_settings_come_from_the_config_file_too(tmp_path: Path,
     args = parse_args(["--writable", "/srv", "repo"])
     assert (args.sandbox, args.network, args.writable) == ("on", True, ["/var/cache", "/opt", "/srv"])
     assert parse_args(["--sandbox", "off", "repo"]).sandbox == "off"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("dialect", ["toolcall", "xml", "text"])
+def test_each_dialect_fixes_the_bug_inside_the_sandbox(git_repo: Path, tmp_path: Path,
+                                                       dialect: str):
+    from tests.test_session import FIX_SCRIPTS
+
+    script = write_script(tmp_path / "fix.jsonl", FIX_SCRIPTS[dialect])
+    result = navtui("--auto", "--json", "--sandbox", "on", "--backend", "replay", "--dialect",
+                    dialect, "--script", str(script), "--issue", ISSUE, str(git_repo))
+    assert result.returncode == 0, result.stderr
+    assert (git_repo / "calc/ops.py").read_text().endswith(FIXED_LINE + "\n")
+    outputs = "".join(obs["output"] for obs in observations(result.stdout))
+    assert str(git_repo.resolve()) not in outputs  # the model only ever sees /testbed

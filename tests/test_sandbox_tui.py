@@ -62,5 +62,27 @@ async def test_a_fallback_shows_no_sandbox(git_repo: Path):
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         assert app.main.query_one(StatusBar).sandbox == "no sandbox"
         assert app.main.query_one("#card").border_subtitle == "bash"
+        notes = [str(note.render()) for note in app.main.query(".note.-warning")]
+        assert notes == ["sandbox off: bwrap cannot run here"]
         await pilot.press("q")
     session.close()
+
+
+def test_the_transcript_says_where_each_bash_command_runs():
+    from rich.console import Console
+
+    from agent_core.actions import Read
+    from agent_core.events import SessionStarted, StepProposed
+    from agent_core.steps import ProposedStep
+    from app.headless import Transcript
+
+    console = Console(record=True, width=120)
+    transcript = Transcript(console)
+    where = "in sandbox: /testbed = /home/me/repo, network off"
+    transcript(SessionStarted("id", "the issue", {"sandbox": where}))
+    transcript(StepProposed(1, ProposedStep("look", Bash("ls"), "raw", "text"), "ls"))
+    transcript(StepProposed(2, ProposedStep("read", Read("a.py"), "raw", "text"), "read a.py"))
+    lines = console.export_text().splitlines()
+    ran = lines.index("▶ ls")
+    assert lines[ran + 1] == f"  {where}"
+    assert lines.count(f"  {where}") == 1 and lines.count(where) == 1

@@ -9,6 +9,7 @@ from agent_core.events import FormatError, Notice, StepExecuted, StepRejected
 from agent_core.formats import get_dialect
 from agent_core.policy import AutoPolicy
 from agent_core.steps import Observation, Reject
+from agent_core.stored_turns import stored_turn
 from agent_core.stuck import StuckDetector
 from tests.test_cli import ISSUE, navtui
 from tests.test_session import prompt_text, sessions, write_script  # noqa: F401 (fixture)
@@ -104,7 +105,7 @@ def test_the_user_rejection_echo_reaches_the_model(git_repo, tmp_path, sessions)
     session.propose()
     record = session.decide(AutoPolicy().decide(session.pending))
     assert any(isinstance(e, StepRejected) for e in events)
-    assert "as a command" in record.extra["turn"]["observation"]
+    assert "as a command" in stored_turn(record).observation
 
 
 def run_auto(tmp_path, git_repo, dialect: str, outputs: list[str], *flags: str):
@@ -152,3 +153,26 @@ def test_interactive_runs_are_told_but_not_stopped(git_repo, tmp_path, sessions)
     assert finished.reason == "script_exhausted"
     assert sum(isinstance(e, StepExecuted) for e in events) == 4
     assert not any(isinstance(e, FormatError) for e in events)
+
+
+def test_a_resumed_auto_run_stops_when_stuck_too(git_repo, tmp_path):
+    first, events = run_auto(tmp_path, git_repo, "xml", [FIND_XML] * 2, "--max-stuck", "9")
+    assert events[-1]["reason"] == "script_exhausted", first.stderr
+    session_id = events[0]["session_id"]
+    more = write_script(tmp_path / "more.jsonl", [FIND_XML] * 8)
+    resumed = navtui("--auto", "--json", "--script", str(more), "--resume", session_id,
+                     "--max-new-tokens", "99", str(git_repo))
+    assert resumed.returncode == 2, resumed.stderr
+    events = [json.loads(line) for line in resumed.stdout.splitlines()]
+    assert events[0]["config"]["max_stuck"] == 2 and events[0]["config"]["max_new_tokens"] == 99
+    assert events[-1]["reason"] == "stuck"
+
+
+def test_a_rejected_step_still_tells_the_model_its_notice(git_repo, tmp_path, sessions):  # noqa: F811
+    untagged = '{"name": "bash", "arguments": {"command": "ls"}}'
+    script = write_script(tmp_path / "s.jsonl", [untagged])
+    session, _, _ = sessions(git_repo, script, "toolcall")
+    session.propose()
+    record = session.decide(Reject("not now"))
+    observation = stored_turn(record).observation
+    assert "not now" in observation and "untagged tool call accepted" in observation

@@ -76,7 +76,7 @@ def test_navtui_refuses_a_second_session_on_the_same_repo(git_repo: Path, tmp_pa
         "Thought: Change it.\nAction: bash echo b > b.txt", "Thought: Done.\nAction: submit",
     ])
     first = subprocess.Popen(
-        [NAVTUI, "--auto", "--script", str(first_script), "--issue", "one", str(git_repo)],
+        [NAVTUI, "--auto", "--sandbox", "off", "--script", str(first_script), "--issue", "one", str(git_repo)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:

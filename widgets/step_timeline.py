@@ -9,6 +9,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from agent_core.sanitize import visible
 from widgets._css import css_beside
 
 # Status -> (icon, style) for each timeline entry.
@@ -51,6 +52,7 @@ class StepTimeline(OptionList):
 
         Only that entry's line changes; a step added out of order rebuilds the list.
         """
+        summary = None if summary is None else visible(summary)
         entry = self.entries.get(index)
         if entry is None:
             entry = self.entries[index] = TimelineEntry(index, status, summary or "")

@@ -15,7 +15,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.backends.base import Backend, BackendError
+from agent_core.backends.base import Backend, BackendError, ProgressCallback
 from agent_core.backends.credentials import split_credentials
 from agent_core.backends.presets import PRESETS, resolve_preset
 
@@ -154,8 +154,9 @@ def _dialect_from_script(config: BackendConfig) -> str | None:
     return detect_dialect(outputs[0]) if outputs else None
 
 
-def create_backend(config: BackendConfig) -> Backend:
-    """The backend `config` describes; BackendError says what to fix."""
+def create_backend(config: BackendConfig, progress: ProgressCallback | None = None) -> Backend:
+    """The backend `config` describes; BackendError says what to fix. `progress` hears the
+    phases of loading a local model (the other backends have nothing to load)."""
     config = resolve(config)
     if config.backend == "replay":
         from agent_core.backends.replay import ReplayBackend
@@ -180,6 +181,7 @@ def create_backend(config: BackendConfig) -> Backend:
         adapter=config.adapter,
         load_in_4bit=config.load_in_4bit,
         load_in_8bit=config.load_in_8bit,
+        progress=progress,
         threads=config.threads,
     )
 

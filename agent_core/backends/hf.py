@@ -16,8 +16,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from agent_core.backends.base import BackendError, Prompt, Usage
+from agent_core.backends.base import BackendError, ProgressCallback, Prompt, Usage
 from agent_core.backends.hf_load import (
+    LoadClock,
     describe,
     is_out_of_memory,
     load_model,
@@ -78,6 +79,7 @@ class HFBackend:
         merge_adapter: bool = False,
         enable_thinking: bool | None = None,
         reuse_cache: bool = True,
+        progress: ProgressCallback | None = None,
         threads: int | None = None,
     ) -> None:
         """`threads`: torch threads when the model runs on CPU (see `hf_load.cpu_threads`).
@@ -88,6 +90,8 @@ class HFBackend:
         self.enable_thinking = enable_thinking
         self.quantized = load_in_4bit or load_in_8bit
         self.label = describe(model, adapter)
+        clock = LoadClock(progress)
+        clock.report("resolving")
         model, adapter = resolve_weights(model, adapter)
         quantization = quantization_config(load_in_4bit, load_in_8bit)
         # Lines for the user (the session shows them as notices when it starts).
@@ -104,10 +108,13 @@ class HFBackend:
             dtype=dtype,
             device_map=device_map,
             merge_adapter=merge_adapter,
+            clock=clock,
         )
+        clock.report("tokenizer")
         self.tokenizer = load_tokenizer(model, adapter)
         if self.model.device.type == "cpu":
             self.notices.append(use_cpu_threads(threads))
+        clock.report("ready")
         self.last_usage: Usage | None = None
         self._prefix = PrefixCache(self._new_cache, enabled=reuse_cache)
         self._halt = threading.Event()

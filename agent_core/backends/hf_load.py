@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agent_core.backends.base import BackendError
+from agent_core.backends.base import BackendError, LoadProgress, ProgressCallback
 
 BNB_KERNEL_WARNING = "Failed to load CPU gemm_4bit_forward"
 # bitsandbytes warns this on every 8-bit layer call when activations are not float16 (27,216
@@ -154,6 +157,51 @@ def fetch_hint(repo_id: str) -> str:
 
 def _is_path_like(ref: str) -> bool:
     return ref.startswith(("/", ".", "~")) or ref.count("/") > 1 or Path(ref).expanduser().exists()
+
+
+class LoadClock:
+    """Reports load phases with the seconds since loading began (nothing without a callback)."""
+
+    def __init__(self, callback: ProgressCallback | None) -> None:
+        self.callback = callback
+        self.started = time.monotonic()
+
+    def report(self, phase: str, done: int = 0, total: int = 0) -> None:
+        if self.callback is not None:
+            self.callback(LoadProgress(phase, done, total, time.monotonic() - self.started))
+
+
+@contextmanager
+def counting_weights(clock: LoadClock, phase: str) -> Iterator[None]:
+    """While loading, report transformers' loop over the checkpoint's tensors as `phase` n/N.
+
+    transformers walks the tensors through the `tqdm` of `transformers.core_model_loading`
+    (a no-op bar: progress bars are off); it is swapped for a counting one meanwhile. With
+    another transformers layout nothing is swapped and the phase is reported without a count.
+    """
+    try:
+        from transformers import core_model_loading as loading
+    except ImportError:
+        loading = None
+    original = getattr(loading, "tqdm", None)
+    clock.report(phase)
+    if original is None or clock.callback is None:
+        yield
+        return
+
+    def counted(iterable: Iterable[Any], *args: Any, **kwargs: Any) -> Iterator[Any]:
+        total = len(iterable) if hasattr(iterable, "__len__") else 0
+        every = max(1, total // 100)
+        for done, item in enumerate(iterable, 1):
+            yield item
+            if done % every == 0 or done == total:
+                clock.report(phase, done, total)
+
+    loading.tqdm = counted
+    try:
+        yield
+    finally:
+        loading.tqdm = original
 
 
 # --- finding the weights before loading anything ------------------------------------------------
@@ -364,8 +412,11 @@ def load_model(
     dtype: str,
     device_map: str | dict | None,
     merge_adapter: bool,
+    clock: LoadClock | None = None,
 ) -> Any:
-    """Load base (+ adapter, merged when asked) ready for generation."""
+    """Load base (+ adapter, merged when asked) ready for generation, reporting to `clock`."""
+    clock = clock or LoadClock(None)
+    clock.report("importing transformers")
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
@@ -381,11 +432,15 @@ def load_model(
     kwargs: dict[str, Any] = {"dtype": dtype, "device_map": device_map}
     if quantization is not None:
         kwargs["quantization_config"] = quantization
+    phase = "loading and quantizing weights" if quantization is not None else "loading weights"
     try:
-        loaded = AutoModelForCausalLM.from_pretrained(model, **kwargs)
+        with counting_weights(clock, phase):
+            loaded = AutoModelForCausalLM.from_pretrained(model, **kwargs)
         if adapter is not None:
+            clock.report("adapter")
             loaded = attach_adapter(loaded, model, adapter)
             if merge_adapter:
+                clock.report("merging the adapter")
                 loaded = loaded.merge_and_unload()
     except OSError as exc:
         raise _not_found(model, "model", exc) from None

@@ -33,9 +33,10 @@ class AddedTokenCounter:
         )
 
     def count(self, before: Prompt, after: Prompt) -> int | None:
-        if self._last_before is None or self._last_before[0] is not before:
-            self._last_before = (before, self.rendered(before))
-        old, new = self._last_before[1], self.rendered(after)
+        cached = self._last_before  # one read: another thread may replace it meanwhile
+        if cached is None or cached[0] is not before:
+            cached = self._last_before = (before, self.rendered(before))
+        old, new = cached[1], self.rendered(after)
         if not new.startswith(old):
             return None
         return len(self.tokenizer.encode(new[len(old) :], add_special_tokens=False))

@@ -26,10 +26,12 @@ class BoundedOutput:
         self.tail = bytearray()
         self.total = 0
         self.chars = 0
+        self.newlines = 0
 
     def feed(self, data: bytes) -> None:
         self.total += len(data)
         self.chars += len(data.translate(None, _CONTINUATION))
+        self.newlines += data.count(b"\n")
         room = self.head_limit - len(self.head)
         if room > 0:
             self.head += data[:room]
@@ -47,8 +49,9 @@ class BoundedOutput:
         """The kept output as clean text, and whether anything was cut from the middle."""
         if self.elided <= 0:
             return clean(bytes(self.head + self.tail)), False
+        lines = self.newlines - self.head.count(b"\n") - self.tail.count(b"\n")
         marker = (
-            f"\n[... {self.elided} bytes of output elided (total {self.total} bytes); "
+            f"\n[... {self.elided} bytes of output elided ({lines} lines; total {self.total} bytes); "
             "redirect the output to a file and inspect it with head, tail or grep ...]\n"
         )
         return clean(bytes(self.head)) + marker + clean(bytes(self.tail)), True

@@ -216,10 +216,11 @@ class PathMap:
     """The one place real paths and the model's paths meet.
 
     The model knows the repository as `alias` (`/testbed`, as in training). When the shell runs
-    with the repository mounted at the alias (`mounted=True`, e.g. a bwrap sandbox), paths are the
-    same on both sides and nothing is mapped. Otherwise commands get the alias rewritten to the
-    real root (`command_to_real`) and outputs get the real root written back as the alias
-    (`to_model`); the user is shown real paths (`to_user`).
+    with the repository mounted at the alias (`mounted=True`, e.g. a bwrap sandbox), commands
+    need no rewriting. Otherwise commands get the alias rewritten to the real root
+    (`command_to_real`). Either way outputs get the real root written back as the alias
+    (`to_model`: a sandboxed command can still print it, e.g. from a worktree's `.git` file);
+    the user is shown real paths (`to_user`).
     """
 
     def __init__(self, root: Path, alias: str = "/testbed", *, mounted: bool = False) -> None:
@@ -240,7 +241,7 @@ class PathMap:
 
     def to_model(self, text: str) -> str:
         """`text` (a command's output) with the real root written as the alias."""
-        if self.mounted or not self.alias:
+        if not self.alias:
             return text
         return self._real.sub(lambda _: self.alias, text)
 

@@ -154,21 +154,16 @@ class Bubblewrap:
 
     def _git_mounts(self) -> list[str]:
         """The repository's git directory, guarded (see `_guarded_git_dir`). In a linked worktree
-        (.git is a file naming a git dir elsewhere) that git dir and the main repository's are
-        bound at their real paths, where the worktree's .git file points."""
+        (.git is a file naming a git dir elsewhere) the main repository's git dir is bound at its
+        real path, where the worktree's .git file points — only when that repository lists this
+        worktree, so a planted .git file cannot expose another directory."""
         dot_git = self.root / ".git"
         if dot_git.is_symlink():
             return []
         if dot_git.is_dir():
             return _guarded_git_dir(dot_git, f"{MOUNT_POINT}/.git")
-        linked = _linked_git_dir(dot_git)
-        if linked is None:
-            return []
-        common = _common_git_dir(linked)
-        args = _guarded_git_dir(common, str(common))
-        if not linked.is_relative_to(common):
-            args += ["--bind", str(linked), str(linked)]
-        return args
+        common = _worktree_common_dir(dot_git)
+        return _guarded_git_dir(common, str(common)) if common else []
 
     def environment(self) -> dict[str, str]:
         """A clean environment: what programs need to run, no credentials, a throw-away HOME."""
@@ -257,26 +252,21 @@ def _guarded_git_dir(git_dir: Path, inside: str) -> list[str]:
     return args
 
 
-def _linked_git_dir(dot_git: Path) -> Path | None:
-    """The git dir a `.git` file names (`gitdir: PATH`), if it is one."""
+def _worktree_common_dir(dot_git: Path) -> Path | None:
+    """For the `.git` file of a linked worktree (`gitdir: REPO/.git/worktrees/NAME`), the main
+    repository's git dir — if REPO's git dir really registers this worktree (its
+    `worktrees/NAME/gitdir` names this .git file back); else None."""
     try:
         text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        if not text.startswith("gitdir:"):
+            return None
+        linked = (dot_git.parent / text.removeprefix("gitdir:").strip()).resolve()
+        back = (linked / "gitdir").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return None
-    if not text.startswith("gitdir:"):
-        return None
-    target = (dot_git.parent / text.removeprefix("gitdir:").strip()).resolve()
-    return target if target.is_dir() else None
-
-
-def _common_git_dir(git_dir: Path) -> Path:
-    """The main repository's git dir for a worktree's `git_dir` (its `commondir` file)."""
-    try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        return git_dir
-    found = (git_dir / common).resolve()
-    return found if found.is_dir() else git_dir
+    common = linked.parent.parent
+    registered = linked.parent.name == "worktrees" and (common / "HEAD").is_file()
+    return common if registered and Path(back).resolve() == dot_git.resolve() else None
 
 
 def _under(path: str, top: str) -> bool:
@@ -297,8 +287,10 @@ def _venv_base(venv: Path) -> str | None:
         return None
     for line in text.splitlines():
         key, _, value = line.partition("=")
-        if key.strip() == "home" and value.strip().startswith("/"):
-            return str(Path(value.strip()).parent)
+        bin_dir = Path(value.strip())
+        # Only a real interpreter's prefix: a planted `home` must not re-expose the user's home.
+        if key.strip() == "home" and bin_dir.is_absolute() and any(bin_dir.glob("python*")):
+            return str(bin_dir.parent)
     return None
 
 

@@ -150,22 +150,37 @@ def _session_members(sid: int) -> list[int]:
     return [pid for pid, fields in _processes() if len(fields) > 3 and int(fields[3]) == sid]
 
 
-def _children(parent: int) -> list[int]:
-    """Pids whose parent is `parent`."""
-    return [pid for pid, fields in _processes() if len(fields) > 1 and int(fields[1]) == parent]
+def _children(parent: int) -> list[tuple[int, str]]:
+    """(pid, start time) of the processes whose parent is `parent`: the start time tells the
+    process from a later one that reuses its pid."""
+    return [(pid, fields[19]) for pid, fields in _processes()
+            if len(fields) > 19 and int(fields[1]) == parent]
 
 
-def _wait_dead(pids: list[int], within: float = 5.0) -> None:
-    """Wait until each pid has exited (gone or a zombie). A sandbox's first process exits only
-    after every process of its pid namespace is dead."""
+def _kill_if_same(process: tuple[int, str]) -> None:
+    """SIGKILL `process` unless its pid now belongs to another process."""
+    pid, started = process
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return
+    fields = stat[stat.rfind(")") + 2 :].split()
+    if len(fields) > 19 and fields[19] == started:
+        _signal(os.kill, pid)
+
+
+def _wait_dead(processes: list[tuple[int, str]], within: float = 5.0) -> None:
+    """Wait until each process has exited (gone, a zombie, or its pid reused). A sandbox's
+    first process exits only after every process of its pid namespace is dead."""
     deadline = time.monotonic() + within
-    for pid in pids:
+    for pid, started in processes:
         while time.monotonic() < deadline:
             try:
                 stat = Path(f"/proc/{pid}/stat").read_text()
             except OSError:
                 break
-            if stat[stat.rfind(")") + 2 :].startswith("Z"):
+            fields = stat[stat.rfind(")") + 2 :].split()
+            if fields[0] == "Z" or len(fields) <= 19 or fields[19] != started:
                 break
             time.sleep(0.005)
 
@@ -226,7 +241,7 @@ class Shell:
         self._closed = False
         self._interrupted = False
         self._child: pexpect.spawn | None = None
-        self._sandbox_init: list[int] = []
+        self._sandbox_init: list[tuple[int, str]] = []
         self._start()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -278,7 +293,7 @@ class Shell:
         if child is None:
             return
         for init in self._sandbox_init:
-            _signal(os.kill, init)
+            _kill_if_same(init)
         _signal(os.killpg, child.pid)
         for member in _session_members(child.pid):
             _signal(os.kill, member)

@@ -70,9 +70,14 @@ def detect_dialect(raw: str) -> str | None:
     inside an xml value, `<function=` inside a text-dialect bash command). The dialect whose first
     action encloses every other marker wins, except that a text action enclosing a call that
     toolcall or xml could run by itself is ambiguous (e.g. a think block with an `Action:` line
-    before a real tool call), so None.
+    before a real tool call), so None. A reply without any marker but with exactly one untagged
+    `{"name": <known tool>, "arguments": ...}` object is toolcall.
     """
     found = {name: s for name, d in REGISTRY.items() if (s := d.span(raw)) is not None}
+    if not found:  # no marker of any dialect: one untagged tool call is the only reading left
+        from agent_core.formats.toolcall import has_untagged_call
+
+        return "toolcall" if has_untagged_call(raw) else None
     for name, (start, end) in found.items():
         if not all(start <= other[0] < end for other in found.values()):
             continue
@@ -104,10 +109,11 @@ def ambiguity(raw: str) -> str:
     """Why `auto` could not pick a dialect."""
     found = [name for name, d in REGISTRY.items() if d.span(raw) is not None]
     if not found:
-        return (
-            "No action found. Propose one action, e.g. `Action: bash ls` (text), "
-            '<tool_call>{"name": "bash", "arguments": {"command": "ls"}}</tool_call> (toolcall) '
-            "or <function=bash><parameter=command>ls</parameter></function> (xml)."
+        return (  # shapes with placeholders: a model copying them gets no runnable command
+            "No action found. Propose one action, shaped `Action: ACTION_TYPE ARGUMENTS` (text), "
+            '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARGUMENT_NAME": "VALUE"}}</tool_call> '
+            "(toolcall) or <function=FUNCTION_NAME><parameter=PARAMETER_NAME>VALUE</parameter>"
+            "</function> (xml)."
         )
     return (
         f"The reply mixes formats ({', '.join(found)}): write exactly one action in one format."

@@ -39,7 +39,7 @@ class Dialect:
     render: Callable[..., str]  # (action, thought="") -> the text the model writes
     span: Callable[[str], tuple[int, int] | None]  # where the first action lies, or None
     kinds: frozenset[str]  # the action kinds it can express
-    example: str  # one well-formed turn, quoted in format errors
+    example: str  # the shape of a turn, with placeholders (not runnable), quoted in format errors
     stop_after: tuple[str, ...]  # generation ends after these; they stay in the output
     stop_before: tuple[str, ...]  # generation ends before these; they are cut
     default_profile: str  # the prompt profile used unless the preset or the user picks another

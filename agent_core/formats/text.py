@@ -47,9 +47,10 @@ from agent_core.steps import ProposedStep
 NAME = "text"
 # The model starts writing the environment's side of the conversation: cut it off there.
 STOP_AFTER: list[str] = []
-# `Observation` in the cases models write it, with or without a colon.
+# `Observation` in the cases models write it, with or without a colon, and the next turn's
+# header. A server may honour only the first four (OpenAI's limit); the client checks them all.
 STOP_BEFORE: list[str] = [
-    "\nObservation", "\nOBSERVATION", "\nobservation", "\nThought:", "\n## Your turn"
+    "\nObservation", "\nOBSERVATION", "\n## Your turn", "\nThought:", "\nobservation"
 ]
 TYPES = ("bash", "read", "search", "edit", "submit")
 KINDS = frozenset(TYPES)

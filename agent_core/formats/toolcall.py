@@ -246,6 +246,16 @@ def untagged_calls(text: str) -> list[tuple[int, int, dict[str, Any]]]:
     return found
 
 
+def has_untagged_call(text: str) -> bool:
+    """True when `text` has no `<tool_call>` and exactly one untagged call naming a known tool
+    (how `detect_dialect` reads such a reply: toolcall is its only reading)."""
+    rest = split_think(text)[1]
+    if OPEN in rest:
+        return False
+    calls = untagged_calls(rest)
+    return len(calls) == 1 and calls[0][2]["name"] in TOOL_KINDS
+
+
 def parse_untagged(text: str, think: str, rest: str) -> ProposedStep:
     """A reply without `<tool_call>`: its one untagged call, or the error saying what to write."""
     calls = untagged_calls(rest)

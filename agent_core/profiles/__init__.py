@@ -39,10 +39,6 @@ class Profile:
     name: str
     data: dict[str, Any]
 
-    def has(self, key: str, dialect: str | None = None) -> bool:
-        templates = self.data.get("templates") or {}
-        return f"{key}_{dialect}" in templates or key in templates
-
     def render(self, key: str, dialect: str | None = None, **values: Any) -> str:
         """Template `key` (its `_<dialect>` variant first) rendered with `values`."""
         templates = self.data.get("templates") or {}
@@ -145,10 +141,12 @@ def _locate(spec: str) -> Path:
 def load_profile(spec: str, _seen: tuple[str, ...] = ()) -> Profile:
     """The profile named `spec` (packaged) or stored at path `spec`; ProfileError if neither."""
     path = _locate(spec)
-    data = _read(path)
-    parent = data.get("extends")
+    own = _read(path)
+    name = str(own.get("name") or path.stem)
+    data = own
+    parent = own.get("extends")
     if parent is not None:
         if str(parent) in _seen or str(parent) == spec:
             raise ProfileError(f"prompt profile {spec!r} extends itself (via {parent!r})")
-        data = _merge(load_profile(str(parent), (*_seen, spec)).data, data)
-    return Profile(name=str(data.get("name") or path.stem), data=data)
+        data = _merge(load_profile(str(parent), (*_seen, spec)).data, own)
+    return Profile(name=name, data={**data, "name": name})

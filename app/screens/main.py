@@ -34,7 +34,7 @@ from agent_core.events import (
 )
 from agent_core.sanitize import visible
 from agent_core.steps import Approve, Decision, EditAction, Quit, Reject, StepRecord
-from app.config import AllowRules
+from app.config import AllowRules, save_allow_rule
 from app.screens.allow import AllowPrefixScreen
 from app.screens.edit import EditScreen, edit_text
 from app.screens.help import HelpScreen
@@ -165,6 +165,15 @@ class MainScreen(Screen[None]):
         self._mounted = True
         if self._initial is not None:
             self.attach(self._initial)
+
+    def show_loading(self, detail: str, model: str, dialect: str) -> None:
+        """Until a session is attached: the loading message + `detail` (phase, seconds) on the
+        card, the model being loaded in the header."""
+        if self.session is not None or not self._mounted:
+            return
+        self.query_one(ActionCard).show_status("thinking", f"{self._loading_message} {detail}")
+        status = self.query_one(StatusBar)
+        status.model, status.dialect, status.state = model, dialect, "loading"
 
     # --- wiring the session ---------------------------------------------------------------
 
@@ -487,11 +496,13 @@ class MainScreen(Screen[None]):
             return
         action = proposal.step.action
         if isinstance(action, Bash):
-            prefix = await self.app.push_screen_wait(AllowPrefixScreen(proposal.command_shown))
-            if prefix is None:
+            choice = await self.app.push_screen_wait(AllowPrefixScreen(proposal.command_shown))
+            if choice is None:
                 return
-            self.driver.rules.allow_prefix(prefix)
-            rule = f"bash commands starting with `{prefix}`"
+            self.driver.rules.allow_prefix(choice.prefix)
+            rule = f"bash commands starting with `{choice.prefix}`"
+            if choice.everywhere:
+                rule += f" in every repository ({save_allow_rule(choice.prefix)})"
         else:
             kind = "view" if isinstance(action, StrReplaceEditor) and action.command == "view" else action.kind
             self.driver.rules.allow_kind(kind)

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from agent_core.sanitize import visible
 from agent_core.trajectory import SessionSummary
 
 
@@ -27,7 +28,7 @@ def session_option(summary: SessionSummary) -> Option:
     when = summary.started.strftime("%b %d %H:%M") if summary.started else "?"
     prompt = Content.from_markup(
         "[b]$issue[/b]\n[$text-muted]$when · $steps step(s) · $status · $id[/]",
-        issue=summary.issue or "(no issue text)", when=when, steps=summary.steps,
+        issue=visible(summary.issue) or "(no issue text)", when=when, steps=summary.steps,
         status=summary.status, id=summary.id,
     )
     return Option(prompt, id=summary.id)
