@@ -31,7 +31,7 @@ from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.runner import GitRunner
-from agent_core.git.treeops import apply_tree, huge_files
+from agent_core.git.treeops import apply_tree, huge_files, raw_changes
 from agent_core.steps import Checkpoint
 
 __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
@@ -142,6 +142,7 @@ class Workspace:
         self._index_tree: str | None = None
         self.ignored_caps = IgnoredCaps()
         self.diff_caps = DiffCaps()
+        self._raw_cache: tuple[str, str, bytes] = ("", "", b"")
         self._ignored: dict[str, str | None] = {}  # checkpoint commit -> its ignored-files commit
         self._ignored_files: set[str] | None = None
         self._ignored_signature: Signature | None = None
@@ -216,7 +217,7 @@ class Workspace:
             self._git.collect(guess)
         previous = self._trees[last.commit]
         if tree != previous:
-            self._note_gitlinks(self._git.run("diff-tree", "-r", "-z", previous, tree))
+            self._note_gitlinks(self._raw_changes(previous, tree))
         return self._record(index, tree, self._heads.read(), ignored, ref_at=last.commit)
 
     def attach(self, session_id: str) -> list[Checkpoint]:
@@ -532,22 +533,17 @@ class Workspace:
         return new
 
     def _note_gitlinks(self, listing: bytes, staged: bool = False) -> None:
-        """Record submodules / nested repositories found in `ls-files -s` or `diff-tree` output."""
-        for field in listing.split(b"\0"):
-            if b"160000 " not in field:
-                continue
-            path = os.fsdecode(field.split(b"\t", 1)[1]) if staged else None
-            if path is None:
-                continue
+        """Record submodules / nested repositories (mode 160000) found in `ls-files -s -z`
+        output (`staged`) or in `diff-tree -r -z` output (new mode)."""
+        fields = listing.split(b"\0")
+        if staged:
+            paths = [f.split(b"\t", 1)[1] for f in fields if f.startswith(b"160000 ") and b"\t" in f]
+        else:
+            paths = [p for meta, p in zip(fields[0::2], fields[1::2])
+                     if meta.split(b" ")[1:2] == [b"160000"]]
+        for path in map(os.fsdecode, paths):
             self._outside.setdefault(path, f"{path} (a submodule or nested git repository: "
                                            "its files are not in checkpoints)")
-        if not staged:
-            fields = listing.split(b"\0")
-            for meta, path in zip(fields[0::2], fields[1::2]):
-                if meta.split(b" ")[1:2] == [b"160000"]:
-                    name = os.fsdecode(path)
-                    self._outside.setdefault(name, f"{name} (a submodule or nested git "
-                                                   "repository: its files are not in checkpoints)")
 
     def _ignored_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.ignored.index"
@@ -687,12 +683,20 @@ class Workspace:
     def _diff(self, old: str, new: str) -> str:
         return self._bounded(old, new)[0]
 
+    def _raw_changes(self, old: str, new: str) -> bytes:
+        """`diff-tree --raw` from `old` to `new`, kept for the pair last asked (a checkpoint
+        reads it for submodules, then its step diff for sizes)."""
+        if self._raw_cache[:2] != (old, new):
+            self._raw_cache = (old, new, raw_changes(self._git, old, new))
+        return self._raw_cache[2]
+
     def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
         """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
         if old == new:
             return "", True
         caps = self.diff_caps
-        big = huge_files(self._git, old, new, caps.file_bytes)
+        raw = self._raw_changes(old, new)
+        big = huge_files(self._git, raw, caps.file_bytes)
         extra = ["--binary"] if binary else []
         if len(big) <= _MAX_EXCLUDES:
             excludes = [f":(exclude,literal){change.path}" for change in big]
@@ -700,7 +704,7 @@ class Workspace:
             text = out.decode("utf-8", "surrogateescape" if binary else "replace")
         else:
             text = ""
-            big = huge_files(self._git, old, new, -1)
+            big = huge_files(self._git, raw, -1)
         complete = not big
         if len(text) > caps.total_bytes:
             cut = text.rfind("\ndiff --git ", 0, caps.total_bytes) + 1
