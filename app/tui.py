@@ -252,7 +252,9 @@ class NavApp(App[int]):
     def on_session_ended(self, message: SessionEnded) -> None:
         finished = message.finished
         if finished.reason == "quit":
-            self._leave(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed.")
+            started = self.main is not None and self.main.session is not None
+            self._leave(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed."
+                        if started else "navtui: quit before a session started; nothing was changed.")
         else:
             patch = finished.patch
             if not finished.patch_complete and self.main is not None and self.main.session:
