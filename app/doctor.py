@@ -197,10 +197,10 @@ CHECKS: list[Callable[[Context], list[Check]]] = [
 
 def collect(timeout: float) -> list[Check]:
     """Every check's findings, in `CHECKS` order."""
-    from app.cli import build_parser
+    from app.cli import batch_parser, build_parser
 
     try:
-        context = Context(load_config(build_parser()), None, timeout)
+        context = Context(load_config(build_parser(), also=(batch_parser(),)), None, timeout)
     except ConfigError as error:
         context = Context(None, str(error), timeout)
     return [check for run in CHECKS for check in run(context)]

@@ -24,10 +24,9 @@ from agent_core.events import (
     StepUndone,
     TokenStreamed,
 )
-from agent_core.git.errors import WorkspaceError
+from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.policy import AutoPolicy, RulesPolicy
 from agent_core.steps import Approve, Decision, Reject
-from agent_core.workspace import UnsafeRestore
 
 if TYPE_CHECKING:
     from agent_core.session import Session

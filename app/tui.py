@@ -23,10 +23,12 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
+from agent_core.git.errors import UnsafeRestore
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
 from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.main import MainScreen, SessionEnded
+from app.screens.quit import QuitScreen
 from app.screens.start import StartChoice, StartScreen
 from widgets.action_card import ActionCard
 from widgets.issue_pane import issue_title
@@ -254,8 +256,14 @@ class NavApp(App[int]):
     def on_session_ended(self, message: SessionEnded) -> None:
         finished = message.finished
         if finished.reason == "quit":
-            saved = "the session is saved and can be resumed" if self.resumable else "nothing is kept"
-            self._leave(EXIT_CODES["quit"], f"navtui: quit; {saved}.")
+            started = self.main is not None and self.main.session is not None
+            if not started:
+                ending = "navtui: quit before a session started; nothing was changed."
+            elif self.resumable:
+                ending = "navtui: quit; the session is saved and can be resumed."
+            else:
+                ending = "navtui: quit; nothing is kept (a temporary repository)."
+            self._leave(EXIT_CODES["quit"], ending)
         else:
             patch = finished.patch
             if not finished.patch_complete and self.main is not None and self.main.session:
@@ -301,7 +309,14 @@ class NavApp(App[int]):
             return f"navtui: patch saved to {path} (the changes are also still in the working tree)."
         if choice.kind == "discard":
             assert self.main is not None
-            await self.main.run_on_session(lambda session: session.undo(0))
+            try:
+                await self.main.run_on_session(lambda session: session.undo(0))
+            except UnsafeRestore as refused:
+                asked = QuitScreen("\n".join(refused.paths[:15]), title="Discard over your changes?",
+                                   go="Discard anyway", stay="Keep them")
+                if not await self.push_screen_wait(asked):
+                    raise FinishError("nothing discarded: files changed outside the session") from None
+                await self.main.run_on_session(lambda session: session.undo(0, force=True))
             return "navtui: discarded; the working tree is back to how it was before the session."
         if not patch.strip():
             return "navtui: the session changed no file."
