@@ -127,6 +127,7 @@ class PacedBackend:
 
     def cancel(self) -> None:
         self._cancelled.set()
+        self.release.set()
 
     def count_tokens(self, prompt: Prompt) -> int:
         return estimate_prompt_tokens(prompt)
@@ -211,9 +212,9 @@ async def stream_run(rate: float, seconds: float, earlier: int, workdir: Path) -
             await asyncio.sleep(KEY_INTERVAL)
         finished.set()
         await watcher
-        backend.release.set()
         main.action_diff = original  # type: ignore[method-assign]
         app.exit()
+    backend.release.set()
     emitted = backend.emitted
     lags = [shown - emitted[i][0] for i, shown in enumerate(shown_at)]
     span = (shown_at[-1] - emitted[0][0]) if shown_at else float("nan")
