@@ -36,6 +36,7 @@ from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
+from agent_core.git.runner import GitRunner
 from agent_core.sanitize import json_safe
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Approve, Decision, Quit
@@ -165,7 +166,12 @@ class Worktrees:
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    """git through navtui's runner (none of the repository's hooks or filters run)."""
+    result = GitRunner(repo).run_full(*args, ok_codes=tuple(range(256)))
+    return subprocess.CompletedProcess(
+        result.args, result.returncode,
+        result.stdout.decode("utf-8", "replace"), result.stderr.decode("utf-8", "replace"),
+    )
 
 
 class SharedBackend:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import posixpath
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -45,6 +44,7 @@ from typing import Any
 from agent_core import formats, prompts
 from agent_core.actions import Action, Bash
 from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
+from agent_core.git.runner import GitRunner
 from agent_core.steps import EditAction, StepRecord
 from agent_core.trajectory import Trajectory, live_records, was_cut
 
@@ -128,10 +128,11 @@ class _Renderer:
 
 
 def _git(repo: Path, *args: str) -> str:
-    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    result = GitRunner(repo).run_full(*args, ok_codes=tuple(range(256)))
     if result.returncode != 0:
-        raise ExportError(f"git {' '.join(args)} failed in {repo}: {result.stderr.strip()}")
-    return result.stdout
+        message = result.stderr.decode("utf-8", "replace").strip()
+        raise ExportError(f"git {' '.join(args)} failed in {repo}: {message}")
+    return result.stdout.decode("utf-8", "surrogateescape")
 
 
 def _observation(step: Step, dialect: str) -> str:
@@ -223,9 +224,11 @@ def model_name(trajectory: Trajectory) -> str:
 
 
 def final_patch(trajectory: Trajectory, repo: Path | None) -> str:
-    """The finished session's patch, else checkpoint 0 -> the last checkpoint (needs `repo`)."""
+    """The finished session's patch, else (not finished, or its patch summarised or cut in the
+    log) checkpoint 0 -> the last checkpoint (needs `repo`)."""
     finished = trajectory.finished
-    if finished is not None and finished.reason != "error" and not was_cut(finished.patch):
+    whole = finished is not None and finished.patch_complete and not was_cut(finished.patch)
+    if finished is not None and finished.reason != "error" and whole:
         return finished.patch
     steps = [s for s in effective_steps(trajectory) if s.record.checkpoint is not None]
     if not steps:
@@ -238,7 +241,8 @@ def final_patch(trajectory: Trajectory, repo: Path | None) -> str:
     last = steps[-1].record.checkpoint
     assert last is not None
     base = last.ref.rsplit("/", 1)[0] + "/0"
-    return _git(repo, "diff", "--binary", "--no-color", "-M", base, last.commit)
+    return _git(repo, "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
+                base, last.commit)
 
 
 def export_swebench(trajectory: Trajectory, repo: Path | None = None) -> list[dict[str, Any]]:

@@ -32,7 +32,6 @@ __all__ = [
     "Profile",
     "Turn",
     "build_prompt",
-    "elision_note",
     "format_observation",
     "format_parse_error",
     "format_rejection",

@@ -530,7 +530,7 @@ class Session:
         stage = self._submits_reviewed()
         if stage >= len(messages):
             return None
-        return prompts.submit_review_text(messages[stage], self._patch(), self.issue)
+        return prompts.submit_review_text(messages[stage], self._patch()[0], self.issue)
 
     def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
         """Add the step's turn to the conversation and keep it, verbatim, in the record.

@@ -13,9 +13,11 @@ changed neither the tree nor HEAD reuses the previous checkpoint's commit under 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -29,7 +31,7 @@ from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.runner import GitRunner
-from agent_core.git.treeops import apply_tree, huge_files
+from agent_core.git.treeops import apply_tree, huge_files, raw_changes
 from agent_core.steps import Checkpoint
 
 __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
@@ -41,6 +43,7 @@ _MISSING = "-"
 _VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
 _VANISHED_RETRIES = 20
 _MAX_EXCLUDES = 500
+_GIT_MODES = (0o644, 0o755, 0o664, 0o775)  # what a checkout makes under the usual umasks
 _PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 
 # Files and directories git leaves behind while an operation waits for the user.
@@ -139,6 +142,7 @@ class Workspace:
         self._index_tree: str | None = None
         self.ignored_caps = IgnoredCaps()
         self.diff_caps = DiffCaps()
+        self._raw_cache: tuple[str, str, bytes] = ("", "", b"")
         self._ignored: dict[str, str | None] = {}  # checkpoint commit -> its ignored-files commit
         self._ignored_files: set[str] | None = None
         self._ignored_signature: Signature | None = None
@@ -192,7 +196,9 @@ class Workspace:
         head = self._heads.read()
         self._staged = self._staged_commit(index, head)
         tree, ignored = self._snapshot_all()
-        self._note_gitlinks(self._git.run("ls-files", "-z", "-s", index=index), staged=True)
+        listing = self._git.run("ls-files", "-z", "-s", index=index)
+        self._note_gitlinks(listing, staged=True)
+        self._save_modes(listing)
         return self._record(0, tree, head, ignored)
 
     def checkpoint(self, index: int) -> Checkpoint:
@@ -202,11 +208,17 @@ class Workspace:
             raise WorkspaceError(
                 f"checkpoint {index} would not follow checkpoint {last.index}: steps only move forward"
             )
-        tree, ignored = self._snapshot_all()
+        # Most steps (reads, searches, `ls`) change nothing: point the new ref at the previous
+        # commit while the tree is snapshotted, and move it only if the step did change it.
+        guess = self._git.spawn("update-ref", f"{REF_ROOT}/{self.session_id}/{index}", last.commit)
+        try:
+            tree, ignored = self._snapshot_all()
+        finally:
+            self._git.collect(guess)
         previous = self._trees[last.commit]
         if tree != previous:
-            self._note_gitlinks(self._git.run("diff-tree", "-r", "-z", previous, tree))
-        return self._record(index, tree, self._heads.read(), ignored)
+            self._note_gitlinks(self._raw_changes(previous, tree))
+        return self._record(index, tree, self._heads.read(), ignored, ref_at=last.commit)
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
@@ -250,7 +262,7 @@ class Workspace:
         ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
-        for suffix in (".index", ".ignored.index", ".user-index"):
+        for suffix in (".index", ".ignored.index", ".user-index", ".modes.json"):
             (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         if session_id == self.session_id:
             self.session_id = None
@@ -310,6 +322,7 @@ class Workspace:
             changed = apply_tree(self._git, self._index_path(), now, wanted)
             self._index_tree, self._index_stamp = wanted, self._stamp()
         changed += self._restore_ignored(self._checkpoints[-1], target)
+        self._restore_modes(changed)
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
@@ -427,6 +440,34 @@ class Workspace:
     def _index_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.index"
 
+    def _modes_path(self) -> Path:
+        return self.state_dir / "checkpoints" / f"{self.session_id}.modes.json"
+
+    def _save_modes(self, listing: bytes) -> None:
+        """Remember permissions git does not record (read-only, private, ...) at the start."""
+        modes = {}
+        for field in listing.split(b"\0"):
+            path = os.fsdecode(field.split(b"\t", 1)[-1]) if b"\t" in field else ""
+            try:
+                st = os.lstat(self.root / path) if path else None
+            except OSError:
+                continue
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_mode & 0o777 not in _GIT_MODES:
+                modes[path] = st.st_mode & 0o7777
+        self._modes_path().write_text(json.dumps(modes), encoding="utf-8")
+
+    def _restore_modes(self, paths: list[str]) -> None:
+        """Give restored files the permissions they had at the start (git only keeps +x)."""
+        try:
+            modes = json.loads(self._modes_path().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        for path in paths:
+            mode = modes.get(path)
+            target = self.root / path
+            if mode is not None and target.is_file() and not target.is_symlink():
+                os.chmod(target, mode)
+
     def _saved_user_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.user-index"
 
@@ -492,22 +533,17 @@ class Workspace:
         return new
 
     def _note_gitlinks(self, listing: bytes, staged: bool = False) -> None:
-        """Record submodules / nested repositories found in `ls-files -s` or `diff-tree` output."""
-        for field in listing.split(b"\0"):
-            if b"160000 " not in field:
-                continue
-            path = os.fsdecode(field.split(b"\t", 1)[1]) if staged else None
-            if path is None:
-                continue
+        """Record submodules / nested repositories (mode 160000) found in `ls-files -s -z`
+        output (`staged`) or in `diff-tree -r -z` output (new mode)."""
+        fields = listing.split(b"\0")
+        if staged:
+            paths = [f.split(b"\t", 1)[1] for f in fields if f.startswith(b"160000 ") and b"\t" in f]
+        else:
+            paths = [p for meta, p in zip(fields[0::2], fields[1::2])
+                     if meta.split(b" ")[1:2] == [b"160000"]]
+        for path in map(os.fsdecode, paths):
             self._outside.setdefault(path, f"{path} (a submodule or nested git repository: "
                                            "its files are not in checkpoints)")
-        if not staged:
-            fields = listing.split(b"\0")
-            for meta, path in zip(fields[0::2], fields[1::2]):
-                if meta.split(b" ")[1:2] == [b"160000"]:
-                    name = os.fsdecode(path)
-                    self._outside.setdefault(name, f"{name} (a submodule or nested git "
-                                                   "repository: its files are not in checkpoints)")
 
     def _ignored_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.ignored.index"
@@ -591,7 +627,11 @@ class Workspace:
             "commit-tree", "--no-gpg-sign", *parents, "-m", "navtui: staged state", tree
         )
 
-    def _record(self, index: int, tree: str, head: HeadState, ignored: str | None) -> Checkpoint:
+    def _record(
+        self, index: int, tree: str, head: HeadState, ignored: str | None,
+        ref_at: str | None = None,
+    ) -> Checkpoint:
+        """Commit (or reuse) the checkpoint and point its ref at it (unless it is at `ref_at`)."""
         previous = self._checkpoints[-1] if self._checkpoints else None
         if (
             previous is not None
@@ -611,7 +651,8 @@ class Workspace:
             )
         self._ignored[commit] = ignored
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
-        self._git.run("update-ref", ref, commit)
+        if commit != ref_at:
+            self._git.run("update-ref", ref, commit)
         self._trees[commit] = tree
         checkpoint = Checkpoint(index, ref, commit, head.commit, head.branch)
         self._checkpoints.append(checkpoint)
@@ -642,12 +683,20 @@ class Workspace:
     def _diff(self, old: str, new: str) -> str:
         return self._bounded(old, new)[0]
 
+    def _raw_changes(self, old: str, new: str) -> bytes:
+        """`diff-tree --raw` from `old` to `new`, kept for the pair last asked (a checkpoint
+        reads it for submodules, then its step diff for sizes)."""
+        if self._raw_cache[:2] != (old, new):
+            self._raw_cache = (old, new, raw_changes(self._git, old, new))
+        return self._raw_cache[2]
+
     def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
         """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
         if old == new:
             return "", True
         caps = self.diff_caps
-        big = huge_files(self._git, old, new, caps.file_bytes)
+        raw = self._raw_changes(old, new)
+        big = huge_files(self._git, raw, caps.file_bytes)
         extra = ["--binary"] if binary else []
         if len(big) <= _MAX_EXCLUDES:
             excludes = [f":(exclude,literal){change.path}" for change in big]
@@ -655,7 +704,7 @@ class Workspace:
             text = out.decode("utf-8", "surrogateescape" if binary else "replace")
         else:
             text = ""
-            big = huge_files(self._git, old, new, -1)
+            big = huge_files(self._git, raw, -1)
         complete = not big
         if len(text) > caps.total_bytes:
             cut = text.rfind("\ndiff --git ", 0, caps.total_bytes) + 1

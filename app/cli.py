@@ -331,8 +331,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     from app.config import configure
 
     parser = build_parser()
-    configure(parser, argv, logged_backend=LOGGED_BACKEND_OPTIONS)
+    configure(parser, argv, logged_backend=LOGGED_BACKEND_OPTIONS, also=(batch_parser(),))
     return parser.parse_args(argv)
+
+
+def batch_parser() -> Parser:
+    """`navtui batch`'s parser (its settings are valid in the config file too)."""
+    from app.subcommands import add_batch_args
+
+    parser = Parser(prog="navtui batch")
+    add_batch_args(parser)
+    return parser
 
 
 def run_subcommand(name: str, argv: list[str]) -> int:
@@ -349,7 +358,7 @@ def run_subcommand(name: str, argv: list[str]) -> int:
         from app.config import ConfigError, configure
 
         try:
-            configure(parser, argv)
+            configure(parser, argv, also=(build_parser(),))
         except ConfigError as error:
             print(f"navtui: {error}", file=sys.stderr)
             return 1
@@ -632,7 +641,7 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
     from app.tui import LoadRelay, run_tui
 
     info = describe(backend_config(args))  # refuses bad model flags before the screen opens
-    settings = load_config(build_parser())  # theme, keymap, allow rules (validated in `main`)
+    settings = load_config(build_parser(), also=(batch_parser(),))  # theme, keymap, allow rules (validated in `main`)
     library_logs_to(repo_state_dir(workspace.root) / "library.log")
     executor = make_executor(args, workspace)
     relay = LoadRelay()

@@ -90,8 +90,14 @@ def settings_of(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return settings
 
 
-def load_config(parser: argparse.ArgumentParser, path: Path | None = None) -> Config:
-    """Read and check the config file against `parser`'s options; ConfigError says what is wrong."""
+def load_config(
+    parser: argparse.ArgumentParser,
+    path: Path | None = None,
+    *,
+    also: tuple[argparse.ArgumentParser, ...] = (),
+) -> Config:
+    """Read and check the config file against the options of `parser` (and of `also`: a
+    subcommand accepts every setting of the main command); ConfigError says what is wrong."""
     path = path or config_path()
     try:
         text = path.read_text(encoding="utf-8")
@@ -103,7 +109,10 @@ def load_config(parser: argparse.ArgumentParser, path: Path | None = None) -> Co
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return _check(data, text, path, settings_of(parser))
+    settings: dict[str, argparse.Action] = {}
+    for each in (*also, parser):
+        settings.update(settings_of(each))
+    return _check(data, text, path, settings)
 
 
 def _check(data: dict[str, Any], text: str, path: Path, settings: dict[str, argparse.Action]) -> Config:
@@ -254,11 +263,16 @@ def apply_config(
 
 
 def configure(
-    parser: argparse.ArgumentParser, argv: list[str], *, logged_backend: tuple[str, ...] = ()
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    *,
+    logged_backend: tuple[str, ...] = (),
+    also: tuple[argparse.ArgumentParser, ...] = (),
 ) -> Config:
-    """Load the config file and make it `parser`'s defaults. With `--resume`, the options in
-    `logged_backend` are left to the logged session unless given as flags."""
-    config = load_config(parser)
+    """Load the config file and make it `parser`'s defaults (settings only `also` has are
+    valid but not applied). With `--resume`, the options in `logged_backend` are left to the
+    logged session unless given as flags."""
+    config = load_config(parser, also=also)
     resuming = "resume" in explicit_options(parser, argv)
     apply_config(parser, config, argv, skip=frozenset(logged_backend) if resuming else frozenset())
     return config
@@ -269,9 +283,9 @@ def configure(
 
 def load_rules(path: Path | None = None) -> AllowRules:
     """The `[rules]` of the config file (empty without one); ConfigError when it is broken."""
-    from app.cli import build_parser
+    from app.cli import batch_parser, build_parser
 
-    return load_config(build_parser(), path).rules
+    return load_config(build_parser(), path, also=(batch_parser(),)).rules
 
 
 def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path | None = None) -> Path:

@@ -170,6 +170,20 @@ def check_server(context: Context) -> list[Check]:
                   [f"serves: {', '.join(map(str, served))}"] if served else [])]
 
 
+def check_sandbox_here(context: Context) -> list[Check]:
+    """Whether bash can run in the bubblewrap sandbox (`--sandbox`), started once for real."""
+    from agent_core.executor.sandbox import check_sandbox
+
+    found = check_sandbox()
+    if found.available:
+        return [Check("sandbox", "ok", found.reason)]
+    required = context.setting("sandbox") == "on"
+    meaning = ("`sandbox = \"on\"` in the config: sessions will refuse to start" if required else
+               "`--sandbox auto` runs commands unsandboxed here (the repo is still checkpointed, "
+               "the rest of the machine is not protected)")
+    return [Check("sandbox", "fail" if required else "warn", "not available", [found.reason, meaning])]
+
+
 CHECKS: list[Callable[[Context], list[Check]]] = [
     check_python,
     check_config,
@@ -177,15 +191,16 @@ CHECKS: list[Callable[[Context], list[Check]]] = [
     check_local_packages,
     check_models,
     check_server,
+    check_sandbox_here,
 ]
 
 
 def collect(timeout: float) -> list[Check]:
     """Every check's findings, in `CHECKS` order."""
-    from app.cli import build_parser
+    from app.cli import batch_parser, build_parser
 
     try:
-        context = Context(load_config(build_parser()), None, timeout)
+        context = Context(load_config(build_parser(), also=(batch_parser(),)), None, timeout)
     except ConfigError as error:
         context = Context(None, str(error), timeout)
     return [check for run in CHECKS for check in run(context)]

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent_core.events import Event, SessionError, StepProposed, TokenStreamed
+from agent_core.git.errors import UnsafeRestore
 from agent_core.policy import AutoPolicy, RulesPolicy
 from agent_core.steps import Approve, Decision, Reject
-from agent_core.workspace import UnsafeRestore
 
 if TYPE_CHECKING:
     from agent_core.session import Session

@@ -234,7 +234,7 @@ def add_config_args(parser: argparse.ArgumentParser) -> None:
 def config_main(args: argparse.Namespace) -> int:
     """`navtui config show|path|edit`."""
     from app import config as settings
-    from app.cli import build_parser
+    from app.cli import batch_parser, build_parser
 
     parser = build_parser()
     path = settings.config_path()
@@ -244,7 +244,7 @@ def config_main(args: argparse.Namespace) -> int:
     try:
         if args.action == "edit":
             settings.edit(parser, path)
-        loaded = settings.load_config(parser, path)
+        loaded = settings.load_config(parser, path, also=(batch_parser(),))
     except settings.ConfigError as error:
         return _error(str(error))
     if not loaded.exists:

@@ -23,10 +23,12 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
+from agent_core.git.errors import UnsafeRestore
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
 from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.main import MainScreen, SessionEnded
+from app.screens.quit import QuitScreen
 from app.screens.start import StartChoice, StartScreen
 from widgets.action_card import ActionCard
 from widgets.issue_pane import issue_title
@@ -250,7 +252,9 @@ class NavApp(App[int]):
     def on_session_ended(self, message: SessionEnded) -> None:
         finished = message.finished
         if finished.reason == "quit":
-            self._leave(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed.")
+            started = self.main is not None and self.main.session is not None
+            self._leave(EXIT_CODES["quit"], "navtui: quit; the session is saved and can be resumed."
+                        if started else "navtui: quit before a session started; nothing was changed.")
         else:
             patch = finished.patch
             if not finished.patch_complete and self.main is not None and self.main.session:
@@ -296,7 +300,14 @@ class NavApp(App[int]):
             return f"navtui: patch saved to {path} (the changes are also still in the working tree)."
         if choice.kind == "discard":
             assert self.main is not None
-            await self.main.run_on_session(lambda session: session.undo(0))
+            try:
+                await self.main.run_on_session(lambda session: session.undo(0))
+            except UnsafeRestore as refused:
+                asked = QuitScreen("\n".join(refused.paths[:15]), title="Discard over your changes?",
+                                   go="Discard anyway", stay="Keep them")
+                if not await self.push_screen_wait(asked):
+                    raise FinishError("nothing discarded: files changed outside the session") from None
+                await self.main.run_on_session(lambda session: session.undo(0, force=True))
             return "navtui: discarded; the working tree is back to how it was before the session."
         return "navtui: the changes are in the working tree."
 

@@ -202,3 +202,18 @@ async def test_the_app_applies_keymap_theme_and_seeds_the_rules(git_repo: Path):
         await pilot.press("y")
         await watch.until(lambda: isinstance(app.screen, FinishScreen), "the finish screen")
         assert session.finished is not None and session.finished.reason == "submitted"
+
+
+def test_batch_and_the_main_command_accept_each_others_settings(config_file: Path):
+    from app.cli import batch_parser
+
+    config_file.write_text("workers = 3\nquiet = true\nmax_steps = 9\n")
+    args = parse(["repo"])
+    assert (args.quiet, args.max_steps) == (True, 9) and not hasattr(args, "workers")
+    parser = batch_parser()
+    configure(parser, ["instances.jsonl"], also=(build_parser(),))
+    batch = parser.parse_args(["instances.jsonl"])
+    assert (batch.workers, batch.max_steps) == (3, 9) and not hasattr(batch, "quiet")
+    config_file.write_text("workers = \"many\"\n")
+    with pytest.raises(ConfigError, match=r"config.toml:1: workers: invalid literal"):
+        parse(["repo"])

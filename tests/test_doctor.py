@@ -49,6 +49,7 @@ def test_doctor_reports_cache_server_and_config(
     assert [r.path for r in scripted_http.requests] == ["/v1/models"]
     assert f"✓ config        {config} is valid" in result.stdout
     assert lines_after(result.stdout, "python")[0].startswith("✓ python")
+    assert lines_after(result.stdout, "sandbox")[0].startswith("✓ sandbox       bubblewrap works")
 
 
 def test_doctor_fails_on_an_unreachable_server_and_a_broken_config(tmp_path: Path):
@@ -79,3 +80,17 @@ def test_doctor_without_the_local_extra_says_what_is_missing(tmp_path: Path):
     assert "EXIT 0 False" in result.stdout
     assert "! torch" in result.stdout and "pip install 'navtui[local]'" in result.stdout
     assert "hf download Qwen/Qwen3-8B" in result.stdout
+
+
+def test_doctor_says_why_the_sandbox_cannot_run(tmp_path: Path):
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    config = tmp_path / "config.toml"
+    config.write_text('sandbox = "on"\n')
+    result = doctor(hf_env(tmp_path, NAVTUI_BWRAP=str(fake), NAVTUI_CONFIG=str(config)))
+    assert result.returncode == 1
+    sandbox = lines_after(result.stdout, "sandbox")
+    assert sandbox[0].startswith("✗ sandbox") and "not available" in sandbox[0]
+    assert "No permissions to create new namespace" in sandbox[1]
+    assert "sessions will refuse to start" in sandbox[2]

@@ -120,9 +120,10 @@ def test_creates_racing_a_symlink_swapper_never_land_outside(git_repo, tmp_path)
     assert sorted(p.name for p in outside.iterdir()) == []
     created = [o for o in observations if o.error is None]
     refused = [o for o in observations if o.error is not None]
-    assert created, "no create got through between swaps"
     assert all(any(why in o.error for why in ("symlink", "symbolic link", "exists"))
-               for o in refused), refused[:3]
+               for o in refused), sorted({o.error[:60] for o in refused})
+    # The swaps met the creates: some got through, or were stopped at the open itself.
+    assert created or any("became a symbolic link" in o.error for o in refused)
     real = work if not work.is_symlink() else link
     assert len(list(real.iterdir())) == len(created)
 

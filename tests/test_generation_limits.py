@@ -79,7 +79,8 @@ def test_max_new_tokens_caps_a_runaway_on_the_tiny_real_model(git_repo, tiny_mod
     )
     events = events_of(result)
     assert result.returncode == 2, result.stderr
-    assert events[0]["config"]["max_new_tokens"] == 64
+    started = next(e for e in events if e["type"] == "SessionStarted")
+    assert started["config"]["max_new_tokens"] == 64
     usages = [e["usage"]["new_tokens"] for e in events if e["type"] == "UsageReported"]
     assert usages and usages == [64] * len(usages)  # the random model never ends by itself
     assert any(e["type"] == "Notice" and "cut at 64 tokens" in e["message"] for e in events)

@@ -118,3 +118,23 @@ async def test_the_app_shows_load_phases_and_the_model_while_loading(git_repo: P
         await watch.until(lambda: app.main.session is not None, "the session")
         await watch.until(lambda: "Loading" not in card(), "the card after loading")
         assert app._load_timer is None
+
+
+async def test_a_failed_load_says_why_and_quitting_says_nothing_was_saved(git_repo: Path):
+    from agent_core.backends.base import BackendError
+    from app.screens.quit import QuitScreen
+
+    def factory(issue: str):
+        raise BackendError("model Qwen/Qwen3-8B is not on this machine")
+
+    app, watch = NavApp(factory, repo=git_repo, issue="fix it"), Watch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+        card = lambda: str(app.main.query_one("#card-command").render())  # noqa: E731
+        await watch.until(lambda: app.main is not None and "Could not start" in card(), "the error")
+        assert "Qwen/Qwen3-8B is not on this machine" in card() and app._load_timer is None
+        await pilot.press("q")
+        await watch.until(lambda: isinstance(app.screen, QuitScreen), "the quit dialog")
+        await pilot.press("y")
+        await watch.until(lambda: app.result_message, "the exit line")
+    assert app.result_message == "navtui: quit before a session started; nothing was changed."
+    assert app.return_code == 3

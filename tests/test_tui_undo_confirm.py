@@ -38,3 +38,28 @@ async def test_undo_over_a_user_edit_asks_and_only_proceeds_when_confirmed(git_r
         assert not (git_repo / "a.txt").exists()
         assert (git_repo / "b.txt").read_text() == "b before\n"
         assert [r.index for r in session.records] == []
+
+
+async def test_discard_at_the_finish_asks_before_overwriting_a_user_edit(git_repo: Path):
+    from agent_core.actions import Submit
+    from app.screens.finish import FinishScreen
+
+    session = make_session(git_repo, [("Note.", Bash("echo n > new.txt")), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        await pilot.press("a")
+        await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
+        (git_repo / "README.md").write_text("the user's edit during the session\n")
+        await pilot.press("x")
+        await watch.until(lambda: isinstance(app.screen, QuitScreen), "confirm dialog")
+        assert "README.md" in str(app.screen.query_one(".dialog-body").render())
+        await pilot.press("y")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert not (git_repo / "new.txt").exists()
+    ref = f"refs/navtui/{session.id}/before-undo-1"
+    from tests.fixtures.repos import git
+
+    assert git(git_repo, "show", f"{ref}:README.md") == "the user's edit during the session\n"

@@ -146,3 +146,16 @@ def test_undo_brings_back_the_conflict_of_a_stash_pop(tmp_path: Path):
     ws.restore(0)
     assert git(root, "ls-files", "-u") == conflicts
     assert files(root) == before
+
+
+def test_read_only_and_private_files_come_back_with_their_permissions(repo: Path):
+    (repo / "notes.txt").chmod(0o444)
+    (repo / "src/scratch.py").chmod(0o600)
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    bash(repo, "rm -f notes.txt src/scratch.py && echo new > notes.txt")
+    ws.checkpoint(1)
+    ws.restore(0)
+    assert (repo / "notes.txt").stat().st_mode & 0o777 == 0o444
+    assert (repo / "src/scratch.py").stat().st_mode & 0o777 == 0o600
+    assert (repo / "notes.txt").read_text() == "user's untracked notes\n"

@@ -195,11 +195,13 @@ class Confinement:
         except OSError as exc:
             if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                 raise
+            # ENOTDIR from a plain file on the way is the model's mistake; from a symlink (or a
+            # name that is a directory again by now) it is a swap.
             try:
-                is_link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+                mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
             except OSError:
-                is_link = False
-            if exc.errno == errno.ENOTDIR and not is_link:
+                mode = stat.S_IFLNK
+            if exc.errno == errno.ENOTDIR and not (stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
                 raise
         raise PathError(
             f"refused {self.display(real)!r}: {name!r} on its way became a symbolic link after the "

@@ -57,10 +57,14 @@ class BlobChange:
 NULL_ID = "0" * 40
 
 
-def huge_files(git: GitRunner, old: str, new: str, limit: int) -> list[BlobChange]:
-    """Files changed from tree `old` to `new` whose old or new blob is over `limit` bytes."""
-    out = git.run("diff-tree", "-r", "-z", "--no-renames", old, new)
-    fields = out.split(b"\0")
+def raw_changes(git: GitRunner, old: str, new: str) -> bytes:
+    """`git diff-tree -r -z --no-renames old new` (what `huge_files` reads)."""
+    return git.run("diff-tree", "-r", "-z", "--no-renames", old, new)
+
+
+def huge_files(git: GitRunner, raw: bytes, limit: int) -> list[BlobChange]:
+    """Files in `raw` (from `raw_changes`) whose old or new blob is over `limit` bytes."""
+    fields = raw.split(b"\0")
     changes = []
     for meta, path in zip(fields[0::2], fields[1::2]):
         if not meta:
