@@ -90,12 +90,13 @@ class PacedBackend:
     name = "paced"
 
     def __init__(self, quick: list[str], long: str, rate: float) -> None:
-        self.outputs = [*quick, long]
+        self.outputs = [*quick, long, long]
         self.paced_turn = len(quick)
         self.rate = rate
         self.turn = 0
         self.emitted: list[tuple[float, int]] = []
         self.go = threading.Event()  # set by the bench once the screen has caught up
+        self.release = threading.Event()  # the turn after the paced one waits for it
         self.last_usage: Usage | None = None
         self._cancelled = threading.Event()
 
@@ -106,6 +107,9 @@ class PacedBackend:
         self.turn += 1
         self._cancelled.clear()
         self.last_usage = Usage(prompt_tokens=estimate_prompt_tokens(prompt))
+        if self.turn - 1 > self.paced_turn:
+            self.release.wait(120)  # keep the session (and the main screen) up until measured
+            return
         if not paced:
             yield output
             return
@@ -123,6 +127,7 @@ class PacedBackend:
 
     def cancel(self) -> None:
         self._cancelled.set()
+        self.release.set()
 
     def count_tokens(self, prompt: Prompt) -> int:
         return estimate_prompt_tokens(prompt)
@@ -209,6 +214,7 @@ async def stream_run(rate: float, seconds: float, earlier: int, workdir: Path) -
         await watcher
         main.action_diff = original  # type: ignore[method-assign]
         app.exit()
+    backend.release.set()
     emitted = backend.emitted
     lags = [shown - emitted[i][0] for i, shown in enumerate(shown_at)]
     span = (shown_at[-1] - emitted[0][0]) if shown_at else float("nan")

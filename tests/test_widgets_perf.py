@@ -89,3 +89,22 @@ async def test_a_step_added_out_of_order_lands_in_order():
         await pilot.pause()
         assert [o.id for o in timeline.options] == [f"step-{n}" for n in (1, 2, 3, 4)]
         assert timeline.highlighted_step == 2
+
+
+async def test_a_note_behind_a_backlog_does_not_wait_and_keeps_its_place():
+    from widgets.thought_stream import SLICE
+
+    stream = ThoughtStream()
+    async with Harness(stream).run_test() as pilot:
+        await stream.begin_turn("Step 1")
+        burst = "".join(f"word{n} " for n in range(SLICE))  # several slices
+        await stream.write(burst)
+        await stream.note("a notice", "info")  # returns while the burst is still queued
+        assert stream.rendering
+        await stream.begin_turn("Step 2")
+        await stream.end_turn()  # an empty turn, ended before its stream ever ran
+        await stream.settled()
+        await pilot.pause()
+        order = [w for w in stream.children if w.has_class("turn-title") or w.has_class("note")]
+        assert [str(w.render()) for w in order] == ["Step 1", "a notice", "Step 2"]
+        assert stream.query(Markdown).first().source == burst
