@@ -42,6 +42,7 @@ async def test_undo_over_a_user_edit_asks_and_only_proceeds_when_confirmed(git_r
 
 async def test_discard_at_the_finish_asks_before_overwriting_a_user_edit(git_repo: Path):
     from agent_core.actions import Submit
+    from app.screens.confirm import ConfirmScreen
     from app.screens.finish import FinishScreen
 
     session = make_session(git_repo, [("Note.", Bash("echo n > new.txt")), ("Done.", Submit())])
@@ -54,6 +55,8 @@ async def test_discard_at_the_finish_asks_before_overwriting_a_user_edit(git_rep
         await watch.until(lambda: isinstance(app.screen, FinishScreen), "finish screen")
         (git_repo / "README.md").write_text("the user's edit during the session\n")
         await pilot.press("x")
+        await watch.until(lambda: isinstance(app.screen, ConfirmScreen), "discard confirmation")
+        await pilot.press("y")
         await watch.until(lambda: isinstance(app.screen, QuitScreen), "confirm dialog")
         assert "README.md" in str(app.screen.query_one(".dialog-body").render())
         await pilot.press("y")
