@@ -402,6 +402,28 @@ def test_the_active_venv_under_the_hidden_home_still_runs(git_repo: Path, outsid
 
 
 @needs_bwrap
+def test_a_venv_under_tmp_still_runs_while_the_rest_of_tmp_stays_private(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A CI checkout often lives in /tmp with its venv: the sandbox's private /tmp must not hide
+    the interpreter the model's commands run with (read-only), and nothing else of /tmp shows."""
+    venv = tmp_path / "checkout-venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    tool = venv / "bin/tool"
+    tool.write_text("#!/bin/sh\necho tool from $VIRTUAL_ENV\n")
+    tool.chmod(0o755)
+    (tmp_path / "beside.txt").write_text("not for the model\n")
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    monkeypatch.setenv("PATH", f"{venv}/bin:/usr/bin:/bin")
+    with Shell(git_repo, timeout=10, launcher=sandboxed(git_repo)) as sh:
+        assert sh.run("tool").output == f"tool from {venv}\n"
+        assert "Read-only file system" in sh.run(f"touch {venv}/installed").output
+        assert "No such file" in sh.run(f"cat {tmp_path}/beside.txt").output
+    assert not (venv / "installed").exists()
+
+
+@needs_bwrap
 def test_a_planted_git_file_exposes_nothing(git_repo: Path, outside_dir: Path):
     """A hostile checkout whose .git is a file naming another directory gets no extra mount."""
     (outside_dir / "private.txt").write_text("not for the model\n")

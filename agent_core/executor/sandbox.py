@@ -219,7 +219,7 @@ class Bubblewrap:
         return conda if conda.startswith("/") and os.path.isdir(conda) else None
 
     def _visible_again(self, hidden: set[str]) -> list[str]:
-        """Read-only paths under the hidden homes or /run that programs need: the active venv
+        """Read-only paths under the hidden homes, /tmp or /run that programs need: the active venv
         and its base interpreter, the active conda environment, navtui's own Python (often
         under ~/.pyenv or ~/.local), PATH entries under /run (NixOS keeps its programs there)
         and resolv.conf's target when the network is on."""
@@ -232,7 +232,7 @@ class Bubblewrap:
         wanted += [entry for entry in path.split(":") if _under(entry, "/run")]
         if self.network:
             wanted.append(os.path.realpath("/etc/resolv.conf"))
-        covered = [*hidden, "/run"]
+        covered = [*hidden, "/run", "/tmp"]  # a venv in /tmp (a CI checkout) stays usable
         return sorted({path for path in wanted if any(_under(path, top) for top in covered)
                        and not _under(path, str(self.root)) and os.path.exists(path)})
 
