@@ -26,9 +26,9 @@ from textual.worker import Worker, WorkerState
 from agent_core.git.errors import UnsafeRestore
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
+from app.screens.confirm import ConfirmScreen
 from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.main import MainScreen, SessionEnded
-from app.screens.quit import QuitScreen
 from app.screens.start import StartChoice, StartScreen
 from widgets.action_card import ActionCard
 from widgets.issue_pane import issue_title
@@ -312,8 +312,13 @@ class NavApp(App[int]):
             try:
                 await self.main.run_on_session(lambda session: session.undo(0))
             except UnsafeRestore as refused:
-                asked = QuitScreen("\n".join(refused.paths[:15]), title="Discard over your changes?",
-                                   go="Discard anyway", stay="Keep them")
+                files = "\n".join(f"  {path}" for path in refused.paths[:15])
+                asked = ConfirmScreen(
+                    "Discard over your changes?",
+                    f"Changed outside the session:\n{files}\n\nDiscarding overwrites them (they are "
+                    "saved in a before-undo ref first).",
+                    confirm="Discard anyway",
+                )
                 if not await self.push_screen_wait(asked):
                     raise FinishError("nothing discarded: files changed outside the session") from None
                 await self.main.run_on_session(lambda session: session.undo(0, force=True))

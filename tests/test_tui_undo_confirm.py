@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.actions import Bash
-from app.screens.quit import QuitScreen
+from app.screens.confirm import ConfirmScreen
 from app.tui import NavApp
 from tests.fixtures.tui import Watch, make_session
 from tests.test_tui import SIZE, waiting_on
@@ -23,7 +23,7 @@ async def test_undo_over_a_user_edit_asks_and_only_proceeds_when_confirmed(git_r
         (git_repo / "b.txt").write_text("the user's edit\n")
 
         await pilot.press("u")
-        await watch.until(lambda: isinstance(app.screen, QuitScreen), "confirm dialog")
+        await watch.until(lambda: isinstance(app.screen, ConfirmScreen), "confirm dialog")
         shown = str(app.screen.query_one(".dialog-body").render())
         assert "b.txt" in shown
         await pilot.press("n")
@@ -32,7 +32,7 @@ async def test_undo_over_a_user_edit_asks_and_only_proceeds_when_confirmed(git_r
         assert (git_repo / "a.txt").exists()
 
         await pilot.press("u")
-        await watch.until(lambda: isinstance(app.screen, QuitScreen), "confirm dialog again")
+        await watch.until(lambda: isinstance(app.screen, ConfirmScreen), "confirm dialog again")
         await pilot.press("y")
         await watch.until(lambda: waiting_on(app, 1), "new proposal 1 after the undo")
         assert not (git_repo / "a.txt").exists()
@@ -42,7 +42,6 @@ async def test_undo_over_a_user_edit_asks_and_only_proceeds_when_confirmed(git_r
 
 async def test_discard_at_the_finish_asks_before_overwriting_a_user_edit(git_repo: Path):
     from agent_core.actions import Submit
-    from app.screens.confirm import ConfirmScreen
     from app.screens.finish import FinishScreen
 
     session = make_session(git_repo, [("Note.", Bash("echo n > new.txt")), ("Done.", Submit())])
@@ -57,7 +56,9 @@ async def test_discard_at_the_finish_asks_before_overwriting_a_user_edit(git_rep
         await pilot.press("x")
         await watch.until(lambda: isinstance(app.screen, ConfirmScreen), "discard confirmation")
         await pilot.press("y")
-        await watch.until(lambda: isinstance(app.screen, QuitScreen), "confirm dialog")
+        await watch.until(lambda: isinstance(app.screen, ConfirmScreen)
+                          and "README.md" in str(app.screen.query_one(".dialog-body").render()),
+                          "confirm dialog over the user's edit")
         assert "README.md" in str(app.screen.query_one(".dialog-body").render())
         await pilot.press("y")
         await watch.until(lambda: app.return_code is not None, "exit")

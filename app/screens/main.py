@@ -613,8 +613,7 @@ class MainScreen(Screen[None]):
             + (f"\n  … and {more} more" if more > 0 else "")
             + "\n\nUndo anyway overwrites them (they are saved in a before-undo ref first)."
         )
-        screen = QuitScreen(explanation, title="Undo over your changes?", go="Undo anyway",
-                            stay="Keep them")
+        screen = ConfirmScreen("Undo over your changes?", explanation, confirm="Undo anyway")
         if await self.app.push_screen_wait(screen) and self.driver is not None:
             self.driver.send(Undo(refused.to_index, force=True))
 

@@ -10,7 +10,7 @@ from textual.widgets import Button, Label, Static
 
 
 class QuitScreen(ModalScreen[bool]):
-    """Returns True to quit (or, with another title, to go ahead with what it asks about)."""
+    """Returns True to quit (other questions: `app.screens.confirm.ConfirmScreen`)."""
 
     CSS_PATH = "modal.tcss"
     AUTO_FOCUS = "#stay"
@@ -19,21 +19,17 @@ class QuitScreen(ModalScreen[bool]):
         Binding("y,q", "quit_now", "Quit", id="navtui.quit.confirm", tooltip="Quit; the session stays resumable"),
     ]
 
-    def __init__(
-        self, explanation: str, *, title: str = "Quit navtui?", go: str = "Quit", stay: str = "Stay"
-    ) -> None:
+    def __init__(self, explanation: str) -> None:
         super().__init__()
         self.explanation = explanation
-        self.labels = (title, go, stay)
 
     def compose(self) -> ComposeResult:
-        title, go, stay = self.labels
         with Vertical(classes="dialog"):
-            yield Label(title, classes="dialog-title")
+            yield Label("Quit navtui?", classes="dialog-title")
             yield Static(self.explanation, classes="dialog-body", markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button(f"{go} (y)", variant="warning", id="quit")
-                yield Button(f"{stay} (n)", variant="primary", id="stay")
+                yield Button("Quit (y)", variant="warning", id="quit")
+                yield Button("Stay (n)", variant="primary", id="stay")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "quit")
