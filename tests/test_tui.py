@@ -150,7 +150,7 @@ async def test_undo_and_rewind_restore_files(git_repo: Path):
         assert "f1.txt" in session.records[-1].diff
         timeline = main_screen(app).query_one(StepTimeline)
         assert sorted(timeline.entries) == [1, 2, 3]
-        timeline.highlighted = timeline.get_option_index("step-1")
+        timeline.highlight_step(1)
         await pilot.press("w")
         await watch.until(lambda: showing(app, ConfirmScreen), "rewind asks first")
         assert app.screen.explanation.startswith("Step 2 is undone")
@@ -177,7 +177,7 @@ async def test_rewind_from_the_step_detail_screen(git_repo: Path):
         await watch.until(lambda: waiting_on(app, 3), "proposal 3")
         timeline = main_screen(app).query_one(StepTimeline)
         timeline.focus()
-        timeline.highlighted = timeline.get_option_index("step-1")
+        timeline.highlight_step(1)
         await pilot.press("enter")
         await watch.until(lambda: type(app.screen).__name__ == "StepDetailScreen", "step detail")
         assert app.screen.record.index == 1 and app.screen.can_rewind

@@ -52,17 +52,23 @@ def line(timeline: StepTimeline, position: int) -> str:
     return timeline.render_line(position).text.strip()
 
 
-async def test_timeline_updates_one_entry_without_rebuilding_the_others():
+async def test_timeline_updates_one_entry_without_repainting_the_others():
     timeline = StepTimeline()
     async with Harness(timeline).run_test(size=(80, 30)) as pilot:
         for index in range(1, 6):
             timeline.set_step(index, "executed", f"bash step {index}")
         await pilot.pause()
-        before = list(timeline.options)
+        assert not timeline.screen._layout_required
+        repainted: list = []
+        real_refresh = timeline.refresh
+        timeline.refresh = lambda *regions, **kw: (repainted.append(regions), real_refresh(*regions, **kw))[1]
         timeline.set_step(6, "pending", "bash six")
         timeline.set_step(3, "rejected")
+        assert [r.height for regions in repainted for r in regions] == [1, 1]  # one line each
+        assert [r.y for regions in repainted for r in regions] == [5, 2]
+        assert not timeline.screen._layout_required  # no layout of the screen asked for
+        timeline.refresh = real_refresh
         await pilot.pause()
-        assert list(timeline.options)[:5] == before  # the same Option objects: nothing rebuilt
         assert line(timeline, 2).startswith("✗ 3 bash step 3")
         assert line(timeline, 5).startswith("? 6 bash six")
         assert line(timeline, 1).startswith("✓ 2 bash step 2")
@@ -75,8 +81,9 @@ async def test_timeline_updates_one_entry_without_rebuilding_the_others():
         timeline.drop_after(4)
         timeline.set_step(5, "running", "bash again")
         await pilot.pause()
-        assert [o.id for o in timeline.options] == [f"step-{n}" for n in range(1, 6)]
+        assert timeline.steps == [1, 2, 3, 4, 5]
         assert line(timeline, 4).startswith("… 5 bash again")
+        assert line(timeline, 5) == ""
 
 
 async def test_a_step_added_out_of_order_lands_in_order():
@@ -87,8 +94,47 @@ async def test_a_step_added_out_of_order_lands_in_order():
         timeline.highlighted = 1
         timeline.set_step(3, "pending", "bash 3")
         await pilot.pause()
-        assert [o.id for o in timeline.options] == [f"step-{n}" for n in (1, 2, 3, 4)]
+        assert timeline.steps == [1, 2, 3, 4]
         assert timeline.highlighted_step == 2
+        assert [line(timeline, y)[:3] for y in range(4)] == ["✓ 1", "✓ 2", "? 3", "✓ 4"]
+
+
+async def test_a_long_timeline_scrolls_to_the_highlight_and_keys_move_it():
+    timeline = StepTimeline()
+    seen: dict = {}  # a message is seen once at each node it bubbles through: count it once
+
+    def chosen() -> list[int]:
+        return [m.index for m in seen.values() if isinstance(m, StepTimeline.StepChosen)]
+
+    async with Harness(timeline).run_test(
+        size=(80, 12), message_hook=lambda m: seen.setdefault(id(m), m)
+    ) as pilot:
+        for index in range(1, 101):
+            timeline.set_step(index, "executed", f"bash step {index}")
+        await pilot.pause()
+        assert timeline.max_scroll_y == 100 - timeline.scrollable_content_region.height
+        assert timeline.scroll_offset.y == timeline.max_scroll_y  # it followed the new entries
+        timeline.scroll_to(y=10, animate=False, immediate=True)
+        timeline.set_step(101, "pending", "bash one more")
+        await pilot.pause()
+        assert timeline.scroll_offset.y == 10  # scrolled up by the user: it stays there
+        timeline.drop(101)
+        timeline.focus()
+        await pilot.press("end")
+        await pilot.pause()
+        assert timeline.highlighted_step == 100 and timeline.scroll_offset.y == timeline.max_scroll_y
+        assert line(timeline, timeline.scrollable_content_region.height - 1).startswith("✓ 100")
+        await pilot.press("up", "up", "enter")
+        await pilot.pause()
+        assert timeline.highlighted_step == 98
+        assert chosen() == [98]
+        await pilot.press("home")
+        await pilot.pause()
+        assert timeline.highlighted_step == 1 and timeline.scroll_offset.y == 0
+        await pilot.click(timeline, offset=(3, 4))  # the border is line 0: the fourth entry
+        await pilot.pause()
+        assert timeline.highlighted_step == 4
+        assert chosen() == [98, 4]
 
 
 async def test_a_note_behind_a_backlog_does_not_wait_and_keeps_its_place():

@@ -1,13 +1,25 @@
-"""Every step of the session with its status; choosing one asks to show it in full."""
+"""Every step of the session with its status; choosing one asks to show it in full.
+
+A Line API widget: one line per step, drawn on demand. Adding a step or changing one repaints
+that line only (no layout of the screen, no rebuild of the other lines), so a step costs the same
+with 5 entries or 500.
+"""
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from dataclasses import dataclass
+from typing import ClassVar
 
+from textual import events
+from textual.binding import Binding, BindingType
 from textual.content import Content
+from textual.geometry import Region, Size
 from textual.message import Message
-from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.style import Style
 
 from agent_core.sanitize import visible
 from widgets._css import css_beside
@@ -30,10 +42,27 @@ class TimelineEntry:
     summary: str
 
 
-class StepTimeline(OptionList):
-    """Entries keyed by step index; `set_step` adds or updates one."""
+class StepTimeline(ScrollView, can_focus=True):
+    """Entries keyed by step index, in index order; `set_step` adds or updates one.
+
+    `highlighted` is the position (0-based line) of the highlighted entry, or None. While the
+    last entry is in view, a new one scrolls into view (the list follows the session); once the
+    user scrolls up, it stays where they left it.
+    """
 
     DEFAULT_CSS = css_beside(__file__)
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"step-timeline--entry", "step-timeline--highlighted"}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+        Binding("pagedown", "page_down", "Page Down", show=False),
+        Binding("pageup", "page_up", "Page Up", show=False),
+        Binding("enter", "select", "Select", show=False),
+    ]
+
+    highlighted: reactive[int | None] = reactive(None, init=False)
 
     class StepChosen(Message):
         """The user chose step `index` (Enter or click)."""
@@ -42,93 +71,212 @@ class StepTimeline(OptionList):
             super().__init__()
             self.index = index
 
+    class StepHighlighted(Message):
+        """The highlight moved to step `index` (None: no entry is highlighted)."""
+
+        def __init__(self, index: int | None) -> None:
+            super().__init__()
+            self.index = index
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.entries: dict[int, TimelineEntry] = {}
+        self.steps: list[int] = []  # step indices in display order
         self.border_title = "Steps"
+        self._lines: dict[int, tuple[tuple[object, ...], Strip]] = {}  # index -> (key, line)
+
+    # --- entries ------------------------------------------------------------------------------
 
     def set_step(self, index: int, status: str, summary: str | None = None) -> None:
-        """Add step `index` or change its status (and summary when given).
-
-        Only that entry's line changes; a step added out of order rebuilds the list.
-        """
+        """Add step `index` or change its status (and summary when given); repaints its line."""
         summary = None if summary is None else visible(summary)
         entry = self.entries.get(index)
         if entry is None:
-            entry = self.entries[index] = TimelineEntry(index, status, summary or "")
-            if index < max(self.entries):
-                self._rebuild()
-                return
-            self.add_option(Option(self._prompt(entry), id=f"step-{index}"))
+            self.entries[index] = TimelineEntry(index, status, summary or "")
+            if self.steps and index < self.steps[-1]:
+                self._insert(index)
+            else:
+                following = self.scroll_offset.y >= self.max_scroll_y  # the last entry is in view
+                self.steps.append(index)
+                self._grown()
+                if following and self.scroll_offset.y < self.max_scroll_y:
+                    self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+                else:
+                    self._refresh_position(len(self.steps) - 1)
             if self.highlighted is None:
-                self.highlighted = self.option_count - 1
+                self.highlighted = len(self.steps) - 1
             return
         if entry.status == status and (summary is None or summary == entry.summary):
             return
         entry.status = status
         if summary is not None:
             entry.summary = summary
-        self._replace_line(self.get_option_index(f"step-{index}"), self._prompt(entry))
+        self._refresh_position(self.position_of(index))
 
     def drop_after(self, to_index: int) -> None:
         """Forget the steps after `to_index` (they were undone; new ones may reuse the numbers)."""
-        for index in sorted((i for i in self.entries if i > to_index), reverse=True):
+        for index in [i for i in self.steps if i > to_index]:
             self.drop(index)
 
     def drop(self, index: int) -> None:
         """Forget a step that never happened (e.g. a proposal dropped by an undo)."""
-        if self.entries.pop(index, None) is not None:
-            self.remove_option(f"step-{index}")
+        if self.entries.pop(index, None) is None:
+            return
+        position = self.position_of(index)
+        del self.steps[position]
+        self._lines.pop(index, None)
+        self._grown()
+        self.refresh()
+        if self.highlighted is not None and self.highlighted >= len(self.steps):
+            self.highlighted = len(self.steps) - 1 if self.steps else None
+
+    def position_of(self, index: int) -> int:
+        """The line of step `index` (ValueError if it is not in the timeline)."""
+        position = bisect_left(self.steps, index)
+        if position == len(self.steps) or self.steps[position] != index:
+            raise ValueError(f"step {index} is not in the timeline")
+        return position
 
     @property
     def highlighted_step(self) -> int | None:
         """Index of the highlighted step, if any."""
-        if self.highlighted is None or self.highlighted >= self.option_count:
+        if self.highlighted is None or self.highlighted >= len(self.steps):
             return None
-        option_id = self.get_option_at_index(self.highlighted).id
-        return int(option_id.removeprefix("step-")) if option_id else None
+        return self.steps[self.highlighted]
 
-    def _prompt(self, entry: TimelineEntry) -> Content:
-        """One line: status icon, step number and the summary cut to the list's width."""
-        width = max(12, (self.scrollable_content_region.width or 26) - 1)
-        icon, style = STATUS_LOOK.get(entry.status, ("·", "$text-muted"))
-        room = max(4, width - len(str(entry.index)) - 3)
-        summary = entry.summary if len(entry.summary) <= room else entry.summary[: room - 1] + "…"
-        return Content.from_markup(
-            f"[{style}]$icon[/] [b]$n[/] $summary", icon=icon, n=entry.index, summary=summary,
-        )
+    def highlight_step(self, index: int) -> None:
+        """Move the highlight to step `index`."""
+        self.highlighted = self.position_of(index)
 
-    def _replace_line(self, position: int, prompt: Content) -> None:
-        """Show `prompt` for the option at `position`, re-rendering only its line.
-
-        `OptionList.replace_option_prompt` drops every option's cached render and line layout
-        and repaints the whole list, so each status change would cost as much as drawing the
-        list anew. Every prompt here is one line (cut to the width), so the layout stays valid:
-        only this option's cached render is dropped and its line repainted (Textual 8's
-        `Option._set_prompt` and `OptionList._option_render_cache`).
-        """
-        option = self.get_option_at_index(position)
-        option._set_prompt(prompt)
-        cache = self._option_render_cache
-        for key in [key for key in cache.keys() if key[0] is option]:
-            cache.discard(key)
-        self.refresh_line(position)
-
-    def _rebuild(self) -> None:
+    def _insert(self, index: int) -> None:
+        """A step added out of order: every line from it down moves; the highlight keeps its step."""
         keep = self.highlighted_step
-        self.set_options(
-            Option(self._prompt(entry), id=f"step-{entry.index}")
-            for entry in sorted(self.entries.values(), key=lambda e: e.index)
+        insort(self.steps, index)
+        self._grown()
+        self.refresh()
+        if keep is not None:
+            self.highlighted = self.position_of(keep)
+
+    def _grown(self) -> None:
+        """The number of lines changed: the scrollable height follows, without laying out the screen.
+
+        The widget's own size does not depend on its line count (its height comes from the
+        layout around it), so only the scrollbars need to know; a scrollbar that appears or goes
+        away changes the content width, and that does ask for a layout (Textual does it).
+        """
+        size = Size(self.scrollable_content_region.width, len(self.steps))
+        self.set_reactive(ScrollView.virtual_size, size)
+        if self.is_mounted:
+            self._refresh_scrollbars()
+            self._scroll_update(size)
+
+    # --- drawing --------------------------------------------------------------------------------
+
+    def _refresh_position(self, position: int | None) -> None:
+        """Repaint one entry's line if it is in view."""
+        if position is None:
+            return
+        y = position - self.scroll_offset.y
+        if 0 <= y < self.scrollable_content_region.height:
+            self.refresh(Region(0, y, self.scrollable_content_region.width, 1))
+
+    def render_line(self, y: int) -> Strip:
+        position = self.scroll_offset.y + y
+        width = self.scrollable_content_region.width
+        if position >= len(self.steps):
+            return Strip.blank(width, self.get_visual_style("step-timeline--entry").rich_style)
+        entry = self.entries[self.steps[position]]
+        classes = ["step-timeline--entry"]
+        if position == self.highlighted:
+            classes.append("step-timeline--highlighted")
+        style = self.get_visual_style(*classes)
+        key = (entry.status, entry.summary, width, style)
+        cached = self._lines.get(entry.index)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        line = self._render_entry(entry, width, style)
+        self._lines[entry.index] = (key, line)
+        return line
+
+    def _render_entry(self, entry: TimelineEntry, width: int, style: Style) -> Strip:
+        """One line: status icon, step number and the summary cut to the width."""
+        icon, look = STATUS_LOOK.get(entry.status, ("·", "$text-muted"))
+        room = max(4, width - 1 - len(str(entry.index)) - 3)  # one column left free
+        summary = entry.summary if len(entry.summary) <= room else entry.summary[: room - 1] + "…"
+        content = Content.from_markup(
+            f"[{look}]$icon[/] [b]$n[/] $summary", icon=icon, n=entry.index, summary=summary,
         )
-        if keep is not None and keep in self.entries:
-            self.highlighted = self.get_option_index(f"step-{keep}")
-        elif self.option_count:
-            self.highlighted = self.option_count - 1
+        strips = Content.to_strips(self, content, width, 1, style)
+        return strips[0].extend_cell_length(width, style.rich_style).crop(0, width)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._lines.clear()
 
     def on_resize(self) -> None:
-        self._rebuild()
+        self._lines.clear()
+        self._grown()
+        self.refresh()
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        if event.option_id:
-            self.post_message(self.StepChosen(int(event.option_id.removeprefix("step-"))))
+    def on_focus(self) -> None:
+        self._refresh_position(self.highlighted)
+
+    def on_blur(self) -> None:
+        self._refresh_position(self.highlighted)
+
+    # --- highlight and choice -------------------------------------------------------------------
+
+    def validate_highlighted(self, highlighted: int | None) -> int | None:
+        if highlighted is None or not self.steps:
+            return None
+        return min(max(highlighted, 0), len(self.steps) - 1)
+
+    def watch_highlighted(self, old: int | None, new: int | None) -> None:
+        self._refresh_position(old)
+        self._refresh_position(new)
+        if new is not None:
+            self._bring_into_view(new)
+        self.post_message(self.StepHighlighted(self.highlighted_step))
+
+    def _bring_into_view(self, position: int) -> None:
+        """Scroll just enough for line `position` to be in view."""
+        top, height = self.scroll_offset.y, self.scrollable_content_region.height
+        if height <= 0:
+            return
+        if position < top:
+            self.scroll_to(y=position, animate=False, immediate=True)
+        elif position >= top + height:
+            self.scroll_to(y=position - height + 1, animate=False, immediate=True)
+
+    def action_cursor_down(self) -> None:
+        if self.steps:
+            self.highlighted = 0 if self.highlighted is None else self.highlighted + 1
+
+    def action_cursor_up(self) -> None:
+        if self.steps:
+            self.highlighted = len(self.steps) - 1 if self.highlighted is None else self.highlighted - 1
+
+    def action_first(self) -> None:
+        self.highlighted = 0
+
+    def action_last(self) -> None:
+        self.highlighted = len(self.steps) - 1
+
+    def action_page_down(self) -> None:
+        page = max(1, self.scrollable_content_region.height - 1)
+        self.highlighted = (self.highlighted or 0) + page
+
+    def action_page_up(self) -> None:
+        page = max(1, self.scrollable_content_region.height - 1)
+        self.highlighted = (self.highlighted or 0) - page
+
+    def action_select(self) -> None:
+        step = self.highlighted_step
+        if step is not None:
+            self.post_message(self.StepChosen(step))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is not None and offset.y + self.scroll_offset.y < len(self.steps):
+            self.highlighted = offset.y + self.scroll_offset.y
+            self.action_select()
