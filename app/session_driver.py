@@ -83,6 +83,11 @@ class EventInbox:
         if wake:
             self._wake()
 
+    def only_tokens(self) -> bool:
+        """Nothing but streamed text is waiting (or nothing at all)."""
+        with self._lock:
+            return all(isinstance(item, _Tokens) for item in self._events)
+
     def drain(self) -> list[Event | DriverEvent]:
         with self._lock:
             items = list(self._events)

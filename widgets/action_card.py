@@ -65,7 +65,8 @@ class ActionCard(VerticalScroll):
         yield Static("", id="card-diff")
 
     def watch_state(self, old: str, new: str) -> None:
-        self.remove_class(f"-{old}")
+        # One style update for the swap, not two: each walks the card and its children.
+        self.remove_class(f"-{old}", update=False)
         self.add_class(f"-{new}")
 
     def show_status(self, state: str, message: str) -> None:

@@ -92,7 +92,12 @@ def render_file(file: FileDiff, max_lines: int) -> tuple[Content, Content]:
 
 
 class DiffView(VerticalScroll):
-    """Shows a diff file by file; `set_diff` may be called as often as diffs change."""
+    """Shows a diff file by file; `set_diff` may be called as often as diffs change.
+
+    While the view is hidden (e.g. in a tab not shown) a new diff is only noted; it is prepared
+    and shown when the view appears. Showing a diff with the same number of files as the one
+    before updates the widgets in place instead of mounting new ones.
+    """
 
     DEFAULT_CSS = css_beside(__file__)
 
@@ -104,18 +109,32 @@ class DiffView(VerticalScroll):
         self.empty_text = empty_text
         self.max_lines_per_file = max_lines_per_file
         self.diff = diff
-        self.files: list[FileDiff] = []
+        self.files: list[FileDiff] = []  # the files of the diff on screen
+        self._stale = True  # `diff` is not on screen yet
 
     def on_mount(self) -> None:
         self.set_diff(self.diff)
 
+    def on_show(self) -> None:
+        if self._stale:
+            self.set_diff(self.diff)
+
     def set_diff(self, diff: str) -> None:
         """Show `diff` (may be empty)."""
         self.diff = diff
+        self._stale = True
+        if self._hidden:
+            return
+        self._stale = False
         if len(diff) > THREAD_THRESHOLD:
             self._prepare_in_thread(diff)
         else:
             self._show(*self._prepare(diff))
+
+    @property
+    def _hidden(self) -> bool:
+        """Not displayed, or inside something not displayed (a tab not shown)."""
+        return any(not node.display for node in self.ancestors_with_self)
 
     def _prepare(self, diff: str) -> tuple[list[FileDiff], list[tuple[Content, Content]]]:
         files = split_diff(diff)
@@ -136,16 +155,19 @@ class DiffView(VerticalScroll):
         if not self.is_attached:
             return  # the screen is going away (e.g. the app exits while a diff arrives)
         self.files = files
-        self.remove_children()
-        if not parts:
-            self.mount(Static(self.empty_text, classes="empty"))
-            return
-        widgets: list[Static] = []
+        shown: list[tuple[str, Content | str]] = []
         for title, body in parts:
-            widgets.append(Static(title, classes="file-title"))
-            widgets.append(Static(body, classes="file-body"))
-        if len(files) > len(parts):
+            shown += [("file-title", title), ("file-body", body)]
+        if not parts:
+            shown.append(("empty", self.empty_text))
+        elif len(files) > len(parts):
             more = len(files) - len(parts)
-            widgets.append(Static(f"… {more} more file(s); save the patch to see them all", classes="empty"))
-        self.mount_all(widgets)
+            shown.append(("empty", f"… {more} more file(s); save the patch to see them all"))
+        current = list(self.query_children(Static))
+        if [w.classes for w in current] == [frozenset({kind}) for kind, _ in shown]:
+            for widget, (_, content) in zip(current, shown):
+                widget.update(content)
+        else:
+            self.remove_children()
+            self.mount_all(Static(content, classes=kind) for kind, content in shown)
         self.scroll_home(animate=False)

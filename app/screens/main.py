@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from agent_core.actions import Bash, StrReplaceEditor, Submit
@@ -74,10 +74,15 @@ from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import ThoughtStream
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from agent_core.session import Session
 
 # A proposal that took longer than this to generate also gets a toast (the user looked away).
 NOTIFY_AFTER_SECONDS = 5.0
+# Auto mode: session events are rendered at most this often (seconds), all that arrived together;
+# a step takes ~70 ms headless on a large repository, so several steps share one render.
+AUTO_FRAME = 0.1
 
 
 
@@ -117,14 +122,14 @@ class MainScreen(Screen[None]):
                 tooltip="Quit; the session is saved and can be resumed"),
     ]
 
-    # Screen state: the Footer and the command palette follow it (`bindings=True`), and so do
+    # Screen state: the Footer and the command palette follow it (`_state_changed`), and so do
     # the header's state word and the card's colour (`_show_state`); nothing else refreshes them.
-    pending: reactive[StepProposed | None] = reactive(None, bindings=True, init=False)
-    generating: reactive[bool] = reactive(False, bindings=True, init=False)
-    running: reactive[bool] = reactive(False, bindings=True, init=False)
-    finished: reactive[SessionFinished | None] = reactive(None, bindings=True, init=False)
-    paused: reactive[bool] = reactive(False, bindings=True, init=False)
-    executed_steps: reactive[int] = reactive(0, bindings=True, init=False)
+    pending: reactive[StepProposed | None] = reactive(None, init=False)
+    generating: reactive[bool] = reactive(False, init=False)
+    running: reactive[bool] = reactive(False, init=False)
+    finished: reactive[SessionFinished | None] = reactive(None, init=False)
+    paused: reactive[bool] = reactive(False, init=False)
+    executed_steps: reactive[int] = reactive(0, init=False)
 
     def __init__(
         self,
@@ -154,6 +159,13 @@ class MainScreen(Screen[None]):
         self._split = StreamSplit("auto")
         self._announced: StepProposed | None = None  # the last proposal the user was told about
         self._last_error = ""
+        self._bindings_due: str | None = None  # the Footer's refresh at the next frame: "always"
+        self._bindings_scheduled = False  # ... or "if changed" (a key enabled or disabled)
+        self._bindings_shown: tuple[bool | None, ...] = ()
+        self._draining = False  # rendering a drain of the inbox: views are shown at its end
+        self._views: dict[str, list[Callable[[], None]]] = {}  # view -> what it shows at the end
+        self._next_drain = 0.0  # auto mode: session events are rendered at most AUTO_FRAME apart
+        self._drain_timer: Timer | None = None
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -280,6 +292,38 @@ class MainScreen(Screen[None]):
 
     # --- screen state -----------------------------------------------------------------------
 
+    def refresh_bindings(self) -> None:
+        """Refresh the Footer (and palette) once per frame, however many ask.
+
+        Each refresh rebuilds the Footer's keys (a recompose that re-applies CSS to every key).
+        """
+        self._bindings_due = "always"
+        self._schedule_bindings()
+
+    def _state_changed(self) -> None:
+        """Screen state changed: refresh the Footer at the next frame if by then a key is enabled
+        or disabled (in auto mode a step sets and clears `pending` and `running` within one
+        drain of the inbox, and no key changes)."""
+        if self._bindings_due is None:
+            self._bindings_due = "if changed"
+        self._schedule_bindings()
+
+    def _schedule_bindings(self) -> None:
+        if not self._bindings_scheduled:
+            self._bindings_scheduled = True
+            self.call_after_refresh(self._publish_bindings)
+
+    def _publish_bindings(self) -> None:
+        due, self._bindings_due, self._bindings_scheduled = self._bindings_due, None, False
+        state = self._bindings_state()
+        if due == "always" or state != self._bindings_shown:
+            self._bindings_shown = state
+            super().refresh_bindings()
+
+    def _bindings_state(self) -> tuple[bool | None, ...]:
+        """Which of the screen's keys are enabled now (what the Footer shows)."""
+        return tuple(self.check_action(binding.action, ()) for binding in self.BINDINGS)
+
     def watch_pending(self) -> None:
         self._show_state()
 
@@ -295,37 +339,85 @@ class MainScreen(Screen[None]):
     def watch_finished(self) -> None:
         self._show_state()
 
+    def watch_executed_steps(self) -> None:
+        self._state_changed()
+
     def _show_state(self) -> None:
-        """The header's state word and the card's colour, both from the screen state alone."""
+        """The header's state word and the card's colour, both from the screen state alone
+        (and the Footer's keys, when they change)."""
+        self._state_changed()
         if not self._mounted or self.session is None:
             return
         status, card = self.query_one(StatusBar), self.query_one(ActionCard)
         if self.finished is not None:
-            status.state, card.state = f"finished: {self.finished.reason}", "done"
+            status.state, colour = f"finished: {self.finished.reason}", "done"
         elif self.pending is not None:
-            status.state, card.state = "waiting for you", "pending"
+            status.state, colour = "waiting for you", "pending"
         elif self.running:
-            status.state, card.state = "running", "running"
+            status.state, colour = "running", "running"
         elif self.generating:
-            status.state, card.state = "thinking", "thinking"
+            status.state, colour = "thinking", "thinking"
         elif self.paused:
-            status.state, card.state = "stopped", "idle"
+            status.state, colour = "stopped", "idle"
         else:
-            status.state, card.state = "working", "idle"
+            status.state, colour = "working", "idle"
+        # (a colour change restyles the card: in auto mode, once per drain)
+        self._view("card-colour", lambda: setattr(card, "state", colour))
 
     # --- session events -------------------------------------------------------------------
 
     async def on_session_wake(self, message: SessionWake) -> None:
         if self.inbox is None:
             return
-        for event in self.inbox.drain():
-            if self._shut_down:
-                return
-            await self.handle_event(event)
+        now = time.monotonic()
+        if self.auto and now < self._next_drain and not self.inbox.only_tokens():
+            # Auto mode: steps come faster than anyone reads them; what arrives within one
+            # AUTO_FRAME is rendered together (streamed text is not held back).
+            if self._drain_timer is None:
+                self._drain_timer = self.set_timer(self._next_drain - now, self._drain_due)
+            return
+        self._next_drain = now + AUTO_FRAME
+        self._draining = True
+        try:
+            for event in self.inbox.drain():
+                if self._shut_down:
+                    return
+                await self.handle_event(event)
+        finally:
+            self._draining = False
+            self._show_views()
         proposal = self.pending
         if proposal is not None and proposal is not self._announced:
             self._announced = proposal
             self._ask_for_decision(proposal)
+
+    def _drain_due(self) -> None:
+        self._drain_timer = None
+        self.post_message(SessionWake())
+
+    def _view(self, name: str, show: Callable[[], None], *, replaces: bool = True) -> None:
+        """Show something in view `name` (the card, the output, a diff). In auto mode, while a
+        drain is rendered, only the last of what replaces a view's content is shown, at the
+        drain's end (with what was added to it after); otherwise at once."""
+        if not (self._draining and self.auto):
+            show()
+        elif replaces or name not in self._views:
+            self._views[name] = [show]
+        else:
+            self._views[name].append(show)
+
+    def _show_views(self) -> None:
+        views, self._views = self._views, {}
+        if self._shut_down or not views:
+            return
+        colour = views.pop("card-colour", None)
+        for shows in views.values():
+            for show in shows:
+                show()
+        if colour is not None:  # last: the card's colour follows the screen state, as it did
+            colour[0]()
+        elif "card" in views:
+            self._show_state()
 
     async def handle_event(self, event: Event | DriverEvent) -> None:
         """Render one session or driver event."""
@@ -339,7 +431,8 @@ class MainScreen(Screen[None]):
             self._turn_started, self._turn_index = time.monotonic(), event.index
             self._split = StreamSplit(self.session.config.dialect if self.session else "auto")
             status.step = event.index
-            card.show_status("thinking", f"Step {event.index}: the model is thinking…")
+            thinking = f"Step {event.index}: the model is thinking…"
+            self._view("card", lambda: card.show_status("thinking", thinking))
             self.pending, self.running, self.paused, self.generating = None, False, False, True
             await thoughts.begin_turn(f"Step {event.index}")
         elif isinstance(event, TokenStreamed):
@@ -377,20 +470,22 @@ class MainScreen(Screen[None]):
             timeline.drop_after(event.to_index)
             kept = [r for r in self._executed_records() if r.index <= event.to_index]
             self.executed_steps = len(kept)
-            self.query_one("#step-diff", DiffView).set_diff(kept[-1].diff if kept else "")
+            step_diff = kept[-1].diff if kept else ""
+            self._view("step-diff", lambda: self.query_one("#step-diff", DiffView).set_diff(step_diff))
             changed = ", ".join(event.changed_paths) or "no file changed"
             saved = (f"\nWhat was there before is kept: `git restore --source={event.saved_ref}"
                      " -- PATH` brings a file back." if event.saved_ref else "")
             await thoughts.note(f"↶ Back to step {event.to_index}: {changed}{saved}", "user")
         elif isinstance(event, SessionDiffReady):
             self.session_diff = event.diff
-            self.query_one("#session-diff", DiffView).set_diff(event.diff)
+            self._view("session-diff", lambda: self.query_one("#session-diff", DiffView).set_diff(event.diff))
         elif isinstance(event, PolicyChanged):
             self.auto = event.auto
             status.policy = event.label
         elif isinstance(event, Paused):
             await thoughts.end_turn()
-            card.show_status("idle", "Stopped. g lets the model go on · m sends it a message")
+            stopped = "Stopped. g lets the model go on · m sends it a message"
+            self._view("card", lambda: card.show_status("idle", stopped))
             self.generating, self.paused = False, True
         elif isinstance(event, UndoRefused):
             self._confirm_undo(event)
@@ -414,9 +509,10 @@ class MainScreen(Screen[None]):
         if split.in_action and (not was_in_action or split.action_name):
             name = split.action_name
             what = f"a {name} action" if name else "its action"
-            self.query_one(ActionCard).show_status(
+            card = self.query_one(ActionCard)
+            self._view("card", lambda: card.show_status(
                 "thinking", f"Step {event.index}: the model is writing {what}…"
-            )
+            ))
 
     async def _show_proposal(self, event: StepProposed) -> None:
         step = event.step
@@ -426,9 +522,12 @@ class MainScreen(Screen[None]):
         summary = action_summary(step.action)
         self.query_one(StepTimeline).set_step(event.index, "pending", summary)
         card = self.query_one(ActionCard)
-        card.show_action(f"Step {event.index}", step.action, event.command_shown, event.preview_diff)
+        self._view("card", lambda: card.show_action(
+            f"Step {event.index}", step.action, event.command_shown, event.preview_diff
+        ))
         if isinstance(step.action, Bash) and self.session and self.session.config.sandbox:
-            card.border_subtitle = f"bash · {self.session.config.sandbox}"
+            subtitle = f"bash · {self.session.config.sandbox}"
+            self._view("card", lambda: setattr(card, "border_subtitle", subtitle), replaces=False)
         self.generating, self.pending = False, event
 
     def _ask_for_decision(self, proposal: StepProposed) -> None:
@@ -443,7 +542,9 @@ class MainScreen(Screen[None]):
         if self.pending is not None and self.pending.index == event.index:
             self.pending = None
         self.query_one(StepTimeline).set_step(event.index, "running")
-        self.query_one(ActionCard).border_subtitle = f"approved by {event.reason}"
+        card = self.query_one(ActionCard)
+        self._view("card", lambda: setattr(card, "border_subtitle", f"approved by {event.reason}"),
+                   replaces=False)
         self.running = True
 
     def _show_executed(self, record: StepRecord) -> None:
@@ -451,15 +552,16 @@ class MainScreen(Screen[None]):
             record.index, self._record_status(record), self._record_summary(record)
         )
         action = record.action or record.proposed.action
-        self.query_one(OutputLog).show_observation(
+        output = self.query_one(OutputLog)
+        self._view("output", lambda: output.show_observation(
             f"Step {record.index} · {action_summary(action, width=200)}", record.observation
-        )
-        self.query_one("#step-diff", DiffView).set_diff(record.diff)
+        ))
+        self._view("step-diff", lambda: self.query_one("#step-diff", DiffView).set_diff(record.diff))
         card = self.query_one(ActionCard)
         if record.extra.get("source") == "user":
-            card.show_status("done", f"Your command ran as step {record.index}.")
+            self._view("card", lambda: card.show_status("done", f"Your command ran as step {record.index}."))
         else:
-            card.state = "done"
+            self._view("card", lambda: setattr(card, "state", "done"), replaces=False)
         self.executed_steps = len(self._executed_records())
         self.pending, self.running = None, False
 
@@ -469,10 +571,11 @@ class MainScreen(Screen[None]):
         said = event.message == self._last_error  # the error note just above says it already
         ending = f"Session finished ({event.reason})" + ("." if said else f": {event.message}")
         await self.query_one(ThoughtStream).note(ending, "info" if event.reason == "submitted" else "warning")
-        self.query_one(ActionCard).show_status("done", ending)
+        card = self.query_one(ActionCard)
+        self._view("card", lambda: card.show_status("done", ending))
         if event.patch:
-            self.session_diff = event.patch
-            self.query_one("#session-diff", DiffView).set_diff(event.patch)
+            self.session_diff = patch = event.patch
+            self._view("session-diff", lambda: self.query_one("#session-diff", DiffView).set_diff(patch))
         self.app.bell()
         self.post_message(SessionEnded(event))
 
@@ -548,9 +651,8 @@ class MainScreen(Screen[None]):
             return None
         return step
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_list.id == "timeline":
-            self.refresh_bindings()
+    def on_step_timeline_step_highlighted(self, event: StepTimeline.StepHighlighted) -> None:
+        self.refresh_bindings()
 
     def action_approve(self) -> None:
         self._decide(Approve())
