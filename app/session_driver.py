@@ -10,6 +10,7 @@ enqueues commands and, to stop a generation or a command, calls the thread-safe
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -34,6 +35,13 @@ if TYPE_CHECKING:
 
 # The feedback the model reads when the user ran their own command instead of its proposal.
 INSTEAD_OF_PROPOSAL = "The user ran their own command instead of this one."
+
+# While a session thread runs beside the UI: how long (s) a thread holding the GIL keeps it when
+# another wants it (Python's default is 5 ms). The session thread gives up the GIL at every
+# command, git call and pty read; each time it gets it back only after the UI thread, busy
+# rendering, reaches a switch point. At 5 ms that made a step on a 10k-file repository ~1.2x
+# slower in auto mode than at 1 ms (bench/step_overhead.py); the UI's own CPU time does not grow.
+SWITCH_INTERVAL = 0.001
 
 
 class _Tokens:
@@ -311,6 +319,8 @@ class SessionDriver:
     def run(self) -> None:
         """The session thread's body (starts the session unless it was resumed); ends on `Close`."""
         session = self.session
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
         try:
             if not session.started:
                 session.start()
@@ -319,6 +329,7 @@ class SessionDriver:
             self._loop()
         finally:
             self.diffs.close()
+            sys.setswitchinterval(interval)
 
     def _loop(self) -> None:
         session = self.session

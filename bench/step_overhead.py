@@ -2,8 +2,11 @@
 
 Part 1, whole sessions: the same scripted session (bash commands and editor actions, rendered
 as the navigator model writes them) run by `Session.run(AutoPolicy())` with its log and the
-`--auto` transcript (headless), and by the TUI (`NavApp` in auto mode, 120x40), alternately on
-fresh copies of the repository. Per-step cost = wall time / steps. Target: TUI <= 1.5x headless.
+`--auto` transcript (headless), and by the TUI (`NavApp` in auto mode, 120x40, everything it
+shows per step: timeline, thought stream, card, output, diffs), alternately on fresh copies of
+the repository. Per-step cost = wall time / steps. Target: TUI <= 1.5x headless. The TUI is
+only watched (the loop sleeps until the session finishes; the app draws at its own pace), and
+the UI thread's CPU time per step is printed beside it.
 
 Part 2, one step's parts, interleaved step by step on two identical copies:
 
@@ -186,18 +189,19 @@ def run_headless(repo: Path, script: Path) -> tuple[float, int]:
     return elapsed, len(session.records)
 
 
-async def run_tui(repo: Path, script: Path) -> tuple[float, int]:
+async def run_tui(repo: Path, script: Path) -> tuple[float, int, float]:
+    """Wall seconds, steps, and the UI thread's CPU seconds while the session ran."""
     from app.tui import NavApp
 
     session = new_session(repo, script)
     app = NavApp(session, repo=repo, auto=True)
-    async with app.run_test(size=(120, 40)) as pilot:
-        started = time.perf_counter()
+    async with app.run_test(size=(120, 40)):
+        started, ui_started = time.perf_counter(), time.thread_time()
         while session.finished is None:
-            await pilot.pause(0.01)
-        elapsed = time.perf_counter() - started
+            await asyncio.sleep(0.02)
+        elapsed, ui = time.perf_counter() - started, time.thread_time() - ui_started
         app.exit()
-    return elapsed, len(session.records)
+    return elapsed, len(session.records), ui
 
 
 def session_table(template: Path, names: list[str], steps: int, runs: int, seed: int, work: Path) -> None:
@@ -208,6 +212,7 @@ def session_table(template: Path, names: list[str], steps: int, runs: int, seed:
              for n, a in enumerate(session_actions(names, steps, seed))]
     script.write_text("\n".join(lines) + "\n")
     per_step: dict[str, list[float]] = {"headless": [], "tui": []}
+    ui_per_step: list[float] = []
     for run in range(runs):
         for kind in ("headless", "tui") if run % 2 == 0 else ("tui", "headless"):
             repo = work / f"{kind}-{run}"
@@ -215,13 +220,16 @@ def session_table(template: Path, names: list[str], steps: int, runs: int, seed:
             if kind == "headless":
                 elapsed, done = run_headless(repo, script)
             else:
-                elapsed, done = asyncio.run(run_tui(repo, script))
+                elapsed, done, ui = asyncio.run(run_tui(repo, script))
+                ui_per_step.append(ui / max(done, 1))
             per_step[kind].append(elapsed / max(done, 1))
             shutil.rmtree(repo)
     headless, tui = (statistics.median(per_step[k]) * 1e3 for k in ("headless", "tui"))
-    print(f"whole sessions: {steps + 1} steps, {runs} runs each (alternating), median ms per step")
+    print(f"whole sessions: {steps + 1} steps, {runs} runs each (alternating), median ms per step"
+          f" (load average {os.getloadavg()[0]:.1f})")
     print(f"  {'headless (Session.run + log + transcript)':<44} {headless:9.1f}")
     print(f"  {'TUI (NavApp, auto mode, 120x40)':<44} {tui:9.1f}")
+    print(f"  {'  of which UI thread CPU':<44} {statistics.median(ui_per_step) * 1e3:9.1f}")
     print(f"  {'TUI / headless (target <= 1.5)':<44} {tui / headless:8.2f}x")
     print()
 
@@ -229,7 +237,7 @@ def session_table(template: Path, names: list[str], steps: int, runs: int, seed:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=10_000)
-    parser.add_argument("--actions", type=int, default=200)
+    parser.add_argument("--actions", type=int, default=200, help="part 2's actions (0: skip it)")
     parser.add_argument("--session-steps", type=int, default=40)
     parser.add_argument("--runs", type=int, default=2, help="whole-session runs of each kind")
     parser.add_argument("--seed", type=int, default=7)
@@ -242,6 +250,8 @@ def main() -> None:
         print(f"repository: {args.files} files, {size / 1e6:.0f} MB of source\n")
         if args.session_steps:
             session_table(ours_root, names, args.session_steps, args.runs, args.seed, Path(tmp))
+        if not args.actions:
+            return
         shutil.copytree(ours_root, base_root, symlinks=True)
         for root in (ours_root, base_root):
             subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=True)

@@ -1,9 +1,9 @@
 """What the two widgets that grow with a session cost per update, with a long session on screen.
 
 * Step timeline: per step, the three `set_step` calls the main screen makes for a step (pending
-  with its summary, running, executed with its summary again), each followed by the frame it
-  causes (three frames: a step the user approves; auto mode draws pending + running in one), at
-  50 / 200 / 500 steps. Measured inside the real main screen (`MainScreen`, 120x40, with ten
+  with its summary, running, executed with its summary again) and the frames they cause: two in
+  auto mode (a proposal and its approval arrive, and are drawn, together), three for a step the
+  user approves; at 50 / 200 / 500 steps. Measured inside the real main screen (`MainScreen`, 120x40, with ten
   turns in the thought stream), where a change that asks for a layout lays out the whole screen.
   Side by side with the timeline as it was before (an `OptionList` re-rendering one option per
   change, kept below as `OptionListTimeline`) and the one before that (rebuilding every option).
@@ -13,9 +13,10 @@
 
 Each figure is the median CPU time (process_time, the UI thread's thread_time for the timeline:
 other engineers share the cores) over the measured updates, minus an idle repaint wait (the
-harness's own cost; for the timeline, the same three waits right after each step), in one
-process so load hits both alike; the floor row is three
-updates of a one-line Static alone in an app (each a layout of that tiny app and a repaint).
+harness's own cost; for the timeline, the same frames drawn idle right after each step), in one
+process so load hits both alike. Floors: three updates of a one-line Static alone in an app
+(each a layout of that tiny app and a repaint), and, in the main screen, the same frames for
+one-line changes of the status bar (what any change that shows costs there).
 Targets: timeline <= 5 ms per step at 500 steps; append cost flat in the number of turns.
 
     python bench/widgets_cost.py [--steps 50,200,500] [--turns 0,29]
@@ -41,6 +42,7 @@ from textual.widgets.option_list import Option  # noqa: E402
 
 import app.screens.main as main_screen  # noqa: E402
 from agent_core.sanitize import visible  # noqa: E402
+from widgets.status_bar import StatusBar  # noqa: E402
 from widgets.step_timeline import STATUS_LOOK, StepTimeline, TimelineEntry  # noqa: E402
 from widgets.thought_stream import ThoughtStream  # noqa: E402
 
@@ -179,14 +181,18 @@ class ScreenHarness(App):
         self.push_screen(main_screen.MainScreen("bench: average is off by one"))
 
 
-async def timeline_cost(kind: type, steps: int) -> float:
-    """Median ms per step over the last 40 of `steps` steps, minus three idle frames right after.
+async def timeline_cost(kind: type | None, steps: int, together: bool) -> float:
+    """Median ms per step over the last 40 of `steps` steps, minus the same frames drawn idle.
 
+    Per step: pending (with its summary), running, executed (with its summary again), as the
+    main screen calls them; each followed by a frame, or (`together`, auto mode) pending and
+    running in one frame, as the screen draws a proposal and its approval that arrive together.
     The timeline is scrolled to its end, as it is while it follows a session: every change is in
-    view and repainted (the OptionList timelines are scrolled along by hand, untimed).
+    view and repainted (the OptionList timelines, which do not follow, are scrolled by hand,
+    untimed). `kind` None: the floor, the same frames for one-line changes of the status bar.
     """
     real = main_screen.StepTimeline
-    main_screen.StepTimeline = kind  # what MainScreen.compose builds
+    main_screen.StepTimeline = kind or real  # what MainScreen.compose builds
     try:
         app = ScreenHarness()
         async with app.run_test(size=(120, 40)) as pilot:
@@ -198,6 +204,7 @@ async def timeline_cost(kind: type, steps: int) -> float:
                 await stream.end_turn()
             await stream.settled()
             timeline = app.screen.query_one("#timeline")
+            status = app.screen.query_one(StatusBar)
             for index in range(1, steps - 39):
                 timeline.set_step(index, "executed", f"bash pytest -q tests/test_{index}.py")
             await pilot.pause()
@@ -207,16 +214,19 @@ async def timeline_cost(kind: type, steps: int) -> float:
                 if isinstance(timeline, OptionList):  # it does not follow: show the end, untimed
                     timeline.scroll_to(y=timeline.max_scroll_y + 1, animate=False, immediate=True)
                     await pilot.pause()
+                changes = [("pending", summary), ("running", None), ("executed", summary)]
+                frames = [changes[:2], changes[2:]] if together else [[c] for c in changes]
                 started = time.thread_time()
-                timeline.set_step(index, "pending", summary)  # MainScreen._show_proposal
-                await pilot.pause()
-                timeline.set_step(index, "running")  # _run_on_its_own / _decide
-                await pilot.pause()
-                timeline.set_step(index, "executed", summary)  # _show_executed
-                await pilot.pause()
+                for frame in frames:
+                    for state, text in frame:
+                        if kind is None:
+                            status.state = f"{state} {index}"
+                        else:
+                            timeline.set_step(index, state, text)
+                    await pilot.pause()
                 step = time.thread_time() - started
                 started = time.thread_time()
-                for _ in range(3):  # the same three frames with nothing to draw
+                for _ in frames:  # the same frames with nothing to draw
                     await pilot.pause()
                 times.append(step - (time.thread_time() - started))
             return max(statistics.median(times), 0.0) * 1e3
@@ -271,14 +281,17 @@ async def main() -> None:
     parser.add_argument("--turns", default="0,29")
     args = parser.parse_args()
 
-    print(f"{'floor: 3 one-line updates':<28} {await floor_cost():>10.2f}  (the least any 3 repaints cost)")
-    print(f"{'timeline in the main screen':<28} {'line API':>10} {'OptionList':>11} {'rebuild':>10}"
-          "  (ms per step; target <= 5 at 500)")
+    print(f"{'floor: 3 one-line updates':<28} {await floor_cost():>10.2f}  (a Static alone in an app)")
+    print(f"timeline in the main screen, ms per step (target <= 5 at 500), load {os.getloadavg()[0]:.1f}")
+    print(f"  {'frames per step':<26} {'line API':>10} {'OptionList':>11} {'rebuild':>10} {'floor':>8}")
     for steps in (int(s) for s in args.steps.split(",")):
-        ours = await timeline_cost(StepTimeline, steps)
-        before = await timeline_cost(OptionListTimeline, steps)
-        first = await timeline_cost(RebuildingTimeline, steps)
-        print(f"{f'{steps} steps':<28} {ours:>10.2f} {before:>11.2f} {first:>10.2f}")
+        for together, label in ((True, "2 (auto)"), (False, "3 (asking)")):
+            ours = await timeline_cost(StepTimeline, steps, together)
+            before = await timeline_cost(OptionListTimeline, steps, together)
+            first = await timeline_cost(RebuildingTimeline, steps, together)
+            floor = await timeline_cost(None, steps, together)
+            print(f"  {f'{steps} steps, {label}':<26} {ours:>10.2f} {before:>11.2f} {first:>10.2f} {floor:>8.2f}")
+    print("  (floor: the same frames for one-line changes of the status bar in the same screen)")
     print()
     print(f"{'thought stream, paced append':<28} {'folded ms':>10} {'widgets':>8} {'all open ms':>12} {'widgets':>8}")
     for earlier in (int(t) for t in args.turns.split(",")):

@@ -315,6 +315,8 @@ class MainScreen(Screen[None]):
 
     def _publish_bindings(self) -> None:
         due, self._bindings_due, self._bindings_scheduled = self._bindings_due, None, False
+        if not self.is_attached:
+            return
         state = self._bindings_state()
         if due == "always" or state != self._bindings_shown:
             self._bindings_shown = state
@@ -477,8 +479,8 @@ class MainScreen(Screen[None]):
                      " -- PATH` brings a file back." if event.saved_ref else "")
             await thoughts.note(f"↶ Back to step {event.to_index}: {changed}{saved}", "user")
         elif isinstance(event, SessionDiffReady):
-            self.session_diff = event.diff
-            self._view("session-diff", lambda: self.query_one("#session-diff", DiffView).set_diff(event.diff))
+            self.session_diff = diff = event.diff
+            self._view("session-diff", lambda: self.query_one("#session-diff", DiffView).set_diff(diff))
         elif isinstance(event, PolicyChanged):
             self.auto = event.auto
             status.policy = event.label

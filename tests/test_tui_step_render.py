@@ -1,0 +1,113 @@
+"""What the main screen renders per step: auto mode renders steps together, every step stays in
+the timeline and the final state is right; the Footer follows key changes only; diffs in a hidden
+tab wait until shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Footer, Static, TabbedContent
+
+import app.screens.main as main_module
+from agent_core.actions import Bash, Submit
+from app.screens.finish import FinishScreen
+from app.tui import NavApp
+from tests.fixtures.tui import Watch, make_session, showing
+from tests.test_widgets import TWO_FILES, Harness
+from widgets.action_card import ActionCard
+from widgets.diff_view import DiffView
+from widgets.output_log import OutputLog
+from widgets.step_timeline import StepTimeline
+
+SIZE = (120, 36)
+
+
+async def test_auto_mode_renders_steps_together_and_keeps_every_step_in_the_timeline(
+    git_repo: Path, monkeypatch
+):
+    monkeypatch.setattr(main_module, "AUTO_FRAME", 1.0)  # steps surely arrive within one frame
+    turns = [(f"Step {n}.", Bash(f"echo {n} > f{n}.txt")) for n in range(1, 9)] + [("Done.", Submit())]
+    session = make_session(git_repo, turns)
+    app, watch = NavApp(session, repo=git_repo, auto=True), Watch()
+    shown: list[str] = []
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        main = app.main
+        assert main is not None
+        output = main.query_one(OutputLog)
+        real_show = output.show_observation
+        output.show_observation = lambda title, observation: (shown.append(title), real_show(title, observation))[1]
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen", timeout=60)
+        timeline = main.query_one(StepTimeline)
+        assert timeline.steps == list(range(1, 10))
+        assert [timeline.entries[n].status for n in range(1, 9)] == ["executed"] * 8
+        assert timeline.entries[9].status == "submitted"
+        assert 0 < len(shown) < 9  # several steps' outputs rendered as one: the last of them
+        assert shown[-1].startswith("Step 9 · submit the fix")
+        assert main.query_one("#step-diff", DiffView).diff == session.records[-1].diff
+        assert all(f"f{n}.txt" in main.session_diff for n in range(1, 9))
+        assert main.query_one(ActionCard).state == "done"
+        await pilot.press("k")
+        await watch.until(lambda: app.return_code is not None, "exit")
+
+
+async def test_the_footer_is_rebuilt_only_when_a_key_is_enabled_or_disabled(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("ls")), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        main = app.main
+        assert main is not None
+        await watch.until(lambda: main.pending is not None, "proposal 1")
+        await pilot.pause()
+        footer = main.query_one(Footer)
+        rebuilt: list[int] = []
+        real_recompose = footer.recompose
+        footer.recompose = lambda: (rebuilt.append(1), real_recompose())[1]
+
+        def keys() -> list[str]:
+            return [str(key.render()) for key in footer.query("FooterKey")]
+
+        assert any("Approve" in key for key in keys())
+        main.running = True  # state changes that end where they began: no key changes
+        main.generating = True
+        main.running = main.generating = False
+        await pilot.pause()
+        await pilot.pause()
+        assert rebuilt == []
+        proposal, main.pending = main.pending, None  # approve/reject/edit are disabled
+        await pilot.pause()
+        await pilot.pause()
+        assert rebuilt == [1] and not any("Approve" in key for key in keys())
+        main.pending = proposal
+        await pilot.pause()
+        await pilot.pause()
+        assert rebuilt == [1, 1] and any("Approve" in key for key in keys())
+
+
+async def test_a_diff_in_a_hidden_tab_is_prepared_when_the_tab_is_shown():
+    tabs = TabbedContent()
+    view = DiffView(id="hidden-diff")
+
+    async with Harness(tabs).run_test(size=(80, 24)) as pilot:
+        await tabs.add_pane(_pane("Output", Static("output"), "tab-output"))
+        await tabs.add_pane(_pane("Diff", view, "tab-diff"))
+        await pilot.pause()
+        mounted = list(view.query(Static))
+        view.set_diff(TWO_FILES)
+        await pilot.pause()
+        assert view.diff == TWO_FILES
+        assert list(view.query(Static)) == mounted and view.files == []  # nothing prepared yet
+        tabs.active = "tab-diff"
+        await pilot.pause()
+        await pilot.pause()
+        assert [str(t.render()) for t in view.query(".file-title")] == ["calc/ops.py  +1 -1", "notes.txt  +2 -0"]
+        titles = list(view.query(".file-title"))
+        view.set_diff(TWO_FILES.replace("notes.txt", "other.txt"))
+        await pilot.pause()
+        assert list(view.query(".file-title")) == titles  # same shape: updated in place
+        assert str(titles[1].render()) == "other.txt  +2 -0"
+
+
+def _pane(title: str, child, pane_id: str):
+    from textual.widgets import TabPane
+
+    return TabPane(title, child, id=pane_id)
