@@ -519,8 +519,8 @@ class Session:
         if changed:
             self._emit(Notice(
                 f"step {index} changed git's own config or hooks: {', '.join(changed)}. "
-                "navtui's git calls never run them, and undo does not put them back; your own "
-                "git commands would run them: check them before you run git in this repository."
+                "The step's diff shows them and undo puts them back; navtui's git calls never "
+                "run them, but your own git commands would: check them before you run git here."
             ))
 
     def _submits_reviewed(self) -> int:
@@ -639,4 +639,5 @@ class Session:
         self._stuck.reset()
         event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)
+        self._warn_outside()
         return event

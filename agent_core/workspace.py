@@ -25,7 +25,7 @@ from pathlib import Path
 
 import git as gitpython
 
-from agent_core.git.control import ControlWatch
+from agent_core.git.control import ControlFiles
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps, Signature, scan
@@ -104,13 +104,14 @@ def _find_repo(path: Path) -> tuple[Path, Path, Path]:
     return root, git_dir, common_dir
 
 
-def _message(head: HeadState, staged: str | None, ignored: str | None) -> str:
+def _message(head: HeadState, staged: str | None, ignored: str | None, control: str | None) -> str:
     return (
         "navtui checkpoint\n\n"
         f"head: {head.commit or _MISSING}\n"
         f"branch: {head.branch or _MISSING}\n"
         f"staged: {staged or _MISSING}\n"
         f"ignored: {ignored or _MISSING}\n"
+        f"control: {control or _MISSING}\n"
     )
 
 
@@ -134,7 +135,9 @@ class Workspace:
         self.snapshot_warnings: list[str] = []
         self._git = GitRunner(root)
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
-        self._control = ControlWatch(root, git_dir, common_dir)
+        self._control = ControlFiles(self._git, root, git_dir, common_dir)
+        self._controls: dict[str, str | None] = {}  # checkpoint commit -> its git-files commit
+        self._control_told: str | None = None  # the git-files commit last reported
         self._checkpoints: list[Checkpoint] = []
         self._trees: dict[str, str] = {}
         self._staged: str | None = None
@@ -237,6 +240,7 @@ class Workspace:
                 self._staged = fields.get("staged")
             self._trees[commit] = tree
             self._ignored[commit] = fields.get("ignored")
+            self._controls[commit] = fields.get("control")
             self._checkpoints.append(
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
             )
@@ -244,6 +248,8 @@ class Workspace:
         if not self._index_path().exists() and self._user_index().exists():
             shutil.copyfile(self._user_index(), self._index_path())
         self._index_stamp = None
+        self._control_told = self._controls.get(self._checkpoints[-1].commit)
+        self._control.adopt(self._control_told)
         return self.checkpoints
 
     def check_free(self) -> None:
@@ -262,7 +268,7 @@ class Workspace:
         ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
-        for suffix in (".index", ".ignored.index", ".user-index", ".modes.json"):
+        for suffix in (".index", ".ignored.index", ".control.index", ".user-index", ".modes.json"):
             (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         if session_id == self.session_id:
             self.session_id = None
@@ -279,8 +285,12 @@ class Workspace:
         position = self._position(index)
         if position == 0:
             return ""
-        previous = self._checkpoints[position - 1]
-        return self._diff(self._trees[previous.commit], self._tree(index))
+        previous, current = self._checkpoints[position - 1], self._checkpoints[position]
+        diff = self._diff(self._trees[previous.commit], self._trees[current.commit])
+        old, new = self._controls.get(previous.commit), self._controls.get(current.commit)
+        if old and new:
+            diff += self._control.diff(old, new, self.diff_caps.total_bytes)
+        return diff
 
     def session_diff(self) -> str:
         """Everything the session changed: checkpoint 0 -> the working tree now."""
@@ -323,6 +333,7 @@ class Workspace:
             self._index_tree, self._index_stamp = wanted, self._stamp()
         changed += self._restore_ignored(self._checkpoints[-1], target)
         self._restore_modes(changed)
+        changed += self._restore_control(target)
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
@@ -336,13 +347,16 @@ class Workspace:
         return RestoreReport(sorted(changed), head_moved)
 
     def foreign_changes(self) -> list[str]:
-        """What changed since the last checkpoint: paths, then `HEAD (...)` if HEAD moved.
+        """What changed since the last checkpoint: paths (git's own files as `.git/...`), then
+        `HEAD (...)` if HEAD moved.
 
         The session checkpoints after every step, so these are changes it did not make (the
         user's edits while the model thought, a session that stopped mid-step, ...).
         """
         last = self._last()
         paths = self.changed_files(last.index)
+        control = self._control.changed_since(self._controls.get(last.commit), self._control_index())
+        paths += [f"{self._control.shown_prefix}{change.path}" for change in control]
         head = self._heads.read()
         if head != HeadState(last.head, last.branch):
             where = head.branch or "detached"
@@ -357,16 +371,19 @@ class Workspace:
         """
         last = self._last()
         (tree, ignored), head = self._snapshot_all(), self._heads.read()
-        if (tree, head, ignored) == (
-            self._trees[last.commit], HeadState(last.head, last.branch), self._ignored.get(last.commit)
+        control = self._control.current(self._control_index())
+        if (tree, head, ignored, control) == (
+            self._trees[last.commit], HeadState(last.head, last.branch),
+            self._ignored.get(last.commit), self._controls.get(last.commit),
         ):
             commit = last.commit
         else:
             parents: list[str] = []
-            for parent in dict.fromkeys(p for p in (head.commit, last.commit, ignored) if p):
+            for parent in dict.fromkeys(p for p in (head.commit, last.commit, ignored, control) if p):
                 parents += ["-p", parent]
             commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *parents, "-m", _message(head, None, ignored), tree
+                "commit-tree", "--no-gpg-sign", *parents, "-m",
+                _message(head, None, ignored, control), tree,
             )
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
@@ -391,11 +408,17 @@ class Workspace:
         return self._heads.read() != HeadState(target.head, target.branch)
 
     def repo_control_changes(self) -> list[str]:
-        """Git config, hooks and attributes files changed since the last call (one line each).
+        """Git's config, hooks, attributes and excludes files that changed up to the last
+        checkpoint since the last call (one line each; a config's new settings named).
 
-        navtui's own git calls never run them; the user's own git commands would.
+        navtui's own git calls never run them; the user's own git commands would. Checkpoints
+        keep them: the step diff shows them and undo puts them back.
         """
-        return self._control.changes()
+        now = self._controls.get(self._last().commit)
+        told, self._control_told = self._control_told, now
+        if told is None or now is None:
+            return []
+        return self._control.describe(self._control.changes(told, now))
 
     # -- internals --------------------------------------------------------------------------
 
@@ -439,6 +462,21 @@ class Workspace:
 
     def _index_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.index"
+
+    def _control_index(self) -> Path:
+        return self.state_dir / "checkpoints" / f"{self.session_id}.control.index"
+
+    def _restore_control(self, target: Checkpoint) -> list[str]:
+        """Put git's config, hooks, attributes and excludes back as checkpoint `target` had
+        them (nothing for a checkpoint made before navtui kept them)."""
+        wanted = self._controls.get(target.commit)
+        if wanted is None:
+            return []
+        changed, left = self._control.restore(self._control.current(self._control_index()), wanted)
+        for line in left:
+            self._outside.setdefault(line, f"{line} (git's own file, left as it is by undo)")
+        self._control_told = wanted
+        return changed
 
     def _modes_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.modes.json"
@@ -633,23 +671,29 @@ class Workspace:
     ) -> Checkpoint:
         """Commit (or reuse) the checkpoint and point its ref at it (unless it is at `ref_at`)."""
         previous = self._checkpoints[-1] if self._checkpoints else None
+        control = self._control.current(self._control_index())
         if (
             previous is not None
             and self._trees[previous.commit] == tree
             and HeadState(previous.head, previous.branch) == head
             and self._ignored.get(previous.commit) == ignored
+            and self._controls.get(previous.commit) == control
         ):
             commit = previous.commit
         else:
-            parents = [head.commit, previous.commit if previous else self._staged, ignored]
+            parents = [head.commit, previous.commit if previous else self._staged, ignored, control]
             args: list[str] = []
             for parent in dict.fromkeys(p for p in parents if p):
                 args += ["-p", parent]
             staged = self._staged if index == 0 else None
             commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *args, "-m", _message(head, staged, ignored), tree
+                "commit-tree", "--no-gpg-sign", *args, "-m",
+                _message(head, staged, ignored, control), tree,
             )
         self._ignored[commit] = ignored
+        self._controls[commit] = control
+        if self._control_told is None:
+            self._control_told = control
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         if commit != ref_at:
             self._git.run("update-ref", ref, commit)
