@@ -399,6 +399,7 @@ class Workspace:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
         self._checkpoints = self._checkpoints[: position + 1]
+        self._control_told = self._controls.get(self._checkpoints[-1].commit)
 
     def dirty_since(self, index: int) -> bool:
         """True if the working tree or HEAD/branch no longer match checkpoint `index`."""
@@ -672,6 +673,8 @@ class Workspace:
         """Commit (or reuse) the checkpoint and point its ref at it (unless it is at `ref_at`)."""
         previous = self._checkpoints[-1] if self._checkpoints else None
         control = self._control.current(self._control_index())
+        for name in self._control.shown_left_out():
+            self._outside.setdefault(name, f"{name} (git's own file, over 1 MB or unreadable)")
         if (
             previous is not None
             and self._trees[previous.commit] == tree

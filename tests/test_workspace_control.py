@@ -174,3 +174,18 @@ def test_undo_never_deletes_through_a_hooks_directory_swapped_for_a_symlink(git_
     assert (elsewhere / "precious").read_text() == "keep me\n"
     assert not (elsewhere / "pre-commit").exists()
     assert any(".git/hooks/" in line and "left as it is" in line for line in ws.outside_checkpoints())
+
+
+def test_a_huge_hook_is_named_left_out_and_never_deleted_by_undo(git_repo: Path):
+    big = git_repo / ".git" / "hooks" / "pre-push"
+    big.write_bytes(b"#!/bin/sh\n" + b"#" * 1_200_000 + b"\n")
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    assert any(".git/hooks/pre-push" in line for line in ws.outside_checkpoints())
+    bash(git_repo, "printf '#!/bin/sh\\nexit 0\\n' > .git/hooks/pre-push && git config a.b c")
+    ws.checkpoint(1)
+    assert "+exit 0" in split_control_diff(ws.step_diff(1))[1]
+    ws.restore(0)
+    assert big.read_text() == "#!/bin/sh\nexit 0\n"  # kept: undo cannot know what it was
+    assert "[a]" not in (git_repo / ".git" / "config").read_text()
+    assert any("pre-push: not in the checkpoint" in line for line in ws.outside_checkpoints())

@@ -20,6 +20,9 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 # The line that starts a step diff's part about git's own files (`split_control_diff`).
 CONTROL_DIFF_HEADER = "# navtui: git's own config and hooks changed:\n"
 _LINK, _EXEC, _FILE = "120000", "100755", "100644"
+MAX_FILE_BYTES = 1_000_000  # a bigger (or unreadable) config or hook is left out, and named
+_SUBJECT = "navtui: git config and hooks"
+_LEFT_OUT = "left out: "
 
 Signature = tuple[tuple[str, int, int, int, int, int], ...]
 
@@ -72,6 +75,7 @@ class ControlFiles:
         self._signature: Signature | None = None
         self._commit: str | None = None
         self._tree: dict[str, str] = {}  # commit -> tree
+        self._left: dict[str, tuple[str, ...]] = {}  # commit -> files it could not hold
 
     # -- where they are ----------------------------------------------------------------
 
@@ -132,14 +136,30 @@ class ControlFiles:
         signature = self.signature()
         if signature == self._signature and self._commit is not None:
             return self._commit
-        tree = self._write_tree(index)
-        if self._commit is None or self.tree(self._commit) != tree:
-            self._commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", "-m", "navtui: git config and hooks", tree
-            )
-            self._tree[self._commit] = tree
+        tree, left = self._write_tree(index)
+        if (
+            self._commit is None
+            or self.tree(self._commit) != tree
+            or self.left_out(self._commit) != left
+        ):
+            message = _SUBJECT + "\n\n" + "".join(f"{_LEFT_OUT}{name}\n" for name in left)
+            self._commit = self._git.line("commit-tree", "--no-gpg-sign", "-m", message, tree)
+            self._tree[self._commit], self._left[self._commit] = tree, left
         self._signature = signature
         return self._commit
+
+    def left_out(self, commit: str) -> tuple[str, ...]:
+        """Files capture `commit` could not hold (over `MAX_FILE_BYTES` or unreadable)."""
+        if commit not in self._left:
+            message = self._git.run("log", "-1", "--format=%B", commit).decode("utf-8", "replace")
+            self._left[commit] = tuple(
+                line[len(_LEFT_OUT):] for line in message.splitlines() if line.startswith(_LEFT_OUT)
+            )
+        return self._left[commit]
+
+    def shown_left_out(self) -> list[str]:
+        """`.git/...` names of the files the last capture could not hold."""
+        return [self.shown_prefix + name for name in self.left_out(self._commit)] if self._commit else []
 
     def changed_since(self, commit: str | None, index: Path) -> list[ControlChange]:
         """What differs between `commit` and the files now (nothing read when none was touched
@@ -158,40 +178,61 @@ class ControlFiles:
             self._tree[commit] = self._git.line("rev-parse", commit + "^{tree}")
         return self._tree[commit]
 
-    def _write_tree(self, index: Path) -> str:
+    def _write_tree(self, index: Path) -> tuple[str, tuple[str, ...]]:
+        """(tree of the files now, names of those left out: too big, unreadable, vanished)."""
         regular: list[tuple[str, str, Path]] = []
-        links: list[tuple[str, bytes]] = []
+        entries: list[tuple[str, str, str]] = []
+        left: list[str] = []
         for path in self._files():
             name = self._relative(path)
             try:
                 st = os.lstat(path)
+                if name is None:
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    entries.append((_LINK, self._hash(os.fsencode(os.readlink(path))), name))
+                elif not stat.S_ISREG(st.st_mode):
+                    continue
+                elif st.st_size > MAX_FILE_BYTES or not os.access(path, os.R_OK):
+                    left.append(name)
+                else:
+                    regular.append((name, _EXEC if st.st_mode & 0o100 else _FILE, path))
             except OSError:
                 continue
-            if name is None:
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                links.append((name, os.fsencode(os.readlink(path))))
-            elif stat.S_ISREG(st.st_mode):
-                regular.append((name, _EXEC if st.st_mode & 0o100 else _FILE, path))
-        entries: list[tuple[str, str, str]] = []
-        if regular:
-            paths = b"".join(os.fsencode(p) + b"\n" for _, _, p in regular)
-            if any(b"\n" in os.fsencode(p) for _, _, p in regular):
-                blobs = [self._hash(p.read_bytes()) for _, _, p in regular]
+        for (name, mode, _), blob in zip(regular, self._hash_files([p for _, _, p in regular])):
+            if blob is None:
+                left.append(name)
             else:
-                out = self._git.run("hash-object", "-w", "--no-filters", "--stdin-paths", stdin=paths)
-                blobs = out.decode().split()
-            entries += [(mode, blob, name) for (name, mode, _), blob in zip(regular, blobs)]
-        entries += [(_LINK, self._hash(target), name) for name, target in links]
+                entries.append((mode, blob, name))
         if not entries:
-            return EMPTY_TREE
+            return EMPTY_TREE, tuple(sorted(left))
         index.unlink(missing_ok=True)
         listing = b"".join(
             f"{mode} {blob}\t".encode() + name.encode("utf-8", "surrogateescape") + b"\0"
             for mode, blob, name in entries
         )
         self._git.run("update-index", "-z", "--index-info", index=index, stdin=listing)
-        return self._git.line("write-tree", index=index)
+        return self._git.line("write-tree", index=index), tuple(sorted(left))
+
+    def _hash_files(self, paths: list[Path]) -> list[str | None]:
+        """Blob ids of `paths` written into the object store (None for one that went away)."""
+        if not paths:
+            return []
+        names = [os.fsencode(p) for p in paths]
+        if not any(b"\n" in name for name in names):
+            result = self._git.run_full("hash-object", "-w", "--no-filters", "--stdin-paths",
+                                        stdin=b"".join(n + b"\n" for n in names), ok_codes=(0, 1, 128))
+            if result.returncode == 0:
+                return list(result.stdout.decode().split())
+        blobs: list[str | None] = []
+        for path in paths:  # one at a time: a file changed or vanished under the batch
+            try:
+                with path.open("rb") as file:
+                    data = file.read(MAX_FILE_BYTES + 1)
+            except OSError:
+                data = None
+            blobs.append(self._hash(data) if data is not None and len(data) <= MAX_FILE_BYTES else None)
+        return blobs
 
     def _hash(self, data: bytes) -> str:
         out = self._git.run("hash-object", "-w", "--no-filters", "--stdin", stdin=data)
@@ -268,9 +309,14 @@ class ControlFiles:
         wanted = [c for c in changes if c.new_blob is not None]
         contents = dict(zip((c.path for c in wanted), self._git.cat_blobs([c.new_blob for c in wanted])))
         done, left = [], []
+        never_held = set(self.left_out(target))
         for change in changes:
             path = self._common / change.path
             shown = f"{self.shown_prefix}{change.path}"
+            if change.new_blob is None and change.path in never_held:
+                left.append(f"{shown}: not in the checkpoint (over {MAX_FILE_BYTES:,} bytes or "
+                            "unreadable then), so undo cannot tell what it was")
+                continue
             try:
                 if os.path.realpath(path.parent) != str(path.parent):
                     raise OSError(f"{path.parent.name} is no longer a directory of the git dir")
