@@ -12,7 +12,12 @@ Per step, interleaved on one repository with 3 real hooks and git's 14 samples:
 Then, on a repository of `--files` files, a clean tree: `Workspace.foreign_changes()` (the check
 before a step a person approved) beside `Workspace.checkpoint()` of an unchanged tree.
 
-Run: `python bench/control_files.py [--files 10000] [--rounds 200]` (under a temporary directory).
+Last, the files inside a nested repository of `--nested-files` files: the first snapshot
+(`Workspace.begin`) and a checkpoint of an unchanged tree, with the nested work tree snapshotted
+(now) and left out (as before: `nested.MAX_TRACKED = 0`), interleaved.
+
+Run: `python bench/control_files.py [--files 10000] [--rounds 200] [--nested-files 2000]`
+(under a temporary directory).
 CPU figures include the git processes each call starts.
 """
 
@@ -33,6 +38,7 @@ sys.dont_write_bytecode = True
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agent_core.git import nested  # noqa: E402
 from agent_core.git.control import ControlFiles  # noqa: E402
 from agent_core.git.runner import GitRunner  # noqa: E402
 from agent_core.workspace import Workspace  # noqa: E402
@@ -87,6 +93,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--nested-files", type=int, default=2000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
@@ -125,6 +132,34 @@ def main() -> None:
         base = statistics.median(s[0] for s in point)
         print(row("Workspace.checkpoint (unchanged tree)", point, None))
         print(row("Workspace.foreign_changes (the added check)", check, base))
+        nested_part(Path(tmp), args.files, args.nested_files, steps)
+
+
+def nested_part(tmp: Path, n_files: int, nested_files: int, steps: int) -> None:
+    repo = tmp / "outer"
+    make_repo(repo, n_files)
+    make_repo(repo / "vendor" / "lib", nested_files)
+    keep = nested.MAX_TRACKED
+    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in ("b0", "b1", "c0", "c1")}
+    for round_ in range(3):
+        for on in (False, True):
+            nested.MAX_TRACKED = keep if on else 0
+            ws = Workspace.open(repo)
+            session = f"n{round_}{int(on)}"
+            samples[f"b{int(on)}"].append(timed(lambda: ws.begin(session)))
+            for n in range(1, steps + 1):
+                samples[f"c{int(on)}"].append(timed(lambda n=n: ws.checkpoint(n)))
+            ws.delete_session(session)
+            ws.close()
+    nested.MAX_TRACKED = keep
+    print(f"\na {nested_files}-file nested repository in a {n_files}-file one (3 sessions of "
+          f"{steps} steps each way; load {os.getloadavg()[0]:.2f})")
+    base = statistics.median(s[0] for s in samples["b0"])
+    print(row("begin, nested files left out (before)", samples["b0"], None))
+    print(row("begin, nested files snapshotted (now)", samples["b1"], base))
+    base = statistics.median(s[0] for s in samples["c0"])
+    print(row("checkpoint unchanged, nested left out (before)", samples["c0"], None))
+    print(row("checkpoint unchanged, nested snapshotted (now)", samples["c1"], base))
 
 
 if __name__ == "__main__":
