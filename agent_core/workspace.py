@@ -26,11 +26,11 @@ from pathlib import Path
 import git as gitpython
 
 from agent_core.git.control import ControlFiles
-from agent_core.git.nested import NestedTrees
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.lock import acquire, check_free, release
+from agent_core.git.nested import NestedTrees
 from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree, huge_files, raw_changes
 from agent_core.steps import Checkpoint
@@ -145,7 +145,7 @@ class Workspace:
         self._controls: dict[str, str | None] = {}  # checkpoint commit -> its git-files commit
         self._control_told: str | None = None  # the git-files commit last reported
         self._objects = common_dir / "objects"
-        self._nested = NestedTrees(self._git, self._objects, self.state_dir)
+        self._nested = NestedTrees(self._git, self._objects, self.state_dir)  # per session: _use_session
         self._nesteds: dict[str, str | None] = {}  # checkpoint commit -> its nested-trees commit
         self._gitlinks: set[str] = set()  # paths of submodules / nested repositories now
         self._checkpoints: list[Checkpoint] = []
@@ -373,6 +373,7 @@ class Workspace:
         """
         last = self._last()
         paths = self.changed_files(last.index)
+        paths += self._nested.changed_files(self._nesteds.get(last.commit), self._snapshot_nested())
         control = self._control.changed_since(self._controls.get(last.commit), self._control_index())
         paths += [f"{self._control.shown_prefix}{change.path}" for change in control]
         head = self._heads.read()

@@ -95,3 +95,12 @@ def test_a_big_or_vanished_nested_repository_is_named_not_snapshotted(git_repo: 
     assert (big / "1.txt").read_text() == "1\nx\n"
     assert any("small: the nested repository is gone" in line for line in ws.outside_checkpoints())
     assert not small.exists()
+
+
+def test_edits_inside_a_nested_repository_count_as_foreign_changes(git_repo: Path):
+    make_repo(git_repo / "nested", {"n.txt": "n\n"})
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    assert ws.foreign_changes() == []
+    (git_repo / "nested" / "n.txt").write_text("by hand\n")
+    assert ws.foreign_changes() == ["nested/n.txt"]

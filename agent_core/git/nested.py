@@ -147,6 +147,19 @@ class NestedTrees:
             found[_path_of(name.decode("ascii"))] = meta.split()[2].decode()
         return found
 
+    def changed_files(self, old: str | None, new: str | None) -> list[str]:
+        """`PATH/file` for each file that differs inside a nested repository between two maps."""
+        if old is None or new is None or old == new:
+            return []
+        before, after = self.trees(old), self.trees(new)
+        changed = []
+        for path in sorted(set(before) & set(after)):
+            if before[path] != after[path]:
+                out = self._git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames",
+                                    before[path], after[path])
+                changed += [f"{path}/{os.fsdecode(name)}" for name in out.split(b"\0") if name]
+        return changed
+
     def diff(self, old: str | None, new: str | None, limit: int) -> str:
         """The unified diff of the files inside nested repositories, `PATH/...` named."""
         if old is None or new is None or old == new:
@@ -192,4 +205,5 @@ class NestedTrees:
                 left.append(f"{path}: {error}")
                 continue
             changed += [f"{path}/{name}" for name in done]
+        self._commit = target
         return changed, left
