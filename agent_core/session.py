@@ -151,6 +151,7 @@ class Session:
     def _finish(self, reason: str, message: str) -> None:
         if self.finished is None:
             self.pending = None
+            self._warn_control_left()
             patch, complete = self._patch()
             if not complete:
                 self._emit(Notice(
@@ -560,6 +561,21 @@ class Session:
                 f"step {index} changed git's own config or hooks: {', '.join(changed)}. "
                 "The step's diff shows them and undo puts them back; navtui's git calls never "
                 "run them, but your own git commands would: check them before you run git here."
+            ))
+
+    def _warn_control_left(self) -> None:
+        """At the end: say which of git's own files the session leaves changed (the patch and
+        the finish screen show the working tree only)."""
+        if self._started_at is None:
+            return
+        try:
+            left = self.workspace.control_changed_since_start()
+        except WorkspaceError:
+            return
+        if left:
+            self._emit(Notice(
+                f"the session leaves git's own config or hooks changed: {left}. navtui never "
+                "runs them; your own git commands would."
             ))
 
     def _submits_reviewed(self) -> int:

@@ -443,6 +443,23 @@ class Workspace:
             return []
         return self._control.describe(self._control.changes(told, now))
 
+    def control_changed_since_start(self) -> str | None:
+        """What the session left changed in git's own files (checkpoint 0 -> the last one) and
+        how to get the originals back by hand, or None when nothing is."""
+        first, last = self._controls.get(self._first().commit), self._controls.get(self._last().commit)
+        if not first or not last:
+            return None
+        changes = self._control.changes(first, last)
+        if not changes:
+            return None
+        added = [self._control.shown_prefix + c.path for c in changes if c.what == "added"]
+        return (
+            "; ".join(self._control.describe(changes))
+            + f". As they were before the session: `git show {first}:PATH` (PATH inside "
+            f"{self._control.shown_prefix}, e.g. `config`)"
+            + (f"; not there before: {', '.join(added)}" if added else "")
+        )
+
     # -- internals --------------------------------------------------------------------------
 
     def _check_session_id(self, session_id: str) -> None:

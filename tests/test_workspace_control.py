@@ -189,3 +189,21 @@ def test_a_huge_hook_is_named_left_out_and_never_deleted_by_undo(git_repo: Path)
     assert big.read_text() == "#!/bin/sh\nexit 0\n"  # kept: undo cannot know what it was
     assert "[a]" not in (git_repo / ".git" / "config").read_text()
     assert any("pre-push: not in the checkpoint" in line for line in ws.outside_checkpoints())
+
+
+def test_the_end_of_a_session_names_git_files_it_leaves_changed(git_repo: Path, tmp_path: Path):
+    from agent_core.events import Notice
+    from agent_core.policy import AutoPolicy
+    from tests.test_session import make_session, write_script
+
+    config = (git_repo / ".git" / "config").read_text()
+    outputs = [f"Thought: Persist.\nAction: bash {PLANT}", "Thought: Done.\nAction: submit"]
+    session, _, events = make_session(git_repo, write_script(tmp_path / "s.jsonl", outputs), "text")
+    try:
+        session.run(AutoPolicy())
+    finally:
+        session.close()
+    [left] = [e.message for e in events if isinstance(e, Notice) and "leaves git's own" in e.message]
+    assert ".git/config (changed)" in left and "not there before: .git/hooks/post-commit" in left
+    original = left.split("`git show ", 1)[1].split(":PATH`")[0]
+    assert git(git_repo, "show", f"{original}:config") == config
