@@ -489,7 +489,9 @@ class Session:
             extra={"source": "user", USER_EDITS_KEY: changed},
         )
         self.records.append(record)
-        what = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
+        what = ", ".join(changed[:10])
+        if len(changed) > 10:
+            what += f" and {len(changed) - 10} more"
         self._emit(Notice(
             f"your edits ({what}) are kept as checkpoint {record.index}; "
             f"the approved step runs as step {record.index + 1}"

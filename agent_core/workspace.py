@@ -145,7 +145,8 @@ class Workspace:
         self._controls: dict[str, str | None] = {}  # checkpoint commit -> its git-files commit
         self._control_told: str | None = None  # the git-files commit last reported
         self._objects = common_dir / "objects"
-        self._nested = NestedTrees(self._git, self._objects, self.state_dir)  # per session: _use_session
+        # Made again for each session (its private indexes live under the session's name).
+        self._nested = NestedTrees(self._git, self._objects, self.state_dir)
         self._nesteds: dict[str, str | None] = {}  # checkpoint commit -> its nested-trees commit
         self._gitlinks: set[str] = set()  # paths of submodules / nested repositories now
         self._checkpoints: list[Checkpoint] = []
@@ -374,7 +375,9 @@ class Workspace:
         last = self._last()
         paths = self.changed_files(last.index)
         paths += self._nested.changed_files(self._nesteds.get(last.commit), self._snapshot_nested())
-        control = self._control.changed_since(self._controls.get(last.commit), self._control_index())
+        control = self._control.changed_since(
+            self._controls.get(last.commit), self._control_index()
+        )
         paths += [f"{self._control.shown_prefix}{change.path}" for change in control]
         head = self._heads.read()
         if head != HeadState(last.head, last.branch):
@@ -446,7 +449,8 @@ class Workspace:
     def control_changed_since_start(self) -> str | None:
         """What the session left changed in git's own files (checkpoint 0 -> the last one) and
         how to get the originals back by hand, or None when nothing is."""
-        first, last = self._controls.get(self._first().commit), self._controls.get(self._last().commit)
+        first = self._controls.get(self._first().commit)
+        last = self._controls.get(self._last().commit)
         if not first or not last:
             return None
         changes = self._control.changes(first, last)

@@ -129,7 +129,8 @@ class Transcript:
             self.console.print(self._observation(record.observation))
         control = split_control_diff(record.diff)[1]
         if control:
-            self.console.print(Text("git's own config and hooks changed by this step:", style="bold yellow"))
+            said = "git's own config and hooks changed by this step:"
+            self.console.print(Text(said, style="bold yellow"))
             self.console.print(diff_syntax(control))
 
     def _observation(self, observation: Observation) -> Panel:

@@ -159,7 +159,9 @@ class ControlFiles:
 
     def shown_left_out(self) -> list[str]:
         """`.git/...` names of the files the last capture could not hold."""
-        return [self.shown_prefix + name for name in self.left_out(self._commit)] if self._commit else []
+        if self._commit is None:
+            return []
+        return [self.shown_prefix + name for name in self.left_out(self._commit)]
 
     def changed_since(self, commit: str | None, index: Path) -> list[ControlChange]:
         """What differs between `commit` and the files now (nothing read when none was touched
@@ -220,8 +222,10 @@ class ControlFiles:
             return []
         names = [os.fsencode(p) for p in paths]
         if not any(b"\n" in name for name in names):
-            result = self._git.run_full("hash-object", "-w", "--no-filters", "--stdin-paths",
-                                        stdin=b"".join(n + b"\n" for n in names), ok_codes=(0, 1, 128))
+            result = self._git.run_full(
+                "hash-object", "-w", "--no-filters", "--stdin-paths",
+                stdin=b"".join(n + b"\n" for n in names), ok_codes=(0, 1, 128),
+            )
             if result.returncode == 0:
                 return list(result.stdout.decode().split())
         blobs: list[str | None] = []
@@ -231,7 +235,7 @@ class ControlFiles:
                     data = file.read(MAX_FILE_BYTES + 1)
             except OSError:
                 data = None
-            blobs.append(self._hash(data) if data is not None and len(data) <= MAX_FILE_BYTES else None)
+            blobs.append(None if data is None or len(data) > MAX_FILE_BYTES else self._hash(data))
         return blobs
 
     def _hash(self, data: bytes) -> str:
@@ -288,7 +292,8 @@ class ControlFiles:
         )
         text = out.decode("utf-8", "replace")
         if len(text) > limit:
-            text = text[:limit] + f"\n# navtui: cut at {limit} characters; `git diff-tree -p {old} {new}`\n"
+            text = (text[:limit] + f"\n# navtui: cut at {limit} characters; "
+                    f"`git diff-tree -p {old} {new}` shows all of it\n")
         return CONTROL_DIFF_HEADER + text
 
     def restore(self, now: str, target: str) -> tuple[list[str], list[str]]:
@@ -307,7 +312,8 @@ class ControlFiles:
             meta, path = entry.split(b"\t", 1)
             modes[os.fsdecode(path)] = meta.split()[0].decode()
         wanted = [c for c in changes if c.new_blob is not None]
-        contents = dict(zip((c.path for c in wanted), self._git.cat_blobs([c.new_blob for c in wanted])))
+        blobs = self._git.cat_blobs([c.new_blob for c in wanted if c.new_blob])
+        contents = dict(zip((c.path for c in wanted), blobs))
         done, left = [], []
         never_held = set(self.left_out(target))
         for change in changes:

@@ -90,8 +90,8 @@ class NestedTrees:
                 trees[path] = self._snapshot_one(path, runner)
         if not trees:
             return None
-        listing = "".join(f"040000 tree {tree}\t{_entry_name(path)}\n" for path, tree in trees.items())
-        map_tree = self._git.run("mktree", "-z", stdin=listing.replace("\n", "\0").encode()).decode().strip()
+        listing = "".join(f"040000 tree {tree}\t{_entry_name(path)}\0" for path, tree in trees.items())
+        map_tree = self._git.run("mktree", "-z", stdin=listing.encode()).decode().strip()
         if self._commit is not None and self.map_tree(self._commit) == map_tree:
             return self._commit
         self._commit = self._git.line("commit-tree", "--no-gpg-sign", "-m", _SUBJECT, map_tree)
@@ -110,8 +110,10 @@ class NestedTrees:
             return None
         tracked = _tracked(git_dir)
         if tracked > MAX_TRACKED:
-            self.left_out.setdefault(path, f"{path} (a nested git repository of {tracked:,} files, "
-                                           f"over {MAX_TRACKED:,}: its files are not in checkpoints)")
+            self.left_out.setdefault(path, (
+                f"{path} (a nested git repository of {tracked:,} files, over {MAX_TRACKED:,}: "
+                "its files are not in checkpoints)"
+            ))
             return None
         if path not in self._runners:
             self._runners[path] = GitRunner(work_tree, location={
