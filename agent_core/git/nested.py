@@ -26,6 +26,7 @@ from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree
 
 MAX_TRACKED = 20_000
+_VANISHED_RETRIES = 5
 _SUBJECT = "navtui: work trees of nested repositories"
 
 
@@ -127,9 +128,15 @@ class NestedTrees:
         return self._indexes / (hashlib.sha1(os.fsencode(path)).hexdigest() + ".index")
 
     def _snapshot_one(self, path: str, runner: GitRunner) -> str:
+        """`git add -A` into the repository's private index (tried again while files vanish
+        under it, as for the outer tree), then its tree."""
         index = self._index(path)
-        runner.run("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1))
-        return runner.line("write-tree", index=index)
+        for _ in range(_VANISHED_RETRIES):
+            result = runner.run_full("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128))
+            if result.returncode != 128:
+                return runner.line("write-tree", index=index)
+        error = result.stderr.decode("utf-8", "replace").strip()
+        raise WorkspaceError(f"could not snapshot the nested repository {path}: {error}")
 
     # -- read back ----------------------------------------------------------------------
 
