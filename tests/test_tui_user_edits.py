@@ -1,13 +1,15 @@
-"""Pilot: edits the user makes while a proposal waits show up as their own checkpoint."""
+"""Pilot: edits the user makes while a proposal waits show up as their own checkpoint, and
+undoing that checkpoint asks first."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from agent_core.actions import Bash
+from app.screens.confirm import ConfirmScreen
 from app.tui import NavApp
 from tests.fixtures.repos import git
-from tests.fixtures.tui import Watch, make_session
+from tests.fixtures.tui import Watch, make_session, showing
 from tests.test_tui import SIZE, main_screen, waiting_on
 from widgets.step_timeline import StepTimeline
 
@@ -19,7 +21,8 @@ async def test_edits_during_the_wait_get_their_own_timeline_entry_and_survive_un
     git(git_repo, "commit", "-qm", "two files")
     session = make_session(git_repo, [("Append.", Bash("echo m >> a.txt")),
                                       ("Again.", Bash("echo n >> a.txt")),
-                                      ("Again.", Bash("echo o >> a.txt"))])
+                                      ("Again.", Bash("echo o >> a.txt")),
+                                      ("Once more.", Bash("echo p >> a.txt"))])
     app, watch = NavApp(session, repo=git_repo), Watch()
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
@@ -34,6 +37,18 @@ async def test_edits_during_the_wait_get_their_own_timeline_entry_and_survive_un
         assert "a/a.txt" in shown and "b.txt" not in shown
         await pilot.press("u")
         await watch.until(lambda: waiting_on(app, 2), "new proposal 2 after the undo")
-    assert (git_repo / "a.txt").read_text() == "a\n"
-    assert (git_repo / "b.txt").read_text() == "b by hand\n"
-    assert [r.index for r in session.records] == [1]
+        assert (git_repo / "a.txt").read_text() == "a\n"
+        assert (git_repo / "b.txt").read_text() == "b by hand\n"
+        assert [r.index for r in session.records] == [1]
+        await pilot.press("u")  # now the user's own edits: asked first
+        await watch.until(lambda: showing(app, ConfirmScreen), "undo of your edits asks")
+        assert "b.txt" in app.screen.explanation
+        await pilot.press("n")
+        await watch.until(lambda: waiting_on(app, 2), "back to proposal 2: nothing undone")
+        assert (git_repo / "b.txt").read_text() == "b by hand\n"
+        await pilot.press("u")
+        await watch.until(lambda: showing(app, ConfirmScreen), "asked again")
+        await pilot.press("y")
+        await watch.until(lambda: waiting_on(app, 1), "new proposal 1 after undoing your edits")
+    assert (git_repo / "b.txt").read_text() == "b\n"
+    assert session.records == []

@@ -604,10 +604,24 @@ class MainScreen(Screen[None]):
         if action is not None and self.pending is proposal:
             self._decide(EditAction(action))
 
-    def action_undo(self) -> None:
-        if self.driver is not None:
-            self.pending = None
-            self.driver.send(Undo(None))
+    @work(exclusive=True, group="modal")
+    async def action_undo(self) -> None:
+        if self.driver is None:
+            return
+        executed = self._executed_records()
+        last = executed[-1] if executed else None
+        if last is not None and USER_EDITS_KEY in last.extra and not await self.app.push_screen_wait(
+            ConfirmScreen(
+                "Undo your own edits?",
+                f"Step {last.index} holds the edits you made while a proposal waited "
+                f"({user_edits_summary(last, width=200)}). Undo puts those files back as they "
+                "were before them; your versions are kept in a before-undo ref.",
+                confirm="Undo them",
+            )
+        ):
+            return
+        self.pending = None
+        self.driver.send(Undo(None))
 
     @work(exclusive=True, group="modal")
     async def _confirm_undo(self, refused: UndoRefused) -> None:
