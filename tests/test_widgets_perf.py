@@ -112,8 +112,10 @@ async def test_a_long_timeline_scrolls_to_the_highlight_and_keys_move_it():
         for index in range(1, 101):
             timeline.set_step(index, "executed", f"bash step {index}")
         await pilot.pause()
-        assert timeline.max_scroll_y == 100 - timeline.scrollable_content_region.height
-        assert timeline.scroll_offset.y == timeline.max_scroll_y  # it followed the new entries
+        height = timeline.scrollable_content_region.height
+        top = timeline.scroll_offset.y
+        assert top <= 99 < top + height and top > 50  # it followed the new entries
+        assert line(timeline, 99 - top).startswith("✓ 100")
         timeline.scroll_to(y=10, animate=False, immediate=True)
         timeline.set_step(101, "pending", "bash one more")
         await pilot.pause()
@@ -122,8 +124,9 @@ async def test_a_long_timeline_scrolls_to_the_highlight_and_keys_move_it():
         timeline.focus()
         await pilot.press("end")
         await pilot.pause()
-        assert timeline.highlighted_step == 100 and timeline.scroll_offset.y == timeline.max_scroll_y
-        assert line(timeline, timeline.scrollable_content_region.height - 1).startswith("✓ 100")
+        top = timeline.scroll_offset.y
+        assert timeline.highlighted_step == 100 and top <= 99 < top + height
+        assert line(timeline, 99 - top).startswith("✓ 100")
         await pilot.press("up", "up", "enter")
         await pilot.pause()
         assert timeline.highlighted_step == 98
@@ -154,3 +157,20 @@ async def test_a_note_behind_a_backlog_does_not_wait_and_keeps_its_place():
         order = [w for w in stream.children if w.has_class("turn-title") or w.has_class("note")]
         assert [str(w.render()) for w in order] == ["Step 1", "a notice", "Step 2"]
         assert stream.query(Markdown).first().source == burst
+
+
+async def test_following_the_session_redraws_the_list_once_per_half_page():
+    timeline = StepTimeline()
+    async with Harness(timeline).run_test(size=(80, 12)) as pilot:
+        await pilot.pause()
+        height = timeline.scrollable_content_region.height
+        tops = []
+        for index in range(1, 61):
+            timeline.set_step(index, "executed", f"bash step {index}")
+            top = timeline.scroll_offset.y
+            assert top <= index - 1 < top + height  # every new step is in view
+            tops.append(top)
+        jumps = len(set(tops)) - 1
+        assert 0 < jumps <= (60 - height) // (height // 2) + 1
+        await pilot.pause()
+        assert line(timeline, 59 - timeline.scroll_offset.y).startswith("✓ 60")

@@ -46,8 +46,8 @@ class StepTimeline(ScrollView, can_focus=True):
     """Entries keyed by step index, in index order; `set_step` adds or updates one.
 
     `highlighted` is the position (0-based line) of the highlighted entry, or None. While the
-    last entry is in view, a new one scrolls into view (the list follows the session); once the
-    user scrolls up, it stays where they left it.
+    last entry is in view, a new one is brought into view (the list follows the session); once
+    the user scrolls up, it stays where they left it.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -84,6 +84,7 @@ class StepTimeline(ScrollView, can_focus=True):
         self.steps: list[int] = []  # step indices in display order
         self.border_title = "Steps"
         self._lines: dict[int, tuple[tuple[object, ...], Strip]] = {}  # index -> (key, line)
+        self._blank = 0  # blank lines kept below the last entry (see `_append`)
 
     # --- entries ------------------------------------------------------------------------------
 
@@ -96,13 +97,7 @@ class StepTimeline(ScrollView, can_focus=True):
             if self.steps and index < self.steps[-1]:
                 self._insert(index)
             else:
-                following = self.scroll_offset.y >= self.max_scroll_y  # the last entry is in view
-                self.steps.append(index)
-                self._grown()
-                if following and self.scroll_offset.y < self.max_scroll_y:
-                    self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
-                else:
-                    self._refresh_position(len(self.steps) - 1)
+                self._append(index)
             if self.highlighted is None:
                 self.highlighted = len(self.steps) - 1
             return
@@ -112,6 +107,26 @@ class StepTimeline(ScrollView, can_focus=True):
         if summary is not None:
             entry.summary = summary
         self._refresh_position(self.position_of(index))
+
+    def _append(self, index: int) -> None:
+        """A new last entry. While the last entry is in view the list follows: a new entry below
+        the view scrolls it by half a page, leaving blank lines that the next entries fill, so
+        the whole list is redrawn once per half page rather than on every step."""
+        top, height = self.scroll_offset.y, self.scrollable_content_region.height
+        following = top <= len(self.steps) - 1 < top + height or not self.steps
+        self.steps.append(index)
+        position = len(self.steps) - 1
+        if self._blank:
+            self._blank -= 1  # the entry takes a blank line: the scrollable height stays
+        else:
+            self._grown()
+        if following and height > 0 and position >= top + height:
+            top = position - height // 2
+            self._blank = top + height - len(self.steps)
+            self._grown()
+            self.scroll_to(y=top, animate=False, immediate=True)
+        else:
+            self._refresh_position(position)
 
     def drop_after(self, to_index: int) -> None:
         """Forget the steps after `to_index` (they were undone; new ones may reuse the numbers)."""
@@ -125,6 +140,7 @@ class StepTimeline(ScrollView, can_focus=True):
         position = self.position_of(index)
         del self.steps[position]
         self._lines.pop(index, None)
+        self._blank = 0
         self._grown()
         self.refresh()
         if self.highlighted is not None and self.highlighted >= len(self.steps):
@@ -164,7 +180,7 @@ class StepTimeline(ScrollView, can_focus=True):
         layout around it), so only the scrollbars need to know; a scrollbar that appears or goes
         away changes the content width, and that does ask for a layout (Textual does it).
         """
-        size = Size(self.scrollable_content_region.width, len(self.steps))
+        size = Size(self.scrollable_content_region.width, len(self.steps) + self._blank)
         self.set_reactive(ScrollView.virtual_size, size)
         if self.is_mounted:
             self._refresh_scrollbars()
