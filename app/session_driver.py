@@ -24,6 +24,7 @@ from agent_core.events import (
     StepProposed,
     StepUndone,
     TokenStreamed,
+    TurnStarted,
 )
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.policy import AutoPolicy, RulesPolicy
@@ -91,16 +92,21 @@ class EventInbox:
         if wake:
             self._wake()
 
-    def only_tokens(self) -> bool:
-        """Nothing but streamed text is waiting (or nothing at all)."""
-        with self._lock:
-            return all(isinstance(item, _Tokens) for item in self._events)
-
-    def drain(self) -> list[Event | DriverEvent]:
+    def drain(self, *, live_text: bool = False) -> list[Event | DriverEvent]:
+        """Take every waiting event; `live_text`: only those up to the last streamed text of the
+        turn being written (none if a new turn starts before it, or no text waits), leaving the
+        rest, in order, for a later drain."""
         with self._lock:
             items = list(self._events)
-            self._events.clear()
-            self._woken = False
+            if live_text:
+                last = max((n for n, item in enumerate(items) if isinstance(item, _Tokens)), default=-1)
+                items = items[: last + 1]
+                if any(isinstance(item, TurnStarted) for item in items):
+                    items = []
+            for _ in items:
+                self._events.popleft()
+            if not self._events:
+                self._woken = False
         return [item.event() if isinstance(item, _Tokens) else item for item in items]
 
 

@@ -28,6 +28,29 @@ def test_inbox_keeps_order_merges_token_runs_and_wakes_once_per_drain():
     assert wakes == [1, 1] and inbox.drain() == [TokenStreamed(3, "f")]
 
 
+def test_a_partial_drain_takes_live_text_and_keeps_the_rest_in_order():
+    wakes: list[int] = []
+    inbox = EventInbox(lambda: wakes.append(1))
+    usage = UsageReported(1, Usage(), 10, 100)
+    inbox.put(TurnStarted(1))
+    inbox.put(TokenStreamed(1, "a"))
+    assert inbox.drain(live_text=True) == []  # a turn starts: it all waits
+    assert inbox.drain() == [TurnStarted(1), TokenStreamed(1, "a")]
+    for event in (TokenStreamed(1, "b"), usage, TokenStreamed(1, "c"), usage):
+        inbox.put(event)
+    assert inbox.drain(live_text=True) == [TokenStreamed(1, "b"), usage, TokenStreamed(1, "c")]
+    assert inbox.drain(live_text=True) == []  # no text waits: nothing taken
+    inbox.put(TokenStreamed(1, "d"))
+    inbox.put(TurnStarted(2))
+    assert inbox.drain(live_text=True) == [usage, TokenStreamed(1, "d")]  # the turn's last text
+    inbox.put(TokenStreamed(2, "e"))
+    assert inbox.drain(live_text=True) == []  # a new turn starts before the text: it all waits
+    assert wakes == [1, 1]  # events were left waiting: no new wake
+    assert inbox.drain() == [TurnStarted(2), TokenStreamed(2, "e")]
+    inbox.put(TokenStreamed(2, "f"))
+    assert wakes == [1, 1, 1]
+
+
 def test_inbox_takes_tokens_from_another_thread_without_losing_any():
     inbox = EventInbox(lambda: None)
     producer = threading.Thread(target=lambda: [inbox.put(TokenStreamed(1, "x")) for _ in range(20_000)])

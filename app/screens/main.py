@@ -372,16 +372,18 @@ class MainScreen(Screen[None]):
         if self.inbox is None:
             return
         now = time.monotonic()
-        if self.auto and now < self._next_drain and not self.inbox.only_tokens():
+        held = self.auto and now < self._next_drain
+        if held:
             # Auto mode: steps come faster than anyone reads them; what arrives within one
-            # AUTO_FRAME is rendered together (streamed text is not held back).
+            # AUTO_FRAME is rendered together. Text streamed into the turn being written is not
+            # held back: the events up to the last of it are rendered now.
             if self._drain_timer is None:
                 self._drain_timer = self.set_timer(self._next_drain - now, self._drain_due)
-            return
-        self._next_drain = now + AUTO_FRAME
+        else:
+            self._next_drain = now + AUTO_FRAME
         self._draining = True
         try:
-            for event in self.inbox.drain():
+            for event in self.inbox.drain(live_text=held):
                 if self._shut_down:
                     return
                 await self.handle_event(event)
