@@ -128,11 +128,10 @@ class TurnText(Widget):
             self._timer = None
         started = time.perf_counter()
         height = self._height
+        self._take_pending()
         width = self.content_size.width
         if width:
             self._render(width)
-        else:
-            self._take_pending()
         self.refresh(layout=self._height != height or not width)
         finished = time.perf_counter()
         self._next_update = finished + max(FRAME - (finished - started), BUSY_SHARE * (finished - started))
@@ -193,7 +192,6 @@ class TurnText(Widget):
         """Bring the lines up to date for `width`: new finished blocks, then the tail."""
         if width <= 0:
             return
-        self._take_pending()
         if width != self._width:
             self._width, self._fixed, self._rendered_blocks, self._tail_text = width, [], 0, None
             self._scrolled_back = 0
