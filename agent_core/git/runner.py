@@ -140,11 +140,15 @@ class GitRunner:
     """`git` in one repository's working tree; `index` selects a private index file.
 
     Commits are made as `navtui` unless `identity=False` (then the user's configured one).
+    `location` sets where the repository's parts are (`GIT_DIR`, `GIT_OBJECT_DIRECTORY`, ...)
+    instead of git finding them from `root`.
     """
 
-    def __init__(self, root: Path, *, identity: bool = True) -> None:
+    def __init__(
+        self, root: Path, *, identity: bool = True, location: dict[str, str] | None = None
+    ) -> None:
         self.root = root
-        self._env = _base_env(identity)
+        self._env = {**_base_env(identity), **(location or {})}
         self._filters = _FilterBlanker(root, self._env)
 
     def argv(self, *args: str) -> list[str]:
