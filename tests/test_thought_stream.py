@@ -165,3 +165,26 @@ async def test_many_turns_keep_few_widgets_and_fold_with_their_text():
         assert len(titles) == 10 and sum(1 for _ in stream.walk_children()) < 30
         folded = stream.query("FoldedTurn").first()
         assert folded.title == "Step 31" and "Thought **31**." in folded.full_text
+
+
+async def test_a_resize_rewraps_the_turn_and_a_theme_change_recolours_it():
+    stream = ThoughtStream()
+    words = " ".join(f"word{n}" for n in range(60))
+    async with Harness(stream).run_test(size=(100, 40)) as pilot:
+        await stream.begin_turn("Step 1")
+        await stream.write(f"Use `code` here.\n\n{words}\n")
+        await stream.end_turn()
+        await pilot.pause()
+        turn = stream.query_one(TurnText)
+        wide = rendered(turn)
+        await pilot.resize_terminal(50, 40)
+        await pilot.pause()
+        narrow = rendered(turn)
+        assert len(narrow) > len(wide) and max(map(len, narrow)) <= 50
+        assert " ".join(" ".join(narrow).split()) == " ".join(" ".join(wide).split())  # same words
+        first = turn.render_line(0).simplify()._segments
+        assert [s.text for s in first[:2]] == ["Use ", "code"]
+        code_style = first[1].style
+        pilot.app.theme = "textual-light" if pilot.app.theme != "textual-light" else "textual-dark"
+        await pilot.pause()
+        assert turn.render_line(0).simplify()._segments[1].style != code_style
