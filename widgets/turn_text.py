@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
+from markdown_it import MarkdownIt
 from rich.markdown import Markdown as RichMarkdown
 from rich.theme import Theme
-from markdown_it import MarkdownIt
 from textual.events import MouseScrollDown, MouseScrollUp
 from textual.geometry import Size
 from textual.strip import Strip
