@@ -188,3 +188,25 @@ async def test_a_resize_rewraps_the_turn_and_a_theme_change_recolours_it():
         pilot.app.theme = "textual-light" if pilot.app.theme != "textual-light" else "textual-dark"
         await pilot.pause()
         assert turn.render_line(0).simplify()._segments[1].style != code_style
+
+
+async def test_code_being_written_is_highlighted_once_its_turn_is_done():
+    stream = ThoughtStream()
+    code = "```python\n" + "".join(f"def f{n}(x):\n    return x + {n}  # add\n" for n in range(5))
+    async with Harness(stream).run_test(size=(80, 40)) as pilot:
+        await stream.begin_turn("Step 1")
+        await stream.write(code)  # the fence is still open: the block is being written
+        await pilot.pause(0.1)
+        turn = stream.query_one(TurnText)
+
+        def code_colours() -> set:
+            return {seg.style.color for y in range(turn.size.height)
+                    for seg in turn.render_line(y).simplify()._segments
+                    if seg.text.strip() and seg.style and seg.style.color}
+
+        assert "return x + 4  # add" in text_of(turn)
+        assert len(code_colours()) == 1  # plain while written
+        await stream.write("```\n")
+        await stream.end_turn()
+        await pilot.pause()
+        assert "return x + 4  # add" in text_of(turn) and len(code_colours()) > 2  # highlighted

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 
 from markdown_it import MarkdownIt
-from rich.markdown import Markdown as RichMarkdown
+from markdown_it.token import Token
+from rich.markdown import CodeBlock, Markdown as RichMarkdown
 from rich.theme import Theme
 from textual.events import MouseScrollDown, MouseScrollUp
 from textual.geometry import Size
@@ -35,12 +36,27 @@ class ShownMarkdown(RichMarkdown):
         self.parsed = self.PARSER.parse(markup)
 
 
+class DraftCodeBlock(CodeBlock):
+    """A code block still being written: not highlighted yet (highlighting a long block costs
+    several times more, and it would be redone every frame)."""
+
+    @classmethod
+    def create(cls, markdown: RichMarkdown, token: Token) -> DraftCodeBlock:
+        return cls("text", markdown.code_theme)
+
+
+class DraftMarkdown(ShownMarkdown):
+    """`ShownMarkdown` for the block still being written."""
+
+    elements = {**ShownMarkdown.elements, "fence": DraftCodeBlock, "code_block": DraftCodeBlock}
+
+
 class TurnText(Widget):
     """Markdown that grows at its end (`append`), drawn line by line (the Line API).
 
     Text is taken in at most once per frame, all that arrived since the last frame at once.
     Finished blocks (see `MarkdownBlocks`) are rendered once for the width they are shown at;
-    only the block still being written is rendered again. While `live`, the widget grows no
+    only the block still being written is rendered again (its code not highlighted until done). While `live`, the widget grows no
     taller than its container's viewport and shows its last lines (the mouse wheel scrolls back
     within it), so once the turn fills the view a frame repaints this widget alone instead of
     laying out the screen; `finish` shows it at full height. `painted_length` says how much of
@@ -103,6 +119,7 @@ class TurnText(Widget):
     def finish(self) -> None:
         """The turn is over: show what is waiting and every line (full height)."""
         self.live, self._scrolled_back = False, 0
+        self._tail_text = None  # rendered again, code highlighted
         if self.is_mounted:
             self.update_now()
             self.refresh(layout=True)
@@ -205,7 +222,7 @@ class TurnText(Widget):
         tail = blocks.tail
         if tail != self._tail_text:
             shown = tail.strip("\n")
-            lines = self._lines(shown, width) if shown.strip() else []
+            lines = self._lines(shown, width, draft=self.live) if shown.strip() else []
             if lines and self._fixed:
                 lines.insert(0, Strip.blank(width, self.rich_style))
             self._tail, self._tail_text = lines, tail
@@ -213,13 +230,14 @@ class TurnText(Widget):
         if self._scrolled_back:  # keep the lines the user scrolled back to in view
             self._scrolled_back += self._line_count - lines_before
 
-    def _lines(self, markup: str, width: int) -> list[Strip]:
+    def _lines(self, markup: str, width: int, draft: bool = False) -> list[Strip]:
         console = self.app.console
         options = console.options.update(width=width, height=None, highlight=False)
         style = self.rich_style
         console.push_theme(Theme({"markdown.code": self.get_component_rich_style("turn-text--code")}))
         try:
-            rendered = console.render_lines(ShownMarkdown(markup), options, style=style, pad=True)
+            markdown = DraftMarkdown(markup) if draft else ShownMarkdown(markup)
+            rendered = console.render_lines(markdown, options, style=style, pad=True)
         finally:
             console.pop_theme()
         # rich opens a list with an empty line; the blank line between blocks is enough.
