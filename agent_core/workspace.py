@@ -30,6 +30,7 @@ from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.lock import acquire, check_free, release
+from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree, huge_files, raw_changes
 from agent_core.steps import Checkpoint
@@ -132,7 +133,7 @@ class Workspace:
         self.state_dir = git_dir / "navtui"
         self.session_id: str | None = None
         self.snapshot_warnings: list[str] = []
-        self._git = GitRunner(root)
+        self._git = GitRunner(root, raw=RawView(self.state_dir / "raw-git", root, git_dir, common_dir))
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
         self._control = ControlWatch(root, git_dir, common_dir)
         self._checkpoints: list[Checkpoint] = []
