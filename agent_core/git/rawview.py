@@ -72,6 +72,8 @@ class RawView:
     def point_head(self, commit: str) -> None:
         """Detach the private HEAD at `commit` (a commit of the private index's tree), so
         `git status` there compares the index with a tree it matches."""
+        if not self._ready:
+            self._prepare()
         head = self.path / "HEAD"
         temporary = self.path / "HEAD.navtui-new"
         temporary.write_text(commit + "\n", encoding="ascii")

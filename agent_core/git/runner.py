@@ -46,6 +46,9 @@ SAFE_CONFIG = (
 )
 
 _FILTER_KEYS = ("clean", "smudge", "process")
+# git keeps an untracked cache for `status --untracked-files=all` only when that mode is the
+# configured one.
+_UNTRACKED_CACHE = ("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all")
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "navtui", "GIT_AUTHOR_EMAIL": "navtui@localhost",
@@ -163,7 +166,7 @@ class GitRunner:
             return self.argv(*args), {**self._env, **(env or {})}
         if self.raw is None:
             return self.argv(*args), {**self._env, "GIT_INDEX_FILE": str(index), **(env or {})}
-        settings = ("-c", "core.untrackedCache=true", *self.raw.args(self._env))
+        settings = (*_UNTRACKED_CACHE, *self.raw.args(self._env))
         full = {**self._env, **self.raw.env(), "GIT_INDEX_FILE": str(index), **(env or {})}
         return ["git", *settings, *SAFE_CONFIG, *self._filters.args(), *args], full
 
@@ -196,18 +199,23 @@ class GitRunner:
             raise WorkspaceError(f"`git {args[0]}` failed in {self.root}: {message}")
         return result
 
-    def spawn(self, *args: str, index: Path | None = None) -> subprocess.Popen[bytes]:
+    def spawn(
+        self, *args: str, index: Path | None = None, env: dict[str, str] | None = None,
+    ) -> subprocess.Popen[bytes]:
         """Start `git args` without waiting (read its output with `collect`)."""
-        argv, env = self._command(args, index, None)
+        argv, env = self._command(args, index, env)
         return subprocess.Popen(
             argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
 
-    def collect(self, process: subprocess.Popen[bytes]) -> bytes:
-        """Wait for a `spawn`ed git; its stdout, or WorkspaceError when it failed."""
+    def collect(
+        self, process: subprocess.Popen[bytes], ok_codes: tuple[int, ...] = (0,),
+    ) -> bytes:
+        """Wait for a `spawn`ed git; its stdout, or WorkspaceError when it failed (exit code
+        outside `ok_codes`; `process.returncode` tells which)."""
         out, err = process.communicate()
-        if process.returncode != 0:
+        if process.returncode not in ok_codes:
             message = err.decode("utf-8", "replace").strip()
             raise WorkspaceError(f"`git {process.args[-1]}` failed in {self.root}: {message}")
         return out
