@@ -42,7 +42,7 @@ from agent_core.events import (
 from agent_core.executor import Executor
 from agent_core.formats import ParseError
 from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig
-from agent_core.steps import StepRecord
+from agent_core.steps import USER_EDITS_KEY, StepRecord
 from agent_core.stored_turns import stored_turn
 from agent_core.trajectory import Trajectory, TrajectoryError, read_trajectory, resume_refusal
 from agent_core.workspace import Workspace
@@ -90,7 +90,8 @@ def load_state(trajectory: Trajectory) -> ResumeState:
             used += 1
         elif isinstance(event, (StepRejected, StepExecuted)):
             record = event.record
-            turns.append((record.index, logged_turn(record, dialect)))
+            if USER_EDITS_KEY not in record.extra:  # the user's edits: no turn of the model's
+                turns.append((record.index, logged_turn(record, dialect)))
             records.append(record)
             if record.extra.get("source") != "user":
                 format_errors = 0

@@ -42,11 +42,12 @@ from agent_core.events import (
 from agent_core.executor import Executor
 from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
-from agent_core.policy import Policy
+from agent_core.policy import AutoPolicy, Policy
 from agent_core.repetition import RepetitionGuard
 from agent_core.stored_turns import store_turn
 from agent_core.stuck import StuckDetector
 from agent_core.steps import (
+    USER_EDITS_KEY,
     Approve,
     Decision,
     EditAction,
@@ -150,6 +151,7 @@ class Session:
     def _finish(self, reason: str, message: str) -> None:
         if self.finished is None:
             self.pending = None
+            self._warn_control_left()
             patch, complete = self._patch()
             if not complete:
                 self._emit(Notice(
@@ -204,7 +206,7 @@ class Session:
         while self.finished is None:
             proposal = self.propose()
             if proposal is not None:
-                self.decide(policy.decide(proposal))
+                self.decide(policy.decide(proposal), waited=not isinstance(policy, AutoPolicy))
             elif self._cancelled.is_set():
                 self._finish("quit", "generation cancelled by the user")
         return self.finished
@@ -400,10 +402,12 @@ class Session:
         except ParseError:
             return formats.parse(text, "auto").action
 
-    def decide(self, decision: Decision) -> StepRecord | None:
+    def decide(self, decision: Decision, *, waited: bool = True) -> StepRecord | None:
         """Apply a decision to the pending proposal; returns its record (None for Quit).
 
         Quit needs no pending proposal: it also ends a session between turns (e.g. on Ctrl-C).
+        `waited`: the decision came from a person, so the tree may have changed meanwhile; such
+        changes are checkpointed as the user's own before the step runs (`_keep_user_edits`).
         """
         if isinstance(decision, Quit):
             self._finish("quit", "quit by the user")
@@ -414,6 +418,11 @@ class Session:
         self.pending = None
         if isinstance(decision, Reject):
             return self._reject(proposal, decision)
+        if waited:
+            kept = self._keep_user_edits(proposal)
+            if kept is None:
+                return None
+            proposal = kept
         if isinstance(decision, EditAction):
             return self._execute(proposal, decision, self.executor.prepare(decision.action).action)
         return self._execute(proposal, decision, proposal.step.action)
@@ -456,6 +465,39 @@ class Session:
         except ValueError:
             described = json.dumps(action_to_dict(action))
             return self._pending_raw, f"(The user replaced your proposed action with: {described})"
+
+    def _keep_user_edits(self, proposal: StepProposed) -> StepProposed | None:
+        """Changes made since the last checkpoint (the user's edits while the proposal waited)
+        become a checkpoint of their own, recorded as the user's, so the approved step's diff
+        and its undo cover only what the step did; the step then runs under the next index.
+        Returns the proposal to run (None when the session failed)."""
+        try:
+            changed = self.workspace.foreign_changes()
+            if not changed:
+                return proposal
+            checkpoint = self.workspace.checkpoint(proposal.index)
+            diff = self.workspace.step_diff(proposal.index)
+        except WorkspaceError as error:
+            self._fail(f"could not checkpoint your edits before step {proposal.index}: {error}")
+            return None
+        record = StepRecord(
+            index=proposal.index,
+            proposed=ProposedStep(thought="", action=Bash(""), raw="", dialect=self.dialect),
+            decision=Approve(),
+            checkpoint=checkpoint,
+            diff=diff,
+            extra={"source": "user", USER_EDITS_KEY: changed},
+        )
+        self.records.append(record)
+        what = ", ".join(changed[:10])
+        if len(changed) > 10:
+            what += f" and {len(changed) - 10} more"
+        self._emit(Notice(
+            f"your edits ({what}) are kept as checkpoint {record.index}; "
+            f"the approved step runs as step {record.index + 1}"
+        ))
+        self._emit(StepExecuted(record))
+        return dataclasses.replace(proposal, index=proposal.index + 1)
 
     def _execute(
         self, proposal: StepProposed, decision: Decision, action: Action
@@ -519,8 +561,23 @@ class Session:
         if changed:
             self._emit(Notice(
                 f"step {index} changed git's own config or hooks: {', '.join(changed)}. "
-                "navtui's git calls never run them, and undo does not put them back; your own "
-                "git commands would run them: check them before you run git in this repository."
+                "The step's diff shows them and undo puts them back; navtui's git calls never "
+                "run them, but your own git commands would: check them before you run git here."
+            ))
+
+    def _warn_control_left(self) -> None:
+        """At the end: say which of git's own files the session leaves changed (the patch and
+        the finish screen show the working tree only)."""
+        if self._started_at is None:
+            return
+        try:
+            left = self.workspace.control_changed_since_start()
+        except WorkspaceError:
+            return
+        if left:
+            self._emit(Notice(
+                f"the session leaves git's own config or hooks changed: {left}. navtui never "
+                "runs them; your own git commands would."
             ))
 
     def _submits_reviewed(self) -> int:
@@ -639,4 +696,5 @@ class Session:
         self._stuck.reset()
         event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)
+        self._warn_outside()
         return event

@@ -70,6 +70,11 @@ class Checkpoint:
     branch: str | None
 
 
+# `StepRecord.extra` key of a checkpoint of the user's own edits (made while a proposal waited):
+# the paths that changed. Such a record has no action, observation or conversation turn.
+USER_EDITS_KEY = "user_edits"
+
+
 @dataclass
 class StepRecord:
     """One executed (or rejected) step, as the session and its log hold it."""

@@ -28,11 +28,12 @@ from pathlib import Path
 
 import git as gitpython
 
-from agent_core.git.control import ControlWatch
+from agent_core.git.control import ControlFiles
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.lock import acquire, check_free, release
+from agent_core.git.nested import NestedTrees
 from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree, huge_files, raw_changes
@@ -47,6 +48,7 @@ _MISSING = "-"
 _VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
 _VANISHED_RETRIES = 20
 _MAX_EXCLUDES = 500
+_EMBEDDED = "warning: adding embedded git repository: "
 _GIT_MODES = (0o644, 0o755, 0o664, 0o775)  # what a checkout makes under the usual umasks
 _PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 # What changed in the working tree against the private index (and which directories git had to
@@ -121,13 +123,18 @@ def _find_repo(path: Path) -> tuple[Path, Path, Path]:
     return root, git_dir, common_dir
 
 
-def _message(head: HeadState, staged: str | None, ignored: str | None) -> str:
+def _message(
+    head: HeadState, staged: str | None, ignored: str | None, control: str | None,
+    nested: str | None,
+) -> str:
     return (
         "navtui checkpoint\n\n"
         f"head: {head.commit or _MISSING}\n"
         f"branch: {head.branch or _MISSING}\n"
         f"staged: {staged or _MISSING}\n"
         f"ignored: {ignored or _MISSING}\n"
+        f"control: {control or _MISSING}\n"
+        f"nested: {nested or _MISSING}\n"
     )
 
 
@@ -153,7 +160,14 @@ class Workspace:
         self._git = GitRunner(root, raw=self._raw)
         self._common_dir = common_dir
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
-        self._control = ControlWatch(root, git_dir, common_dir)
+        self._control = ControlFiles(self._git, root, git_dir, common_dir)
+        self._controls: dict[str, str | None] = {}  # checkpoint commit -> its git-files commit
+        self._control_told: str | None = None  # the git-files commit last reported
+        self._objects = common_dir / "objects"
+        # Made again for each session (its private indexes live under the session's name).
+        self._nested = NestedTrees(self._git, self._objects, self.state_dir)
+        self._nesteds: dict[str, str | None] = {}  # checkpoint commit -> its nested-trees commit
+        self._gitlinks: set[str] = set()  # paths of submodules / nested repositories now
         self._checkpoints: list[Checkpoint] = []
         self._trees: dict[str, str] = {}
         self._staged: str | None = None
@@ -265,6 +279,8 @@ class Workspace:
                 self._staged = fields.get("staged")
             self._trees[commit] = tree
             self._ignored[commit] = fields.get("ignored")
+            self._controls[commit] = fields.get("control")
+            self._nesteds[commit] = fields.get("nested")
             self._checkpoints.append(
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
             )
@@ -273,6 +289,9 @@ class Workspace:
             shutil.copyfile(self._user_index(), self._index_path())
         self._index_stamp = None
         self._raw.point_head(self._checkpoints[-1].commit)
+        self._control_told = self._controls.get(self._checkpoints[-1].commit)
+        self._control.adopt(self._control_told)
+        self._gitlinks = set(self._nested.trees(self._nesteds.get(self._checkpoints[-1].commit)))
         return self.checkpoints
 
     def check_free(self) -> None:
@@ -291,8 +310,9 @@ class Workspace:
         ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
-        for suffix in (".index", ".ignored.index", ".user-index", ".modes.json"):
+        for suffix in (".index", ".ignored.index", ".control.index", ".user-index", ".modes.json"):
             (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
+        shutil.rmtree(self.state_dir / "checkpoints" / f"{session_id}.nested", ignore_errors=True)
         if session_id == self.session_id:
             self.session_id = None
             self._checkpoints = []
@@ -308,8 +328,16 @@ class Workspace:
         position = self._position(index)
         if position == 0:
             return ""
-        previous = self._checkpoints[position - 1]
-        return self._diff(self._trees[previous.commit], self._tree(index))
+        previous, current = self._checkpoints[position - 1], self._checkpoints[position]
+        diff = self._diff(self._trees[previous.commit], self._trees[current.commit])
+        diff += self._nested.diff(
+            self._nesteds.get(previous.commit), self._nesteds.get(current.commit),
+            self.diff_caps.total_bytes,
+        )
+        old, new = self._controls.get(previous.commit), self._controls.get(current.commit)
+        if old and new:
+            diff += self._control.diff(old, new, self.diff_caps.total_bytes)
+        return diff
 
     def session_diff(self) -> str:
         """Everything the session changed: checkpoint 0 -> the working tree now."""
@@ -352,6 +380,8 @@ class Workspace:
             self._index_tree, self._index_stamp = wanted, self._stamp()
         changed += self._restore_ignored(self._checkpoints[-1], target)
         self._restore_modes(changed)
+        changed += self._restore_nested(target)
+        changed += self._restore_control(target)
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
@@ -365,13 +395,19 @@ class Workspace:
         return RestoreReport(sorted(changed), head_moved)
 
     def foreign_changes(self) -> list[str]:
-        """What changed since the last checkpoint: paths, then `HEAD (...)` if HEAD moved.
+        """What changed since the last checkpoint: paths (git's own files as `.git/...`), then
+        `HEAD (...)` if HEAD moved.
 
         The session checkpoints after every step, so these are changes it did not make (the
         user's edits while the model thought, a session that stopped mid-step, ...).
         """
         last = self._last()
         paths = self.changed_files(last.index)
+        paths += self._nested.changed_files(self._nesteds.get(last.commit), self._snapshot_nested())
+        control = self._control.changed_since(
+            self._controls.get(last.commit), self._control_index()
+        )
+        paths += [f"{self._control.shown_prefix}{change.path}" for change in control]
         head = self._heads.read()
         if head != HeadState(last.head, last.branch):
             where = head.branch or "detached"
@@ -386,16 +422,22 @@ class Workspace:
         """
         last = self._last()
         (tree, ignored), head = self._snapshot_all(), self._heads.read()
-        if (tree, head, ignored) == (
-            self._trees[last.commit], HeadState(last.head, last.branch), self._ignored.get(last.commit)
+        control = self._control.current(self._control_index())
+        nested = self._snapshot_nested()
+        if (tree, head, ignored, control, nested) == (
+            self._trees[last.commit], HeadState(last.head, last.branch),
+            self._ignored.get(last.commit), self._controls.get(last.commit),
+            self._nesteds.get(last.commit),
         ):
             commit = last.commit
         else:
             parents: list[str] = []
-            for parent in dict.fromkeys(p for p in (head.commit, last.commit, ignored) if p):
+            kept = (head.commit, last.commit, ignored, control, nested)
+            for parent in dict.fromkeys(p for p in kept if p):
                 parents += ["-p", parent]
             commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *parents, "-m", _message(head, None, ignored), tree
+                "commit-tree", "--no-gpg-sign", *parents, "-m",
+                _message(head, None, ignored, control, nested), tree,
             )
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
@@ -411,6 +453,7 @@ class Workspace:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
         self._checkpoints = self._checkpoints[: position + 1]
+        self._control_told = self._controls.get(self._checkpoints[-1].commit)
 
     def dirty_since(self, index: int) -> bool:
         """True if the working tree or HEAD/branch no longer match checkpoint `index`."""
@@ -420,11 +463,35 @@ class Workspace:
         return self._heads.read() != HeadState(target.head, target.branch)
 
     def repo_control_changes(self) -> list[str]:
-        """Git config, hooks and attributes files changed since the last call (one line each).
+        """Git's config, hooks, attributes and excludes files that changed up to the last
+        checkpoint since the last call (one line each; a config's new settings named).
 
-        navtui's own git calls never run them; the user's own git commands would.
+        navtui's own git calls never run them; the user's own git commands would. Checkpoints
+        keep them: the step diff shows them and undo puts them back.
         """
-        return self._control.changes()
+        now = self._controls.get(self._last().commit)
+        told, self._control_told = self._control_told, now
+        if told is None or now is None:
+            return []
+        return self._control.describe(self._control.changes(told, now))
+
+    def control_changed_since_start(self) -> str | None:
+        """What the session left changed in git's own files (checkpoint 0 -> the last one) and
+        how to get the originals back by hand, or None when nothing is."""
+        first = self._controls.get(self._first().commit)
+        last = self._controls.get(self._last().commit)
+        if not first or not last:
+            return None
+        changes = self._control.changes(first, last)
+        if not changes:
+            return None
+        added = [self._control.shown_prefix + c.path for c in changes if c.what == "added"]
+        return (
+            "; ".join(self._control.describe(changes))
+            + f". As they were before the session: `git show {first}:PATH` (PATH inside "
+            f"{self._control.shown_prefix}, e.g. `config`)"
+            + (f"; not there before: {', '.join(added)}" if added else "")
+        )
 
     # -- internals --------------------------------------------------------------------------
 
@@ -448,6 +515,9 @@ class Workspace:
     def _use_session(self, session_id: str) -> None:
         self._check_session_id(session_id)
         self.session_id = session_id
+        self._nested = NestedTrees(
+            self._git, self._objects, self.state_dir / "checkpoints" / f"{session_id}.nested"
+        )
         self._checkpoints = []
         self._staged = None
         self._index_stamp = None
@@ -468,6 +538,41 @@ class Workspace:
 
     def _index_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.index"
+
+    def _snapshot_nested(self) -> str | None:
+        """The nested repositories' work trees now (None when there are none)."""
+        nested = self._nested.snapshot(self._gitlinks)
+        for path in sorted(self._gitlinks):
+            self._outside.setdefault(path, self._nested.left_out.get(path) or (
+                f"{path} (a submodule or nested git repository: its files are checkpointed, "
+                "its own HEAD, branches and index are not)"
+            ))
+        return nested
+
+    def _restore_nested(self, target: Checkpoint) -> list[str]:
+        """Put the files inside submodules / nested repositories back as `target` had them."""
+        wanted = self._nesteds.get(target.commit)
+        if wanted is None:
+            return []
+        changed, left = self._nested.restore(self._snapshot_nested(), wanted)
+        for line in left:
+            self._outside.setdefault(line, f"{line} (left as it is by undo)")
+        return changed
+
+    def _control_index(self) -> Path:
+        return self.state_dir / "checkpoints" / f"{self.session_id}.control.index"
+
+    def _restore_control(self, target: Checkpoint) -> list[str]:
+        """Put git's config, hooks, attributes and excludes back as checkpoint `target` had
+        them (nothing for a checkpoint made before navtui kept them)."""
+        wanted = self._controls.get(target.commit)
+        if wanted is None:
+            return []
+        changed, left = self._control.restore(self._control.current(self._control_index()), wanted)
+        for line in left:
+            self._outside.setdefault(line, f"{line} (git's own file, left as it is by undo)")
+        self._control_told = wanted
+        return changed
 
     def _modes_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.modes.json"
@@ -637,23 +742,28 @@ class Workspace:
         """What checkpoints do not hold, each named once: ignored files over the size cap,
         submodules and nested repositories, paths git could not read."""
         for line in self.snapshot_warnings:
-            self._outside.setdefault(line, line)
+            if not line.startswith(_EMBEDDED):  # a nested repository, named on its own
+                self._outside.setdefault(line, line)
         new = [why for path, why in self._outside.items() if path not in self._outside_told]
         self._outside_told.update(self._outside)
         return new
 
     def _note_gitlinks(self, listing: bytes, staged: bool = False) -> None:
-        """Record submodules / nested repositories (mode 160000) found in `ls-files -s -z`
-        output (`staged`) or in `diff-tree -r -z` output (new mode)."""
+        """Track submodules / nested repositories (mode 160000): all of them in `ls-files -s -z`
+        output (`staged`), or those that came and went in `diff-tree -r -z` output."""
         fields = listing.split(b"\0")
+        found: list[bytes] = []
         if staged:
-            paths = [f.split(b"\t", 1)[1] for f in fields if f.startswith(b"160000 ") and b"\t" in f]
+            self._gitlinks = set()
+            found = [f.split(b"\t", 1)[1] for f in fields if f.startswith(b"160000 ") and b"\t" in f]
         else:
-            paths = [p for meta, p in zip(fields[0::2], fields[1::2])
-                     if meta.split(b" ")[1:2] == [b"160000"]]
-        for path in map(os.fsdecode, paths):
-            self._outside.setdefault(path, f"{path} (a submodule or nested git repository: "
-                                           "its files are not in checkpoints)")
+            for meta, path in zip(fields[0::2], fields[1::2]):
+                modes = meta.lstrip(b":").split(b" ")[:2]
+                if modes[1:] == [b"160000"]:
+                    found.append(path)
+                elif modes[:1] == [b"160000"]:
+                    self._gitlinks.discard(os.fsdecode(path))
+        self._gitlinks.update(map(os.fsdecode, found))
 
     def _ignored_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.ignored.index"
@@ -735,25 +845,38 @@ class Workspace:
     ) -> Checkpoint:
         """Commit (or reuse) the checkpoint and point its ref at it (unless it is at `ref_at`)."""
         previous = self._checkpoints[-1] if self._checkpoints else None
+        control = self._control.current(self._control_index())
+        for name in self._control.shown_left_out():
+            self._outside.setdefault(name, f"{name} (git's own file, over 1 MB or unreadable)")
+        nested = self._snapshot_nested()
         if (
             previous is not None
             and self._trees[previous.commit] == tree
             and HeadState(previous.head, previous.branch) == head
             and self._ignored.get(previous.commit) == ignored
+            and self._controls.get(previous.commit) == control
+            and self._nesteds.get(previous.commit) == nested
         ):
             commit = previous.commit
         else:
-            parents = [head.commit, previous.commit if previous else self._staged, ignored]
+            parents = [
+                head.commit, previous.commit if previous else self._staged, ignored, control, nested,
+            ]
             args: list[str] = []
             for parent in dict.fromkeys(p for p in parents if p):
                 args += ["-p", parent]
             staged = self._staged if index == 0 else None
             commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *args, "-m", _message(head, staged, ignored), tree
+                "commit-tree", "--no-gpg-sign", *args, "-m",
+                _message(head, staged, ignored, control, nested), tree,
             )
             if tree == self._index_tree:
                 self._raw.point_head(commit)
         self._ignored[commit] = ignored
+        self._controls[commit] = control
+        self._nesteds[commit] = nested
+        if self._control_told is None:
+            self._control_told = control
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         if commit != ref_at:
             self._set_ref(ref, commit)

@@ -36,6 +36,7 @@ from agent_core.events import (
     UsageReported,
 )
 from agent_core.formats import ParseError
+from agent_core.git.control import split_control_diff
 from agent_core.sanitize import json_safe, visible
 from agent_core.steps import Approve, Decision, EditAction, Observation, Quit, Reject
 from agent_core.trajectory import event_to_dict, redact, redact_event
@@ -126,6 +127,11 @@ class Transcript:
             self.console.print(Text(visible(f"$ {getattr(record.action, 'command', '')}"), style="bold"))
         if record.observation is not None:
             self.console.print(self._observation(record.observation))
+        control = split_control_diff(record.diff)[1]
+        if control:
+            said = "git's own config and hooks changed by this step:"
+            self.console.print(Text(said, style="bold yellow"))
+            self.console.print(diff_syntax(control))
 
     def _observation(self, observation: Observation) -> Panel:
         half = self.observation_lines // 2

@@ -325,7 +325,7 @@ class SessionDriver:
                     if self._announced != proposal.index:
                         self.inbox.put(AutoApproved(proposal.index, reason))
                     self._announced = None
-                    session.decide(Approve())
+                    session.decide(Approve(), waited=False)
                     continue
                 self._announced = None
                 command = self._commands.get()

@@ -98,3 +98,32 @@ def test_max_new_tokens_reaches_the_openai_server(git_repo, scripted_http):
     assert scripted_http.requests and all(
         r.body["max_tokens"] == 64 for r in scripted_http.requests
     )
+
+
+def test_a_server_that_ignores_max_tokens_is_cut_off_by_the_client(git_repo, scripted_http):
+    endless = [content_chunk(f"step {n} ") for n in range(5000)]
+    scripted_http.queue(Reply(body=[*sse(*endless), 30.0, *sse("[DONE]")]))
+    result = navtui(
+        "--auto", "--json", "--base-url", scripted_http.base_url, "--model", "m", "--dialect",
+        "toolcall", "--max-new-tokens", "64", "--max-steps", "1", "--issue", ISSUE, str(git_repo),
+    )
+    events = events_of(result)
+    streamed = "".join(e["text"] for e in events if e["type"] == "TokenStreamed")
+    replies = len(scripted_http.requests)  # the cut reply is a format error: the model retries
+    assert replies >= 1 and 64 * replies <= streamed.count("step ") <= (64 + 16) * replies
+    usages = [e["usage"]["new_tokens"] for e in events if e["type"] == "UsageReported"]
+    assert usages and all(n >= 64 for n in usages)
+    assert any(e["type"] == "Notice" and "cut at 64 tokens" in e["message"] for e in events)
+    assert all(r.disconnected_at is not None for r in scripted_http.requests)
+
+
+def test_the_reply_budget_also_catches_a_server_packing_many_tokens_per_delta():
+    from agent_core.backends.reply_budget import ReplyBudget
+
+    honest = ReplyBudget(64)
+    assert not any(honest.feed(" " * 12) for _ in range(64))  # a long whitespace token each
+    packed = ReplyBudget(64)
+    fed = 0
+    while not packed.feed("add(1, 2) " * 20):
+        fed += 1
+    assert 0 < fed * 200 < 64 * 16

@@ -214,7 +214,7 @@ def test_gitignore_changes_never_cost_the_user_an_ignored_file(git_repo: Path):
     assert "draft.txt" in report.changed_paths
 
 
-def test_submodules_are_left_alone(git_repo: Path, tmp_path: Path):
+def test_undo_puts_a_submodules_files_back_but_not_its_history(git_repo: Path, tmp_path: Path):
     library = make_repo(tmp_path / "library", {"lib.py": "VERSION = 1\n"})
     git(git_repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "vendor/lib")
     git(git_repo, "commit", "-qm", "submodule")
@@ -228,8 +228,9 @@ def test_submodules_are_left_alone(git_repo: Path, tmp_path: Path):
     assert "vendor/lib" in ws.changed_files(0)
     report = ws.restore(0)
     assert (git_repo / "README.md").exists()
-    assert (git_repo / "vendor/lib/lib.py").read_text() == "VERSION = 2\n"
-    assert "vendor/lib" not in report.changed_paths
+    assert (git_repo / "vendor/lib/lib.py").read_text() == "VERSION = 1\n"
+    assert "vendor/lib/lib.py" in report.changed_paths
+    assert git(git_repo / "vendor/lib", "log", "-1", "--format=%s").strip() == "bump"
 
 
 def test_state_dir_never_dirties_the_tree(git_repo: Path):

@@ -27,6 +27,7 @@ import httpx
 from agent_core.backends.base import BackendError, Prompt, Usage
 from agent_core.backends.credentials import API_KEY_ENV_VARS, split_credentials
 from agent_core.backends.openai_deltas import ChunkAssembler, malformed_tool_call_text
+from agent_core.backends.reply_budget import ReplyBudget
 from agent_core.backends.sse import iter_sse_events
 from agent_core.backends.stop_strings import StopScanner
 from agent_core.backends.token_count import AddedTokenCounter
@@ -127,6 +128,7 @@ class OpenAIBackend:
         produced: list[str] = []
         stops = StopScanner(prompt.stop_after, prompt.stop_before)
         assembler = ChunkAssembler()
+        budget = ReplyBudget(prompt.max_new_tokens)
         drain: threading.Timer | None = None
         try:
             response = self._open(path, body)
@@ -135,6 +137,12 @@ class OpenAIBackend:
         try:
             for chunk in self._chunks(response):
                 piece = assembler.feed(chunk)
+                if budget.feed(piece):
+                    log.warning(
+                        "%s sent more than max_tokens=%d tokens; stopped reading the reply",
+                        self.base_url, prompt.max_new_tokens,
+                    )
+                    break
                 if not stops.done:
                     text = stops.feed(piece)
                     if text:
@@ -161,6 +169,8 @@ class OpenAIBackend:
             self.last_usage = self._usage(
                 prompt, assembler.usage, "".join(produced), started, first, time.monotonic()
             )
+            if budget.exceeded:
+                self.last_usage.new_tokens = max(self.last_usage.new_tokens, prompt.max_new_tokens)
 
     def cancel(self) -> None:
         """Stop the turn in progress: the socket is shut so a blocked read returns at once."""

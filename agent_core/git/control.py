@@ -1,35 +1,46 @@
-"""Watch the files through which a repository makes git run code: its config, hooks, attributes.
+"""Git's own files in a repository, the ones through which it makes git run code: the config,
+hooks, attributes and excludes. Each checkpoint keeps them as a commit of their own, so a step's
+diff shows what it did to them and undo puts them back.
 
 navtui's own git calls ignore them (`agent_core.git.runner`), but the user's next `git commit`
-would not; a step that changes them is reported so the user can look before running git.
+would not. A checkpoint only stats them; they are read (and hashed into git objects, never run)
+when a file's size, times, mode or inode moved, or a hook appeared or went away.
 """
 
 from __future__ import annotations
 
-import hashlib
+import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
-Fingerprint = dict[str, str]  # path relative to the repository root -> sha1 of content + mode
+from agent_core.git.runner import GitRunner
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+# The line that starts a step diff's part about git's own files (`split_control_diff`).
+CONTROL_DIFF_HEADER = "# navtui: git's own config and hooks changed:\n"
+_LINK, _EXEC, _FILE = "120000", "100755", "100644"
+MAX_FILE_BYTES = 1_000_000  # a bigger (or unreadable) config or hook is left out, and named
+_SUBJECT = "navtui: git config and hooks"
+_LEFT_OUT = "left out: "
+
+Signature = tuple[tuple[str, int, int, int, int, int], ...]
 
 
-def _digest(path: Path) -> str | None:
-    try:
-        if path.is_symlink():
-            return "link:" + str(path.readlink())
-        mode = path.stat().st_mode
-        return f"{mode & 0o777:o}:" + hashlib.sha1(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+@dataclass(frozen=True)
+class ControlChange:
+    """One of git's own files that differs between two states; `path` relative to the git dir."""
+
+    path: str
+    what: str  # added | removed | changed
+    old_blob: str | None
+    new_blob: str | None
 
 
-def _config_lines(path: Path) -> set[str]:
+def _config_lines(data: bytes) -> set[str]:
     """`section.key = value` for each setting in a git config file (a plain reading of it)."""
-    try:
-        text = path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return set()
     section, lines = "", set()
-    for raw in text.splitlines():
+    for raw in data.decode("utf-8", "replace").splitlines():
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
@@ -42,63 +53,304 @@ def _config_lines(path: Path) -> set[str]:
     return lines
 
 
-class ControlWatch:
-    """Fingerprints `.git/config`, `config.worktree`, `info/attributes` and every hook."""
+def split_control_diff(diff: str) -> tuple[str, str]:
+    """(the working tree's part, the part about git's own files) of a step diff."""
+    at = diff.find(CONTROL_DIFF_HEADER)
+    if at < 0:
+        return diff, ""
+    return diff[:at], diff[at + len(CONTROL_DIFF_HEADER):]
 
-    def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:
+
+class ControlFiles:
+    """Captures and restores `config`, `config.worktree`, `info/attributes`, `info/exclude` and
+    every hook but the `.sample`s, as commits whose paths are relative to the common git dir."""
+
+    def __init__(self, git: GitRunner, root: Path, git_dir: Path, common_dir: Path) -> None:
+        self._git = git
         self._root = root
         self._git_dir = git_dir
-        self._common_dir = common_dir
-        self._seen = self._fingerprint()
-        self._configs = {p: _config_lines(p) for p in self._config_files()}
+        self._common = common_dir
+        self._hooks_stamp: tuple[int, int] | None = None
+        self._hooks: list[Path] = []
+        self._signature: Signature | None = None
+        self._commit: str | None = None
+        self._tree: dict[str, str] = {}  # commit -> tree
+        self._left: dict[str, tuple[str, ...]] = {}  # commit -> files it could not hold
 
-    def _config_files(self) -> list[Path]:
-        return [self._common_dir / "config", self._git_dir / "config.worktree"]
+    # -- where they are ----------------------------------------------------------------
+
+    @property
+    def shown_prefix(self) -> str:
+        """How the git dir is named to the user: `.git/`, or its path for a linked worktree."""
+        try:
+            return self._common.relative_to(self._root).as_posix() + "/"
+        except ValueError:
+            return str(self._common).rstrip("/") + "/"
+
+    def _hook_files(self) -> list[Path]:
+        hooks = self._common / "hooks"
+        try:
+            st = hooks.stat()
+        except OSError:
+            self._hooks_stamp, self._hooks = None, []
+            return []
+        stamp = (st.st_ino, st.st_mtime_ns)
+        if stamp != self._hooks_stamp:
+            try:
+                names = sorted(p.name for p in os.scandir(hooks) if not p.name.endswith(".sample"))
+            except OSError:
+                names = []
+            self._hooks_stamp, self._hooks = stamp, [hooks / name for name in names]
+        return self._hooks
 
     def _files(self) -> list[Path]:
-        hooks = self._common_dir / "hooks"
-        try:
-            hook_files = sorted(p for p in hooks.iterdir() if not p.name.endswith(".sample"))
-        except OSError:
-            hook_files = []
-        return [*self._config_files(), self._common_dir / "info" / "attributes", *hook_files]
+        info = self._common / "info"
+        return [
+            self._common / "config", self._git_dir / "config.worktree",
+            info / "attributes", info / "exclude", *self._hook_files(),
+        ]
 
-    def _name(self, path: Path) -> str:
+    def _relative(self, path: Path) -> str | None:
         try:
-            return path.relative_to(self._root).as_posix()
+            return path.relative_to(self._common).as_posix()
         except ValueError:
-            return str(path)
+            return None
 
-    def _fingerprint(self) -> Fingerprint:
-        found = {}
+    def signature(self) -> Signature:
+        """What `stat` says about each file (no reads): cheap enough for every checkpoint."""
+        found = []
         for path in self._files():
-            digest = _digest(path)
-            if digest is not None:
-                found[self._name(path)] = digest
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            found.append((str(path), st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns,
+                          st.st_ctime_ns))
+        return tuple(found)
+
+    # -- capture ------------------------------------------------------------------------
+
+    def current(self, index: Path) -> str:
+        """A commit of the files as they are now, through the private index file `index`;
+        the previous one when nothing was touched since it was made."""
+        signature = self.signature()
+        if signature == self._signature and self._commit is not None:
+            return self._commit
+        tree, left = self._write_tree(index)
+        if (
+            self._commit is None
+            or self.tree(self._commit) != tree
+            or self.left_out(self._commit) != left
+        ):
+            message = _SUBJECT + "\n\n" + "".join(f"{_LEFT_OUT}{name}\n" for name in left)
+            self._commit = self._git.line("commit-tree", "--no-gpg-sign", "-m", message, tree)
+            self._tree[self._commit], self._left[self._commit] = tree, left
+        self._signature = signature
+        return self._commit
+
+    def left_out(self, commit: str) -> tuple[str, ...]:
+        """Files capture `commit` could not hold (over `MAX_FILE_BYTES` or unreadable)."""
+        if commit not in self._left:
+            message = self._git.run("log", "-1", "--format=%B", commit).decode("utf-8", "replace")
+            self._left[commit] = tuple(
+                line[len(_LEFT_OUT):] for line in message.splitlines() if line.startswith(_LEFT_OUT)
+            )
+        return self._left[commit]
+
+    def shown_left_out(self) -> list[str]:
+        """`.git/...` names of the files the last capture could not hold."""
+        if self._commit is None:
+            return []
+        return [self.shown_prefix + name for name in self.left_out(self._commit)]
+
+    def changed_since(self, commit: str | None, index: Path) -> list[ControlChange]:
+        """What differs between `commit` and the files now (nothing read when none was touched
+        since `commit` was the last capture)."""
+        if commit is None:
+            return []
+        return self.changes(commit, self.current(index))
+
+    def adopt(self, commit: str | None) -> None:
+        """Take `commit` as the last capture (a resumed session's last checkpoint's); the files
+        are read afresh at the next capture and `commit` is reused if they still match it."""
+        self._commit, self._signature = commit, None
+
+    def tree(self, commit: str) -> str:
+        if commit not in self._tree:
+            self._tree[commit] = self._git.line("rev-parse", commit + "^{tree}")
+        return self._tree[commit]
+
+    def _write_tree(self, index: Path) -> tuple[str, tuple[str, ...]]:
+        """(tree of the files now, names of those left out: too big, unreadable, vanished)."""
+        regular: list[tuple[str, str, Path]] = []
+        entries: list[tuple[str, str, str]] = []
+        left: list[str] = []
+        for path in self._files():
+            name = self._relative(path)
+            try:
+                st = os.lstat(path)
+                if name is None:
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    entries.append((_LINK, self._hash(os.fsencode(os.readlink(path))), name))
+                elif not stat.S_ISREG(st.st_mode):
+                    continue
+                elif st.st_size > MAX_FILE_BYTES or not os.access(path, os.R_OK):
+                    left.append(name)
+                else:
+                    regular.append((name, _EXEC if st.st_mode & 0o100 else _FILE, path))
+            except OSError:
+                continue
+        for (name, mode, _), blob in zip(regular, self._hash_files([p for _, _, p in regular])):
+            if blob is None:
+                left.append(name)
+            else:
+                entries.append((mode, blob, name))
+        if not entries:
+            return EMPTY_TREE, tuple(sorted(left))
+        index.unlink(missing_ok=True)
+        listing = b"".join(
+            f"{mode} {blob}\t".encode() + name.encode("utf-8", "surrogateescape") + b"\0"
+            for mode, blob, name in entries
+        )
+        self._git.run("update-index", "-z", "--index-info", index=index, stdin=listing)
+        return self._git.line("write-tree", index=index), tuple(sorted(left))
+
+    def _hash_files(self, paths: list[Path]) -> list[str | None]:
+        """Blob ids of `paths` written into the object store (None for one that went away)."""
+        if not paths:
+            return []
+        names = [os.fsencode(p) for p in paths]
+        if not any(b"\n" in name for name in names):
+            result = self._git.run_full(
+                "hash-object", "-w", "--no-filters", "--stdin-paths",
+                stdin=b"".join(n + b"\n" for n in names), ok_codes=(0, 1, 128),
+            )
+            if result.returncode == 0:
+                return list(result.stdout.decode().split())
+        blobs: list[str | None] = []
+        for path in paths:  # one at a time: a file changed or vanished under the batch
+            try:
+                with path.open("rb") as file:
+                    data = file.read(MAX_FILE_BYTES + 1)
+            except OSError:
+                data = None
+            blobs.append(None if data is None or len(data) > MAX_FILE_BYTES else self._hash(data))
+        return blobs
+
+    def _hash(self, data: bytes) -> str:
+        out = self._git.run("hash-object", "-w", "--no-filters", "--stdin", stdin=data)
+        return out.decode().strip()
+
+    # -- compare, show, restore -------------------------------------------------------------
+
+    def changes(self, old: str, new: str) -> list[ControlChange]:
+        if old == new or self.tree(old) == self.tree(new):
+            return []
+        out = self._git.run("diff-tree", "-r", "-z", "--no-renames", old, new)
+        fields = out.split(b"\0")
+        found = []
+        for meta, path in zip(fields[0::2], fields[1::2]):
+            parts = meta.decode().split()
+            if len(parts) < 5:
+                continue
+            old_blob, new_blob, status = parts[2], parts[3], parts[4]
+            zero = "0" * len(old_blob)
+            what = {"A": "added", "D": "removed"}.get(status, "changed")
+            found.append(ControlChange(
+                os.fsdecode(path), what,
+                None if old_blob == zero else old_blob, None if new_blob == zero else new_blob,
+            ))
         return found
 
-    def changes(self) -> list[str]:
-        """What changed since the last call (or since the watch began), one line per file."""
-        now = self._fingerprint()
-        if now == self._seen:
-            return []
+    def describe(self, changes: list[ControlChange]) -> list[str]:
+        """One line per change: `.git/config (changed): core.pager = less` (settings added)."""
         lines = []
-        for name in sorted(set(now) | set(self._seen)):
-            before, after = self._seen.get(name), now.get(name)
-            if before == after:
-                continue
-            what = "added" if before is None else "removed" if after is None else "changed"
-            lines.append(f"{name} ({what}){self._config_detail(name)}")
-        self._seen = now
+        for change in changes:
+            detail = ""
+            if change.path.rsplit("/", 1)[-1] in ("config", "config.worktree"):
+                old, new = (self._config(change.old_blob), self._config(change.new_blob))
+                added = sorted(new - old)
+                if added:
+                    detail = ": " + "; ".join(added[:8])
+            lines.append(f"{self.shown_prefix}{change.path} ({change.what}){detail}")
         return lines
 
-    def _config_detail(self, name: str) -> str:
-        for path in self._config_files():
-            if self._name(path) != name:
+    def _config(self, blob: str | None) -> set[str]:
+        if blob is None:
+            return set()
+        return _config_lines(next(self._git.cat_blobs([blob])))
+
+    def diff(self, old: str, new: str, limit: int) -> str:
+        """The unified diff between two captures (paths shown as `.git/...`), cut near `limit`."""
+        if old == new or self.tree(old) == self.tree(new):
+            return ""
+        prefix = self.shown_prefix.lstrip("/")
+        out = self._git.run(
+            "diff-tree", "-p", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+            f"--src-prefix=a/{prefix}", f"--dst-prefix=b/{prefix}", old, new,
+        )
+        text = out.decode("utf-8", "replace")
+        if len(text) > limit:
+            text = (text[:limit] + f"\n# navtui: cut at {limit} characters; "
+                    f"`git diff-tree -p {old} {new}` shows all of it\n")
+        return CONTROL_DIFF_HEADER + text
+
+    def restore(self, now: str, target: str) -> tuple[list[str], list[str]]:
+        """Make the files match capture `target` (from `now`, a capture of them as they are):
+        rewritten with their mode, removed when `target` has none.
+
+        Returns (names restored, `name: why` of those left as they are): nothing is written or
+        removed through a directory that became a symlink (it could lead out of the git dir).
+        """
+        changes = self.changes(now, target)
+        if not changes:
+            return [], []
+        listing = self._git.run("ls-tree", "-r", "-z", target).split(b"\0")
+        modes = {}
+        for entry in filter(None, listing):
+            meta, path = entry.split(b"\t", 1)
+            modes[os.fsdecode(path)] = meta.split()[0].decode()
+        wanted = [c for c in changes if c.new_blob is not None]
+        blobs = self._git.cat_blobs([c.new_blob for c in wanted if c.new_blob])
+        contents = dict(zip((c.path for c in wanted), blobs))
+        done, left = [], []
+        never_held = set(self.left_out(target))
+        for change in changes:
+            path = self._common / change.path
+            shown = f"{self.shown_prefix}{change.path}"
+            if change.new_blob is None and change.path in never_held:
+                left.append(f"{shown}: not in the checkpoint (over {MAX_FILE_BYTES:,} bytes or "
+                            "unreadable then), so undo cannot tell what it was")
                 continue
-            lines = _config_lines(path)
-            added = sorted(lines - self._configs.get(path, set()))
-            self._configs[path] = lines
-            if added:
-                return ": " + "; ".join(added[:8])
-        return ""
+            try:
+                if os.path.realpath(path.parent) != str(path.parent):
+                    raise OSError(f"{path.parent.name} is no longer a directory of the git dir")
+                if change.new_blob is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    _write(path, contents[change.path], modes[change.path])
+            except OSError as error:
+                left.append(f"{shown}: {error.strerror or error}")
+                continue
+            done.append(shown)
+        self.adopt(target)
+        return done, left
+
+
+def _write(path: Path, data: bytes, mode: str) -> None:
+    """Replace `path` atomically with `data` as a file of git `mode` (a link for 120000)."""
+    temporary = path.with_name(f".{path.name}.navtui-restore")
+    temporary.unlink(missing_ok=True)
+    if mode == _LINK:
+        os.symlink(os.fsdecode(data), temporary)
+    else:
+        temporary.write_bytes(data)
+        try:
+            kept = os.lstat(path).st_mode & 0o777
+        except OSError:
+            kept = 0o644
+        permissions = kept | ((kept & 0o444) >> 2) if mode == _EXEC else kept & ~0o111
+        os.chmod(temporary, permissions)
+    os.replace(temporary, path)

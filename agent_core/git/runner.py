@@ -144,14 +144,19 @@ class GitRunner:
     """`git` in one repository's working tree; `index` selects a private index file.
 
     Commits are made as `navtui` unless `identity=False` (then the user's configured one).
-    With a `raw` view, commands on a private index run through it (no content conversion)
-    with git's untracked cache on, so a walk of unchanged directories is only `stat` calls.
+    `location` sets where the repository's parts are (`GIT_DIR`, `GIT_OBJECT_DIRECTORY`, ...)
+    instead of git finding them from `root`. With a `raw` view, commands on a private index run
+    through it (no content conversion) with git's untracked cache on, so a walk of unchanged
+    directories is only `stat` calls.
     """
 
-    def __init__(self, root: Path, *, identity: bool = True, raw: RawView | None = None) -> None:
+    def __init__(
+        self, root: Path, *, identity: bool = True, location: dict[str, str] | None = None,
+        raw: RawView | None = None,
+    ) -> None:
         self.root = root
         self.raw = raw
-        self._env = _base_env(identity)
+        self._env = {**_base_env(identity), **(location or {})}
         self._filters = _FilterBlanker(root, self._env)
 
     def argv(self, *args: str) -> list[str]:

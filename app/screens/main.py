@@ -35,7 +35,7 @@ from agent_core.events import (
     UsageReported,
 )
 from agent_core.sanitize import visible
-from agent_core.steps import Approve, Decision, EditAction, Quit, Reject, StepRecord
+from agent_core.steps import USER_EDITS_KEY, Approve, Decision, EditAction, Quit, Reject, StepRecord
 from app.config import AllowRules, save_allow_rule
 from app.screens.allow import AllowPrefixScreen
 from app.screens.confirm import ConfirmScreen
@@ -65,7 +65,7 @@ from app.session_driver import (
     UserMessage,
 )
 from app.stream_split import StreamSplit
-from widgets.action_card import ActionCard, action_summary
+from widgets.action_card import ActionCard, action_summary, user_edits_summary
 from widgets.diff_view import DiffView, split_diff
 from widgets.issue_pane import IssuePane
 from widgets.output_log import OutputLog
@@ -451,11 +451,15 @@ class MainScreen(Screen[None]):
             record.index, self._record_status(record), self._record_summary(record)
         )
         action = record.action or record.proposed.action
+        self.query_one("#step-diff", DiffView).set_diff(record.diff)
+        card = self.query_one(ActionCard)
+        if USER_EDITS_KEY in record.extra:
+            card.show_status("done", f"Your edits are kept as checkpoint {record.index}.")
+            self.executed_steps = len(self._executed_records())
+            return
         self.query_one(OutputLog).show_observation(
             f"Step {record.index} · {action_summary(action, width=200)}", record.observation
         )
-        self.query_one("#step-diff", DiffView).set_diff(record.diff)
-        card = self.query_one(ActionCard)
         if record.extra.get("source") == "user":
             card.show_status("done", f"Your command ran as step {record.index}.")
         else:
@@ -505,6 +509,8 @@ class MainScreen(Screen[None]):
 
     @staticmethod
     def _record_summary(record: StepRecord) -> str:
+        if USER_EDITS_KEY in record.extra:
+            return user_edits_summary(record)
         summary = action_summary(record.action or record.proposed.action)
         return f"{summary} (edited)" if isinstance(record.decision, EditAction) else summary
 
@@ -598,10 +604,24 @@ class MainScreen(Screen[None]):
         if action is not None and self.pending is proposal:
             self._decide(EditAction(action))
 
-    def action_undo(self) -> None:
-        if self.driver is not None:
-            self.pending = None
-            self.driver.send(Undo(None))
+    @work(exclusive=True, group="modal")
+    async def action_undo(self) -> None:
+        if self.driver is None:
+            return
+        executed = self._executed_records()
+        last = executed[-1] if executed else None
+        if last is not None and USER_EDITS_KEY in last.extra and not await self.app.push_screen_wait(
+            ConfirmScreen(
+                "Undo your own edits?",
+                f"Step {last.index} holds the edits you made while a proposal waited "
+                f"({user_edits_summary(last, width=200)}). Undo puts those files back as they "
+                "were before them; your versions are kept in a before-undo ref.",
+                confirm="Undo them",
+            )
+        ):
+            return
+        self.pending = None
+        self.driver.send(Undo(None))
 
     @work(exclusive=True, group="modal")
     async def _confirm_undo(self, refused: UndoRefused) -> None:

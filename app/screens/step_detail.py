@@ -8,9 +8,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Markdown, Static
 
-from agent_core.steps import EditAction, Reject, StepRecord
+from agent_core.steps import USER_EDITS_KEY, EditAction, Reject, StepRecord
 from agent_core.sanitize import visible
-from widgets.action_card import action_summary
+from widgets.action_card import action_summary, user_edits_summary
 from widgets.diff_view import highlight_diff
 from widgets.output_log import observation_lines
 
@@ -18,6 +18,8 @@ MAX_OUTPUT_LINES = 400
 
 
 def decision_text(record: StepRecord) -> str:
+    if USER_EDITS_KEY in record.extra:
+        return "your own edits, kept as a checkpoint"
     if record.extra.get("source") == "user":
         return "your own command"
     if isinstance(record.decision, Reject):
@@ -53,7 +55,9 @@ class StepDetailScreen(ModalScreen[str | None]):
                 yield Label("Thought", classes="detail-section")
                 yield Markdown(visible(record.proposed.thought))
             yield Label("Action", classes="detail-section")
-            yield Static(action_summary(action, width=200), markup=False)
+            summary = (user_edits_summary(record, width=200) if USER_EDITS_KEY in record.extra
+                       else action_summary(action, width=200))
+            yield Static(summary, markup=False)
             if record.observation is not None:
                 lines = observation_lines(record.observation)
                 if len(lines) > MAX_OUTPUT_LINES:

@@ -1,0 +1,218 @@
+"""Submodules and nested git repositories: their work trees are checkpointed too.
+
+The outer repository's snapshot holds only a gitlink (the nested repository's HEAD commit) for
+each of them, so edits inside would be invisible to step diffs and undo. Each nested work tree is
+snapshotted through a private index of its own (`git add -A` run in it, as `Workspace` does for
+the outer tree), with its objects written into the *outer* repository's object store, so they
+stay restorable even if the nested repository's own `.git` is damaged. A checkpoint names one
+commit whose tree maps each nested path (percent-quoted: tree entries cannot hold `/`) to its
+work tree's tree.
+
+What stays outside: a nested repository whose own index lists more than `MAX_TRACKED` files
+(named once), one with no commit yet (git cannot record it as a gitlink), and a nested
+repository's own HEAD, branches and index (undo puts back its files, not its history).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+from pathlib import Path
+from urllib.parse import quote_from_bytes, unquote_to_bytes
+
+from agent_core.git.errors import WorkspaceError
+from agent_core.git.runner import GitRunner
+from agent_core.git.treeops import apply_tree
+
+MAX_TRACKED = 20_000
+_VANISHED_RETRIES = 5
+_SUBJECT = "navtui: work trees of nested repositories"
+
+
+def _entry_name(path: str) -> str:
+    return quote_from_bytes(os.fsencode(path), safe="")
+
+
+def _path_of(name: str) -> str:
+    return os.fsdecode(unquote_to_bytes(name))
+
+
+def _git_dir(work_tree: Path) -> Path | None:
+    """The nested repository's git dir: its `.git` directory, or where a `.git` file points."""
+    dot_git = work_tree / ".git"
+    if dot_git.is_symlink():
+        return None
+    if dot_git.is_dir():
+        return dot_git
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="surrogateescape").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    target = Path(text[len("gitdir: "):])
+    target = target if target.is_absolute() else work_tree / target
+    return target if target.is_dir() else None
+
+
+def _tracked(git_dir: Path) -> int:
+    """How many entries the nested repository's own index has (its header; 0 without one)."""
+    try:
+        with (git_dir / "index").open("rb") as index:
+            header = index.read(12)
+    except OSError:
+        return 0
+    if len(header) < 12 or header[:4] != b"DIRC":
+        return 0
+    return struct.unpack(">I", header[8:12])[0]
+
+
+class NestedTrees:
+    """Snapshots and restores the work trees of the nested repositories at `paths`."""
+
+    def __init__(self, git: GitRunner, objects: Path, indexes: Path) -> None:
+        self._git = git  # the outer repository's runner
+        self._objects = objects
+        self._indexes = indexes
+        self._runners: dict[str, GitRunner] = {}
+        self.left_out: dict[str, str] = {}  # path -> why its files are not in checkpoints
+        self._commit: str | None = None
+        self._map_tree: dict[str, str] = {}  # commit -> tree of the map
+
+    # -- snapshot ----------------------------------------------------------------------
+
+    def snapshot(self, paths: set[str]) -> str | None:
+        """A commit mapping each nested repository at `paths` to its work tree now (None: none)."""
+        trees = {}
+        for path in sorted(paths):
+            runner = self._runner(path)
+            if runner is not None:
+                trees[path] = self._snapshot_one(path, runner)
+        if not trees:
+            return None
+        listing = "".join(f"040000 tree {tree}\t{_entry_name(path)}\0" for path, tree in trees.items())
+        map_tree = self._git.run("mktree", "-z", stdin=listing.encode()).decode().strip()
+        if self._commit is not None and self.map_tree(self._commit) == map_tree:
+            return self._commit
+        self._commit = self._git.line("commit-tree", "--no-gpg-sign", "-m", _SUBJECT, map_tree)
+        self._map_tree[self._commit] = map_tree
+        return self._commit
+
+    def _runner(self, path: str) -> GitRunner | None:
+        """The runner for the nested repository at `path`, None when it is left out."""
+        work_tree = self._git.root / path
+        git_dir = _git_dir(work_tree)
+        if git_dir is None and not os.path.lexists(work_tree):
+            return None  # removed: the outer diff shows the gitlink go
+        if git_dir is None:
+            self.left_out.setdefault(path, f"{path} (a nested git repository whose .git is gone "
+                                           "or unreadable: its files are not in checkpoints)")
+            return None
+        tracked = _tracked(git_dir)
+        if tracked > MAX_TRACKED:
+            self.left_out.setdefault(path, (
+                f"{path} (a nested git repository of {tracked:,} files, over {MAX_TRACKED:,}: "
+                "its files are not in checkpoints)"
+            ))
+            return None
+        if path not in self._runners:
+            self._runners[path] = GitRunner(work_tree, location={
+                "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree),
+                "GIT_OBJECT_DIRECTORY": str(self._objects),
+            })
+        return self._runners[path]
+
+    def _index(self, path: str) -> Path:
+        self._indexes.mkdir(parents=True, exist_ok=True)
+        return self._indexes / (hashlib.sha1(os.fsencode(path)).hexdigest() + ".index")
+
+    def _snapshot_one(self, path: str, runner: GitRunner) -> str:
+        """`git add -A` into the repository's private index (tried again while files vanish
+        under it, as for the outer tree), then its tree."""
+        index = self._index(path)
+        for _ in range(_VANISHED_RETRIES):
+            result = runner.run_full("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128))
+            if result.returncode != 128:
+                return runner.line("write-tree", index=index)
+        error = result.stderr.decode("utf-8", "replace").strip()
+        raise WorkspaceError(f"could not snapshot the nested repository {path}: {error}")
+
+    # -- read back ----------------------------------------------------------------------
+
+    def map_tree(self, commit: str) -> str:
+        if commit not in self._map_tree:
+            self._map_tree[commit] = self._git.line("rev-parse", commit + "^{tree}")
+        return self._map_tree[commit]
+
+    def trees(self, commit: str | None) -> dict[str, str]:
+        """Nested path -> work-tree tree, as checkpoint map `commit` holds them."""
+        if commit is None:
+            return {}
+        out = self._git.run("ls-tree", "-z", self.map_tree(commit))
+        found = {}
+        for entry in filter(None, out.split(b"\0")):
+            meta, name = entry.split(b"\t", 1)
+            found[_path_of(name.decode("ascii"))] = meta.split()[2].decode()
+        return found
+
+    def changed_files(self, old: str | None, new: str | None) -> list[str]:
+        """`PATH/file` for each file that differs inside a nested repository between two maps."""
+        if old is None or new is None or old == new:
+            return []
+        before, after = self.trees(old), self.trees(new)
+        changed = []
+        for path in sorted(set(before) & set(after)):
+            if before[path] != after[path]:
+                out = self._git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames",
+                                    before[path], after[path])
+                changed += [f"{path}/{os.fsdecode(name)}" for name in out.split(b"\0") if name]
+        return changed
+
+    def diff(self, old: str | None, new: str | None, limit: int) -> str:
+        """The unified diff of the files inside nested repositories, `PATH/...` named."""
+        if old is None or new is None or old == new:
+            return ""
+        before, after = self.trees(old), self.trees(new)
+        parts = []
+        for path in sorted(set(before) & set(after)):
+            if before[path] == after[path]:
+                continue
+            out = self._git.run(
+                "diff-tree", "-p", "-r", "--no-color", "--no-ext-diff", "--no-textconv",
+                "--no-renames", f"--src-prefix=a/{path}/", f"--dst-prefix=b/{path}/",
+                before[path], after[path],
+            )
+            parts.append(out.decode("utf-8", "replace"))
+        text = "".join(parts)
+        if len(text) > limit:
+            text = text[:limit] + f"\n# navtui: nested repositories' diff cut at {limit} characters\n"
+        return text
+
+    # -- restore -----------------------------------------------------------------------
+
+    def restore(self, now: str | None, target: str | None) -> tuple[list[str], list[str]]:
+        """Put nested work trees back from map `now` (just snapshotted) to map `target`.
+
+        Returns (paths rewritten, outer-relative; `path: why` for nested repositories left as
+        they are)."""
+        if target is None or now == target:
+            return [], []
+        current, wanted = self.trees(now), self.trees(target)
+        changed, left = [], []
+        for path, tree in sorted(wanted.items()):
+            if current.get(path) == tree:
+                continue
+            runner = self._runner(path) if path in current else None
+            if runner is None:
+                left.append(f"{path}: the nested repository is gone, so undo cannot put its "
+                            "files back")
+                continue
+            try:
+                done = apply_tree(runner, self._index(path), current[path], tree)
+            except WorkspaceError as error:
+                left.append(f"{path}: {error}")
+                continue
+            changed += [f"{path}/{name}" for name in done]
+        self._commit = target
+        return changed, left
