@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.workspace import Workspace
-from tests.fixtures.repos import git
+from tests.fixtures.repos import git, make_repo
 from tests.test_workspace_support import bash, files
 
 ATTRIBUTES = {
@@ -120,3 +120,14 @@ def test_the_private_view_works_in_a_sha256_repository_and_a_linked_worktree(tmp
         ws.restore(0)
         ws.close()
         assert files(repo) == before
+
+
+def test_a_crlf_file_inside_a_nested_repository_comes_back_byte_identical(git_repo: Path):
+    inner = make_repo(git_repo / "nested", {".gitattributes": "* text=auto\n", "n.txt": "n\n"})
+    (inner / "dos.txt").write_bytes(b"a\r\nb\r\n")
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "rm nested/dos.txt")
+    ws.checkpoint(1)
+    ws.restore(0)
+    assert (inner / "dos.txt").read_bytes() == b"a\r\nb\r\n"

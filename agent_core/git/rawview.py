@@ -37,12 +37,15 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 class RawView:
     """The private git directory `path` for the repository at `root` (objects and config in
-    `common_dir`, per-worktree config in `git_dir`).
+    `common_dir`, per-worktree config in `git_dir`; `objects` when they are elsewhere).
 
     `env()` and `args()` are what a private-index command adds to its environment and argv.
     """
 
-    def __init__(self, path: Path, root: Path, git_dir: Path, common_dir: Path) -> None:
+    def __init__(
+        self, path: Path, root: Path, git_dir: Path, common_dir: Path,
+        objects: Path | None = None,
+    ) -> None:
         self.path = path
         self._root = root
         self._common_dir = common_dir
@@ -52,7 +55,7 @@ class RawView:
         self._env = {
             "GIT_DIR": str(path),
             "GIT_WORK_TREE": str(root),
-            "GIT_OBJECT_DIRECTORY": str(common_dir / "objects"),
+            "GIT_OBJECT_DIRECTORY": str(objects or common_dir / "objects"),
         }
         self._ready = False
 
