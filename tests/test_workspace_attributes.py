@@ -131,3 +131,14 @@ def test_a_crlf_file_inside_a_nested_repository_comes_back_byte_identical(git_re
     ws.checkpoint(1)
     ws.restore(0)
     assert (inner / "dos.txt").read_bytes() == b"a\r\nb\r\n"
+
+
+def test_the_repositorys_file_mode_setting_still_applies_in_the_private_view(git_repo: Path):
+    """core.fileMode=false (a FAT or WSL checkout): an exec bit flip is no change, as for git."""
+    git(git_repo, "config", "core.fileMode", "false")
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "chmod +x calc/ops.py")
+    assert ws.checkpoint(1).commit == ws.checkpoints[0].commit
+    git(git_repo, "config", "core.fileMode", "true")
+    assert ws.checkpoint(2).commit != ws.checkpoints[0].commit
