@@ -142,3 +142,16 @@ def test_the_repositorys_file_mode_setting_still_applies_in_the_private_view(git
     assert ws.checkpoint(1).commit == ws.checkpoints[0].commit
     git(git_repo, "config", "core.fileMode", "true")
     assert ws.checkpoint(2).commit != ws.checkpoints[0].commit
+
+
+def test_conversions_written_into_navtuis_own_git_dir_are_switched_off_again(git_repo: Path):
+    commit_attributes(git_repo, "* text=auto\n")
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    raw = git_repo / ".git" / "navtui" / "raw-git" / "info" / "attributes"
+    bash(git_repo, f"echo '* text=auto' > {raw} && printf 'a\\r\\nb\\r\\n' > dos.txt")
+    ws.checkpoint(1)
+    bash(git_repo, "rm dos.txt")
+    ws.checkpoint(2)
+    ws.restore(1)
+    assert (git_repo / "dos.txt").read_bytes() == b"a\r\nb\r\n"

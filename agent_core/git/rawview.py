@@ -57,12 +57,17 @@ class RawView:
             "GIT_WORK_TREE": str(root),
             "GIT_OBJECT_DIRECTORY": str(objects or common_dir / "objects"),
         }
-        self._ready = False
+        self._prepared: tuple[tuple[int, int, int] | None, ...] | None = None
 
     def env(self) -> dict[str, str]:
-        if not self._ready:
+        if self._prepared != self._files_stamp():
             self._prepare()
         return self._env
+
+    def _files_stamp(self) -> tuple[tuple[int, int, int] | None, ...]:
+        """Its attributes and config as last written: anything else (a command that rewrote
+        them) makes `env` write them again."""
+        return _stamp(self.path / "info" / "attributes"), _stamp(self.path / "config")
 
     def args(self, base_env: dict[str, str]) -> tuple[str, ...]:
         """`-c` settings copied from the repository (read again when its config changes)."""
@@ -75,7 +80,7 @@ class RawView:
     def point_head(self, commit: str) -> None:
         """Detach the private HEAD at `commit` (a commit of the private index's tree), so
         `git status` there compares the index with a tree it matches."""
-        if not self._ready:
+        if self._prepared is None:
             self._prepare()
         head = self.path / "HEAD"
         temporary = self.path / "HEAD.navtui-new"
@@ -97,7 +102,7 @@ class RawView:
             exclude.unlink(missing_ok=True)
             exclude.symlink_to(target)
         (self.path / "config").write_text(self._format_config(), encoding="utf-8")
-        self._ready = True
+        self._prepared = self._files_stamp()
 
     def _format_config(self) -> str:
         """Repository format and object format: git only reads these from the repository's
