@@ -60,8 +60,7 @@ _STATUS_ARGS = (
 # git's threads that stat tracked files in parallel cost more than they save on a small index
 # (bench/checkpoint.py: 0.26 ms of CPU at 1,000 files; at 10,000 they win).
 _SMALL_INDEX_BYTES = 300_000
-_NO_PRELOAD = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.preloadIndex",
-               "GIT_CONFIG_VALUE_0": "false"}
+_NO_PRELOAD = ("-c", "core.preloadIndex=false")
 # Beyond this many changed paths one whole-tree `git add -A` is cheaper than a pathspec list.
 _MAX_PATHSPECS = 200
 
@@ -675,11 +674,10 @@ class Workspace:
         ? (untracked); None when git could not tell."""
         if index.with_name(index.name + ".lock").exists():
             self._ignored_stale = True  # status cannot record what it read again
-        env = {"GIT_OPTIONAL_LOCKS": "1"}
         stamp = self._index_stamp
-        if stamp is not None and stamp[1] < _SMALL_INDEX_BYTES:
-            env.update(_NO_PRELOAD)
-        status = self._git.spawn(*_STATUS_ARGS, index=index, env=env)
+        small = stamp is not None and stamp[1] < _SMALL_INDEX_BYTES
+        status = self._git.spawn(*(_NO_PRELOAD if small else ()), *_STATUS_ARGS, index=index,
+                                 env={"GIT_OPTIONAL_LOCKS": "1"})
         try:
             if meanwhile is not None:
                 meanwhile()
