@@ -625,8 +625,9 @@ class Workspace:
 
         `git status` on the private index says which paths changed; only those are added. It
         rewrites the index when it had to read a directory again (an entry was created,
-        removed or renamed there): only then can the set of ignored files have changed, so
-        only then are they listed again (beside the `add`, which reads the same tree).
+        removed or renamed there; sometimes for other reasons, e.g. a file changed in the
+        same clock tick as the index): only then can the set of ignored files have changed,
+        so only then are they listed again (beside the `add`, which reads the same tree).
         `meanwhile` runs while git does.
         """
         if self.session_id is None:
