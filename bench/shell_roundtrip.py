@@ -1,16 +1,20 @@
 """What navtui's persistent Shell adds to a command, above the command's own cost.
 
-Three ways to run the same command, interleaved (same command, back to back) so machine load hits
+Four ways to run the same command, interleaved (same command, back to back) so machine load hits
 them alike, on a 500-file repository:
 
 * own cost: a persistent bash fed the command on a pipe, followed by an end marker (no pty, no
   output handling): what running the command in an already-running shell costs;
+* own cost in a terminal: the same on a pty through plain pexpect (as SWE-agent's shell runs
+  the commands the navigator model was trained on). A program whose output is a terminal
+  writes it line by line, and each write goes through the kernel's tty layer: that cost is the
+  command's, paid by any terminal, and it is what separates the two "own" columns;
 * navtui: `Shell.run(command)` (the session's persistent bash in a pty: markers, output capture
   and bounds, exit status);
 * `subprocess.run(command, shell=True)`: a fresh shell per command.
 
 Prints per command the medians, navtui's overhead above the command's own cost (target
-<= 0.5 ms) and the ratio to a fresh subprocess.
+<= 0.5 ms), on pipes and in a terminal, and the ratio to a fresh subprocess.
 
     python bench/shell_roundtrip.py [--runs 40]
 """
@@ -29,6 +33,8 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pexpect  # noqa: E402
 
 from agent_core.executor.shell import Shell, shell_environment  # noqa: E402
 
@@ -86,6 +92,27 @@ class PipedBash:
         self.process.wait()
 
 
+class PtyBash:
+    """A persistent bash on a pty through plain pexpect: the command and an end marker."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self.child = pexpect.spawn("bash", ["--noprofile", "--norc"], cwd=str(cwd), env=env,
+                                   echo=False, dimensions=(50, 200))
+        self.child.delaybeforesend = None
+        self.count = 0
+        self.run("true")
+
+    def run(self, command: str) -> bytes:
+        self.count += 1
+        marker = f"__bench_end_{self.count}__"
+        self.child.send(command.encode() + f"\nprintf '\\n%s_%s\\n' __bench_end {self.count}__\n".encode())
+        self.child.expect_exact(marker.encode(), timeout=30)
+        return self.child.before
+
+    def close(self) -> None:
+        self.child.close(force=True)
+
+
 def clock(run, command: str) -> float:
     start = time.perf_counter()
     run(command)
@@ -104,26 +131,33 @@ def main() -> None:
         def fresh(command: str) -> None:
             subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True)
 
-        piped = PipedBash(repo, env)
+        piped, terminal = PipedBash(repo, env), PtyBash(repo, env)
+        ways = (("own", piped.run), ("tty", terminal.run), ("navtui", None), ("fresh", fresh))
         with Shell(repo, timeout=30) as shell:
             for command in COMMANDS:  # warm-up: page cache, git's index
-                shell.run(command), piped.run(command), fresh(command)
+                shell.run(command), piped.run(command), terminal.run(command), fresh(command)
             for _ in range(args.runs):
                 for command in COMMANDS:
-                    for name, run in (("own", piped.run), ("navtui", shell.run), ("fresh", fresh)):
-                        samples[(name, command)].append(clock(run, command))
+                    for name, run in ways:
+                        samples[(name, command)].append(clock(run or shell.run, command))
         piped.close()
+        terminal.close()
 
-    print(f"{'command':<44} {'own ms':>8} {'navtui ms':>10} {'overhead ms':>12} {'subproc ms':>11} {'ratio':>7}")
-    overheads, ratios = [], []
+    print(f"{'command':<44} {'own ms':>7} {'tty ms':>7} {'navtui ms':>9} {'overhead ms':>11} "
+          f"{'over tty':>8} {'subproc ms':>10} {'ratio':>6}")
+    overheads, over_tty, ratios = [], [], []
     for command in COMMANDS:
-        own, ours, sub = (statistics.median(samples[(n, command)]) * 1e3 for n in ("own", "navtui", "fresh"))
+        own, tty, ours, sub = (statistics.median(samples[(n, command)]) * 1e3
+                               for n in ("own", "tty", "navtui", "fresh"))
         overheads.append(ours - own)
+        over_tty.append(ours - tty)
         ratios.append(ours / sub)
-        print(f"{command:<44} {own:>8.2f} {ours:>10.2f} {ours - own:>12.2f} {sub:>11.2f} {ours / sub:>6.2f}x")
-    print(f"{'median over commands':<44} {'':>8} {'':>10} {statistics.median(overheads):>12.2f} "
-          f"{'':>11} {statistics.median(ratios):>6.2f}x")
-    print("overhead = navtui - own cost (target <= 0.5 ms); ratio = navtui / subprocess.run(shell=True)")
+        print(f"{command:<44} {own:>7.2f} {tty:>7.2f} {ours:>9.2f} {ours - own:>11.2f} "
+              f"{ours - tty:>8.2f} {sub:>10.2f} {ours / sub:>5.2f}x")
+    print(f"{'median over commands':<44} {'':>7} {'':>7} {'':>9} {statistics.median(overheads):>11.2f} "
+          f"{statistics.median(over_tty):>8.2f} {'':>10} {statistics.median(ratios):>5.2f}x")
+    print("overhead = navtui - own cost on pipes (target <= 0.5 ms); over tty = navtui - own cost "
+          "in a terminal; ratio = navtui / subprocess.run(shell=True)")
 
 
 if __name__ == "__main__":

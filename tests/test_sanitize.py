@@ -107,7 +107,7 @@ async def test_tui_widgets_show_escapes_visibly(git_repo: Path):
         shown = _rendered(card)
         assert SPOOF_SHOWN in shown and "\x1b" not in shown
         thoughts = main.query_one("ThoughtStream")
-        text = "\n".join(_rendered(w) for w in thoughts.query("MarkdownParagraph").results())
+        text = "\n".join(_rendered(w) for w in thoughts.query("TurnText").results())
         assert OSC52_SHOWN in text and "\x1b" not in text
         await pilot.press("a")
         await watch.until(lambda: main.pending is not None and main.pending.index == 2, "proposal 2")

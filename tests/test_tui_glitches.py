@@ -51,7 +51,7 @@ async def test_a_streaming_turn_shows_thought_text_never_markup_even_after_esc(g
         await pilot.press("escape")
         await watch.until(lambda: main.paused and not stream.rendering, "stopped")
         assert not any(mark in stream.text for mark in MARKUP)
-        shown = "\n".join(md.source for md in stream.query("Markdown"))
+        shown = "\n".join(turn.source for turn in stream.query("TurnText"))
         assert "average looks off by one" in shown and not any(mark in shown for mark in MARKUP)
 
 

@@ -92,19 +92,21 @@ async def test_thought_stream_streams_and_keeps_a_bounded_history():
         assert turns[1].source == "thought 3" and stream.text == "thought 3"
 
 
-async def test_thought_stream_feeds_a_backlog_in_slices_without_losing_text():
-    from widgets.thought_stream import SLICE
-
+async def test_thought_stream_takes_a_burst_in_at_the_next_frame_without_losing_text():
     stream = ThoughtStream()
-    async with Harness(stream).run_test() as pilot:
+    async with Harness(stream).run_test(size=(80, 20)) as pilot:
         await stream.begin_turn("Step 1")
-        burst = "".join(f"word{n} " for n in range(3 * SLICE // 5))
-        await stream.write(burst)
-        assert stream.rendering
-        await stream.end_turn("x" * 9_000)
+        burst = "".join(f"word{n} " for n in range(3_000))
+        for piece in (burst[:7_000], burst[7_000:]):
+            await stream.write(piece)
+        assert stream.rendering  # waiting for the next frame, not rendered on the spot
+        await pilot.pause(0.1)
+        assert not stream.rendering
+        turn = stream.live
+        assert turn is not None and turn.source == burst and turn.painted_length == len(burst)
+        await stream.end_turn("x" * 9_000)  # too long to re-render at once: the streamed text stays
         await stream.settled()
         await pilot.pause()
-        assert not stream.rendering
         assert stream.query_one(".turn").source == burst
 
 
@@ -220,5 +222,5 @@ async def test_thought_stream_keeps_the_space_after_inline_code():
             await stream.write(chunk)
         await stream.settled()
         await pilot.pause()
-        lines = rendered(stream.query_one("MarkdownParagraph"))
+        lines = rendered(stream.query_one(".turn"))
         assert lines[0] == "It prints 3.0. average divides by len(values) + 1."

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from textual.widgets import Markdown
-
 from tests.test_widgets import Harness
 from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import FoldedTurn, ThoughtStream
+from widgets.turn_text import TurnText
 
 
 async def test_old_turns_fold_to_one_line_and_unfold_on_demand():
@@ -20,7 +19,7 @@ async def test_old_turns_fold_to_one_line_and_unfold_on_demand():
         await pilot.pause()
         folded = list(stream.query(FoldedTurn))
         assert [f.title for f in folded] == [f"Step {n}" for n in range(1, 9)]
-        assert len(stream.query(Markdown)) == 2  # only the last two turns stay Markdown
+        assert len(stream.query(TurnText)) == 2  # only the last two turns stay Markdown
         assert all(f.region.height == 1 for f in folded)
         assert str(folded[0].render()) == "▸ Step 1 · Thought 1"
         assert str(folded[1].render()) == "▸ Step 2 · Thinking about **step 2**."
@@ -140,23 +139,21 @@ async def test_a_long_timeline_scrolls_to_the_highlight_and_keys_move_it():
         assert chosen() == [98, 4]
 
 
-async def test_a_note_behind_a_backlog_does_not_wait_and_keeps_its_place():
-    from widgets.thought_stream import SLICE
-
+async def test_a_note_after_streamed_text_keeps_its_place():
     stream = ThoughtStream()
     async with Harness(stream).run_test() as pilot:
         await stream.begin_turn("Step 1")
-        burst = "".join(f"word{n} " for n in range(SLICE))  # several slices
+        burst = "".join(f"word{n} " for n in range(2_000))
         await stream.write(burst)
-        await stream.note("a notice", "info")  # returns while the burst is still queued
-        assert stream.rendering
+        await stream.note("a notice", "info")  # ends the turn: its text is taken in at once
+        assert not stream.rendering
         await stream.begin_turn("Step 2")
-        await stream.end_turn()  # an empty turn, ended before its stream ever ran
+        await stream.end_turn()  # an empty turn
         await stream.settled()
         await pilot.pause()
         order = [w for w in stream.children if w.has_class("turn-title") or w.has_class("note")]
         assert [str(w.render()) for w in order] == ["Step 1", "a notice", "Step 2"]
-        assert stream.query(Markdown).first().source == burst
+        assert stream.query(TurnText).first().source == burst
 
 
 async def test_following_the_session_redraws_the_list_once_per_half_page():

@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
 from agent_core.git.treeops import apply_tree
 
@@ -117,10 +118,12 @@ class NestedTrees:
             ))
             return None
         if path not in self._runners:
+            raw = RawView(self._index(path).with_suffix(".raw-git"), work_tree, git_dir, git_dir,
+                          objects=self._objects)
             self._runners[path] = GitRunner(work_tree, location={
                 "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree),
                 "GIT_OBJECT_DIRECTORY": str(self._objects),
-            })
+            }, raw=raw)
         return self._runners[path]
 
     def _index(self, path: str) -> Path:

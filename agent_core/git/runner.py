@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.rawview import RawView
 
 # Variables that would point git at another repository, index or object store than ours.
 _REPO_LOCATION_VARS = (
@@ -45,6 +46,9 @@ SAFE_CONFIG = (
 )
 
 _FILTER_KEYS = ("clean", "smudge", "process")
+# git keeps an untracked cache for `status --untracked-files=all` only when that mode is the
+# configured one.
+_UNTRACKED_CACHE = ("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all")
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "navtui", "GIT_AUTHOR_EMAIL": "navtui@localhost",
@@ -141,19 +145,35 @@ class GitRunner:
 
     Commits are made as `navtui` unless `identity=False` (then the user's configured one).
     `location` sets where the repository's parts are (`GIT_DIR`, `GIT_OBJECT_DIRECTORY`, ...)
-    instead of git finding them from `root`.
+    instead of git finding them from `root`. With a `raw` view, commands on a private index run
+    through it (no content conversion) with git's untracked cache on, so a walk of unchanged
+    directories is only `stat` calls.
     """
 
     def __init__(
-        self, root: Path, *, identity: bool = True, location: dict[str, str] | None = None
+        self, root: Path, *, identity: bool = True, location: dict[str, str] | None = None,
+        raw: RawView | None = None,
     ) -> None:
         self.root = root
+        self.raw = raw
         self._env = {**_base_env(identity), **(location or {})}
         self._filters = _FilterBlanker(root, self._env)
 
     def argv(self, *args: str) -> list[str]:
         """The full command line for `git args` with every safety setting in front."""
         return ["git", *SAFE_CONFIG, *self._filters.args(), *args]
+
+    def _command(
+        self, args: tuple[str, ...], index: Path | None, env: dict[str, str] | None,
+    ) -> tuple[list[str], dict[str, str]]:
+        """argv and environment for `git args` (on the private `index` when given)."""
+        if index is None:
+            return self.argv(*args), {**self._env, **(env or {})}
+        if self.raw is None:
+            return self.argv(*args), {**self._env, "GIT_INDEX_FILE": str(index), **(env or {})}
+        settings = (*_UNTRACKED_CACHE, *self.raw.args(self._env))
+        full = {**self._env, **self.raw.env(), "GIT_INDEX_FILE": str(index), **(env or {})}
+        return ["git", *settings, *SAFE_CONFIG, *self._filters.args(), *args], full
 
     def run(
         self,
@@ -171,11 +191,12 @@ class GitRunner:
         index: Path | None = None,
         stdin: bytes | None = None,
         ok_codes: tuple[int, ...] = (0,),
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
-        """Like `run`, but return the whole result (stderr included)."""
-        env = self._env if index is None else {**self._env, "GIT_INDEX_FILE": str(index)}
+        """Like `run`, but return the whole result (stderr included); `env` adds variables."""
+        argv, full_env = self._command(args, index, env)
         result = subprocess.run(
-            self.argv(*args), cwd=self.root, env=env, input=stdin,
+            argv, cwd=self.root, env=full_env, input=stdin,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         if result.returncode not in ok_codes:
@@ -183,18 +204,23 @@ class GitRunner:
             raise WorkspaceError(f"`git {args[0]}` failed in {self.root}: {message}")
         return result
 
-    def spawn(self, *args: str, index: Path | None = None) -> subprocess.Popen[bytes]:
+    def spawn(
+        self, *args: str, index: Path | None = None, env: dict[str, str] | None = None,
+    ) -> subprocess.Popen[bytes]:
         """Start `git args` without waiting (read its output with `collect`)."""
-        env = self._env if index is None else {**self._env, "GIT_INDEX_FILE": str(index)}
+        argv, env = self._command(args, index, env)
         return subprocess.Popen(
-            self.argv(*args), cwd=self.root, env=env, stdin=subprocess.DEVNULL,
+            argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
 
-    def collect(self, process: subprocess.Popen[bytes]) -> bytes:
-        """Wait for a `spawn`ed git; its stdout, or WorkspaceError when it failed."""
+    def collect(
+        self, process: subprocess.Popen[bytes], ok_codes: tuple[int, ...] = (0,),
+    ) -> bytes:
+        """Wait for a `spawn`ed git; its stdout, or WorkspaceError when it failed (exit code
+        outside `ok_codes`; `process.returncode` tells which)."""
         out, err = process.communicate()
-        if process.returncode != 0:
+        if process.returncode not in ok_codes:
             message = err.decode("utf-8", "replace").strip()
             raise WorkspaceError(f"`git {process.args[-1]}` failed in {self.root}: {message}")
         return out

@@ -1,0 +1,212 @@
+"""The thought stream's live turn: Markdown split into blocks, drawn per frame, capped while live."""
+
+from __future__ import annotations
+
+import gc
+import random
+
+from textual.events import MouseScrollDown, MouseScrollUp
+
+from tests.test_widgets import Harness, rendered
+from widgets.markdown_blocks import MarkdownBlocks
+from widgets.thought_stream import COLLECT_AFTER, DEFERRED_FULL_COLLECTION, ThoughtStream
+from widgets.turn_text import TurnText
+
+DOCUMENT = (
+    "Looking at **ops.py** and `average`.\n\n"
+    "- check `len(values)`\n- run the tests\n\n"
+    "```python\ndef f():\n\n    return 1\n```\n\n"
+    "1. first\n\n    indented continuation\n\n"
+    "## A heading\n\n"
+    "The model writes <tool_call> here.\n"
+)
+
+
+def test_blocks_end_at_blank_lines_outside_fences_and_before_unindented_lines():
+    blocks = MarkdownBlocks()
+    blocks.add(DOCUMENT)
+    assert blocks.finished == [
+        "Looking at **ops.py** and `average`.",
+        "- check `len(values)`\n- run the tests",
+        "```python\ndef f():\n\n    return 1\n```",
+        "1. first\n\n    indented continuation",
+        "## A heading",
+    ]
+    assert blocks.tail == "The model writes <tool_call> here.\n"
+
+
+def test_blocks_are_the_same_however_the_text_is_chunked():
+    whole = MarkdownBlocks()
+    whole.add(DOCUMENT * 3)
+    rng = random.Random(7)
+    for _ in range(20):
+        pieces, i = MarkdownBlocks(), 0
+        text = DOCUMENT * 3
+        while i < len(text):
+            step = rng.randint(1, 9)
+            pieces.add(text[i : i + step])
+            i += step
+        assert pieces.finished == whole.finished and pieces.tail == whole.tail
+
+
+def text_of(turn: TurnText) -> str:
+    return "\n".join(rendered(turn))
+
+
+async def test_a_streamed_turn_is_shown_in_full_as_markdown():
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(80, 60)) as pilot:
+        await stream.begin_turn("Step 1")
+        rng = random.Random(3)
+        i = 0
+        while i < len(DOCUMENT):
+            step = rng.randint(1, 6)
+            await stream.write(DOCUMENT[i : i + step])
+            i += step
+            if rng.random() < 0.2:
+                await pilot.pause()
+        await stream.end_turn()
+        await pilot.pause()
+        turn = stream.query_one(TurnText)
+        shown = text_of(turn)
+        assert turn.source == DOCUMENT and stream.text == DOCUMENT
+        assert "Looking at ops.py and average." in shown  # emphasis and code rendered, not marked up
+        assert "**" not in shown and "`" not in shown
+        assert "• check len(values)" in shown and "• run the tests" in shown
+        assert "def f():" in shown and "    return 1" in shown
+        assert "indented continuation" in shown and "A heading" in shown and "##" not in shown
+        assert "The model writes <tool_call> here." in shown  # raw HTML stays visible as text
+        assert turn.painted_length == len(DOCUMENT)
+
+
+async def test_escape_sequences_in_streamed_text_are_shown_not_sent():
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(80, 20)) as pilot:
+        await stream.begin_turn("Step 1")
+        for piece in ("copy \x1b]52;c;", "SGVsbG8=\x07 now \x1b[2J", " and \x9b31m red"):
+            await stream.write(piece)
+        await stream.settled()
+        await pilot.pause()
+        shown = text_of(stream.query_one(TurnText))
+        assert "\x1b" not in shown and "\x9b" not in shown and "\x07" not in shown
+        assert "␛]52;c;SGVsbG8=␇ now ␛[2J" in shown
+
+
+async def test_a_flood_of_fragments_is_taken_in_once_per_frame():
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(80, 20)) as pilot:
+        await stream.begin_turn("Step 1")
+        await pilot.pause()
+        turn = stream.query_one(TurnText)
+        updates = []
+        original = turn.update_now
+        turn.update_now = lambda: (updates.append(len(turn.source)), original())  # type: ignore[method-assign]
+        for n in range(500):
+            await stream.write(f"w{n} ")
+        await pilot.pause(0.1)
+        assert updates and len(updates) <= 2  # 500 writes in one go: one update (two at most)
+        assert turn.painted_length == len(turn.source)
+
+
+async def test_a_live_turn_stays_within_the_view_and_scrolls_back_inside_itself():
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(60, 12)) as pilot:
+        await stream.begin_turn("Step 1")
+        for n in range(40):
+            await stream.write(f"Line {n} of the thought.\n\n")
+        await pilot.pause(0.1)
+        turn = stream.query_one(TurnText)
+        assert turn.size.height <= stream.scrollable_content_region.height
+        assert "Line 39 of the thought." in text_of(turn)  # it shows its end
+        assert "Line 0 of the thought." not in text_of(turn)
+        for _ in range(5):
+            turn.post_message(MouseScrollUp(None, 0, 0, 0, 0, 0, False, False, False))
+        await pilot.pause(0.1)
+        back = rendered(turn)
+        assert "Line 39 of the thought." not in back and "Line 30 of the thought." in back
+        await stream.write("Line 40 arrives while scrolled back.")
+        await pilot.pause(0.1)
+        assert rendered(turn) == back  # what the user reads stays put
+        for _ in range(10):
+            turn.post_message(MouseScrollDown(None, 0, 0, 0, 0, 0, False, False, False))
+        await pilot.pause(0.1)
+        assert rendered(turn)[-1] == "Line 40 arrives while scrolled back."  # following the end again
+        await stream.end_turn()
+        await pilot.pause()
+        assert turn.size.height == 41 * 2 - 1  # every line, full height
+        assert stream.scroll_y == stream.max_scroll_y > 0  # and the view follows the end
+
+
+async def test_full_collections_wait_while_a_turn_streams():
+    stream = ThoughtStream()
+    original = gc.get_threshold()
+    async with Harness(stream).run_test() as pilot:
+        await stream.begin_turn("Step 1")
+        assert gc.get_threshold()[2] == DEFERRED_FULL_COLLECTION
+        await stream.end_turn()
+        await pilot.pause()
+        assert gc.get_threshold()[2] == DEFERRED_FULL_COLLECTION  # until its last text is painted
+        await pilot.pause(COLLECT_AFTER + 0.2)
+        assert gc.get_threshold() == original
+        await stream.begin_turn("Step 2")
+    assert gc.get_threshold() == original  # an app closed mid-turn leaves the collector as it was
+
+
+async def test_many_turns_keep_few_widgets_and_fold_with_their_text():
+    stream = ThoughtStream(max_turns=10)
+    async with Harness(stream).run_test(size=(80, 30)) as pilot:
+        for turn in range(1, 41):
+            await stream.begin_turn(f"Step {turn}")
+            await stream.write(f"Thought **{turn}**.\n\n- a\n- b\n")
+            await stream.end_turn()
+        await pilot.pause()
+        assert len(stream.query(TurnText)) == 2
+        titles = [w for w in stream.children if w.has_class("turn-title") or "FoldedTurn" == type(w).__name__]
+        assert len(titles) == 10 and sum(1 for _ in stream.walk_children()) < 30
+        folded = stream.query("FoldedTurn").first()
+        assert folded.title == "Step 31" and "Thought **31**." in folded.full_text
+
+
+async def test_a_resize_rewraps_the_turn_and_a_theme_change_recolours_it():
+    stream = ThoughtStream()
+    words = " ".join(f"word{n}" for n in range(60))
+    async with Harness(stream).run_test(size=(100, 40)) as pilot:
+        await stream.begin_turn("Step 1")
+        await stream.write(f"Use `code` here.\n\n{words}\n")
+        await stream.end_turn()
+        await pilot.pause()
+        turn = stream.query_one(TurnText)
+        wide = rendered(turn)
+        await pilot.resize_terminal(50, 40)
+        await pilot.pause()
+        narrow = rendered(turn)
+        assert len(narrow) > len(wide) and max(map(len, narrow)) <= 50
+        assert " ".join(" ".join(narrow).split()) == " ".join(" ".join(wide).split())  # same words
+        first = turn.render_line(0).simplify()._segments
+        assert [s.text for s in first[:2]] == ["Use ", "code"]
+        code_style = first[1].style
+        pilot.app.theme = "textual-light" if pilot.app.theme != "textual-light" else "textual-dark"
+        await pilot.pause()
+        assert turn.render_line(0).simplify()._segments[1].style != code_style
+
+
+async def test_code_being_written_is_highlighted_once_its_turn_is_done():
+    stream = ThoughtStream()
+    code = "```python\n" + "".join(f"def f{n}(x):\n    return x + {n}  # add\n" for n in range(5))
+    async with Harness(stream).run_test(size=(80, 40)) as pilot:
+        await stream.begin_turn("Step 1")
+        await stream.write(code)  # the fence is still open: the block is being written
+        await pilot.pause(0.1)
+        turn = stream.query_one(TurnText)
+
+        def code_colours() -> set:
+            return {seg.style.color for y in range(turn.size.height)
+                    for seg in turn.render_line(y).simplify()._segments
+                    if seg.text.strip() and seg.style and seg.style.color}
+
+        assert "return x + 4  # add" in text_of(turn)
+        assert len(code_colours()) == 1  # plain while written
+        await stream.write("```\n")
+        await stream.end_turn()
+        await pilot.pause()
+        assert "return x + 4  # add" in text_of(turn) and len(code_colours()) > 2  # highlighted

@@ -1,0 +1,247 @@
+"""One model turn's Markdown, streamed in at the screen's frame rate without mounting anything."""
+
+from __future__ import annotations
+
+import time
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from rich.markdown import CodeBlock, Markdown as RichMarkdown
+from rich.theme import Theme
+from textual.events import MouseScrollDown, MouseScrollUp
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.timer import Timer
+from textual.widget import Widget
+
+from widgets._css import css_beside
+from widgets.markdown_blocks import MarkdownBlocks
+
+# At most one update per frame of the screen (Textual repaints at most 60 times a second).
+FRAME = 1 / 60
+# After an update that took t seconds, the next waits at least this many t, so a tail that is
+# slow to render (a long code block) leaves the loop free for keys most of the time.
+BUSY_SHARE = 4
+
+
+class ShownMarkdown(RichMarkdown):
+    """rich's Markdown, with raw HTML kept as text (so `<tool_call>` or `<think>` stay visible
+    instead of vanishing) and links shown as text and address, never as terminal hyperlinks."""
+
+    PARSER = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+
+    def __init__(self, markup: str) -> None:
+        super().__init__("", hyperlinks=False)
+        self.markup = markup
+        self.parsed = self.PARSER.parse(markup)
+
+
+class DraftCodeBlock(CodeBlock):
+    """A code block still being written: not highlighted yet (highlighting a long block costs
+    several times more, and it would be redone every frame)."""
+
+    @classmethod
+    def create(cls, markdown: RichMarkdown, token: Token) -> DraftCodeBlock:
+        return cls("text", markdown.code_theme)
+
+
+class DraftMarkdown(ShownMarkdown):
+    """`ShownMarkdown` for the block still being written."""
+
+    elements = {**ShownMarkdown.elements, "fence": DraftCodeBlock, "code_block": DraftCodeBlock}
+
+
+class TurnText(Widget):
+    """Markdown that grows at its end (`append`), drawn line by line (the Line API).
+
+    Text is taken in at most once per frame, all that arrived since the last frame at once.
+    Finished blocks (see `MarkdownBlocks`) are rendered once for the width they are shown at;
+    only the block still being written is rendered again (its code not highlighted until done). While `live`, the widget grows no
+    taller than its container's viewport and shows its last lines (the mouse wheel scrolls back
+    within it), so once the turn fills the view a frame repaints this widget alone instead of
+    laying out the screen; `finish` shows it at full height. `painted_length` says how much of
+    `source` was on screen in the last frame that showed the end of the text.
+    """
+
+    DEFAULT_CSS = css_beside(__file__)
+    COMPONENT_CLASSES = {"turn-text--code"}  # inline code, styled by the app's theme
+
+    def __init__(self, text: str = "", *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self._blocks = MarkdownBlocks()
+        self._pending: list[str] = [text] if text else []
+        self._width = 0  # the width the lines below were rendered for (0: none yet)
+        self._fixed: list[Strip] = []  # the finished blocks' lines, a blank line between blocks
+        self._rendered_blocks = 0  # how many finished blocks `_fixed` holds
+        self._tail: list[Strip] = []
+        self._tail_text: str | None = None  # the tail `_tail` shows (None: render it again)
+        self._rendered_length = 0  # characters of the source the lines show
+        self.painted_length = 0
+        self.live = True
+        self._cap = 0  # the tallest the widget may be while live (its container's height)
+        self._scrolled_back = 0  # lines between the last one shown and the end, while live
+        self._scheduled = False  # an update is due (`_timer` or a callback)
+        self._timer: Timer | None = None
+        self._next_update = 0.0
+
+    @property
+    def source(self) -> str:
+        """All the text given, shown or about to be."""
+        return self._blocks.text + "".join(self._pending)
+
+    @property
+    def catching_up(self) -> bool:
+        """True while text is waiting for the next frame."""
+        return bool(self._pending)
+
+    def append(self, text: str) -> None:
+        """Add `text` at the end; it is shown with the next frame."""
+        if not text:
+            return
+        self._pending.append(text)
+        if self._scheduled or not self.is_mounted:
+            return
+        self._scheduled = True
+        delay = self._next_update - time.perf_counter()
+        if delay > 0:
+            self._timer = self.set_timer(delay, self._on_frame, name="turn-text")
+        else:  # after what the loop holds now, so text arriving with this is taken in too
+            self.call_later(self._on_frame)
+
+    def replace(self, text: str) -> None:
+        """Show `text` instead of everything so far."""
+        self._blocks = MarkdownBlocks()
+        self._pending = [text]
+        self._fixed, self._rendered_blocks, self._tail, self._tail_text = [], 0, [], None
+        if self.is_mounted:
+            self.update_now()
+
+    def finish(self) -> None:
+        """The turn is over: show what is waiting and every line (full height)."""
+        self.live, self._scrolled_back = False, 0
+        self._tail_text = None  # rendered again, code highlighted
+        if self.is_mounted:
+            self.update_now()
+            self.refresh(layout=True)
+
+    def on_mount(self) -> None:
+        if self._pending:
+            self.update_now()
+
+    def notify_style_update(self) -> None:
+        """Colours changed (a theme, a class): render every line again."""
+        super().notify_style_update()
+        self._width = 0
+
+    def _on_frame(self) -> None:
+        if self._scheduled:
+            self.update_now()
+
+    def update_now(self) -> None:
+        """Take in the text waiting and re-render what it changed (called once per frame)."""
+        self._scheduled = False
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        started = time.perf_counter()
+        height = self._height
+        self._take_pending()
+        width = self.content_size.width
+        if width:
+            self._render(width)
+        self.refresh(layout=self._height != height or not width)
+        finished = time.perf_counter()
+        self._next_update = finished + max(FRAME - (finished - started), BUSY_SHARE * (finished - started))
+
+    def _take_pending(self) -> None:
+        if self._pending:
+            self._blocks.add("".join(self._pending))
+            self._pending.clear()
+            self._tail_text = None
+
+    @property
+    def _line_count(self) -> int:
+        return len(self._fixed) + len(self._tail)
+
+    @property
+    def _height(self) -> int:
+        """Lines the widget is tall: all of them, or at most `_cap` while live."""
+        lines = self._line_count
+        return min(lines, self._cap) if self.live and self._cap > 0 else lines
+
+    @property
+    def _top(self) -> int:
+        """The first line shown."""
+        return max(self._line_count - self._height - self._scrolled_back, 0)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        self._cap = container.height
+        self._render(width)
+        return self._height
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        self._render(width)
+        index = self._top + y
+        if index >= self._line_count - 1:
+            self.painted_length = self._rendered_length
+        fixed = len(self._fixed)
+        if index < fixed:
+            return self._fixed[index]
+        if index - fixed < len(self._tail):
+            return self._tail[index - fixed]
+        return Strip.blank(width, self.rich_style)
+
+    def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
+        """Scroll back within a live turn taller than the view; at its top, the view scrolls."""
+        if self._top > 0:
+            event.stop()
+            self._scrolled_back = min(self._scrolled_back + 3, self._line_count - self._height)
+            self.refresh()
+
+    def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
+        if self._scrolled_back > 0:
+            event.stop()
+            self._scrolled_back = max(self._scrolled_back - 3, 0)
+            self.refresh()
+
+    def _render(self, width: int) -> None:
+        """Bring the lines up to date for `width`: new finished blocks, then the tail."""
+        if width <= 0:
+            return
+        if width != self._width:
+            self._width, self._fixed, self._rendered_blocks, self._tail_text = width, [], 0, None
+            self._scrolled_back = 0
+        lines_before = self._line_count
+        blocks = self._blocks
+        for block in blocks.finished[self._rendered_blocks :]:
+            if self._fixed:
+                self._fixed.append(Strip.blank(width, self.rich_style))
+            self._fixed.extend(self._lines(block, width))
+        self._rendered_blocks = len(blocks.finished)
+        tail = blocks.tail
+        if tail != self._tail_text:
+            shown = tail.strip("\n")
+            lines = self._lines(shown, width, draft=self.live) if shown.strip() else []
+            if lines and self._fixed:
+                lines.insert(0, Strip.blank(width, self.rich_style))
+            self._tail, self._tail_text = lines, tail
+        self._rendered_length = len(blocks.text)
+        if self._scrolled_back:  # keep the lines the user scrolled back to in view
+            self._scrolled_back += self._line_count - lines_before
+
+    def _lines(self, markup: str, width: int, draft: bool = False) -> list[Strip]:
+        console = self.app.console
+        options = console.options.update(width=width, height=None, highlight=False)
+        style = self.rich_style
+        console.push_theme(Theme({"markdown.code": self.get_component_rich_style("turn-text--code")}))
+        try:
+            markdown = DraftMarkdown(markup) if draft else ShownMarkdown(markup)
+            rendered = console.render_lines(markdown, options, style=style, pad=True)
+        finally:
+            console.pop_theme()
+        # rich opens a list with an empty line; the blank line between blocks is enough.
+        while rendered and all(not seg.text.strip() and (seg.style is None or seg.style.bgcolor == style.bgcolor)
+                               for seg in rendered[0]):
+            del rendered[0]
+        return [Strip(line, width) for line in rendered]
