@@ -56,17 +56,17 @@ async def test_the_footer_is_rebuilt_only_when_a_key_is_enabled_or_disabled(git_
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         main = app.main
         assert main is not None
-        await watch.until(lambda: main.pending is not None, "proposal 1")
-        await pilot.pause()
         footer = main.query_one(Footer)
-        rebuilt: list[int] = []
-        real_recompose = footer.recompose
-        footer.recompose = lambda: (rebuilt.append(1), real_recompose())[1]
 
         def keys() -> list[str]:
             return [str(key.render()) for key in footer.query("FooterKey")]
 
-        assert any("Approve" in key for key in keys())
+        await watch.until(lambda: main.pending is not None, "proposal 1")
+        await watch.until(lambda: any("Approve" in key for key in keys()), "the Footer offers a")
+        await pilot.pause()
+        rebuilt: list[int] = []
+        real_recompose = footer.recompose
+        footer.recompose = lambda: (rebuilt.append(1), real_recompose())[1]
         main.running = True  # state changes that end where they began: no key changes
         main.generating = True
         main.running = main.generating = False
