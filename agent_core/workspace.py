@@ -31,7 +31,8 @@ import git as gitpython
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.head import HeadState, HeadWatcher, move_head
-from agent_core.git.ignored import IgnoredCaps, Signature, scan
+from agent_core.git.ignored import IgnoredCaps
+from agent_core.git.ignored_store import IgnoredStore
 from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.nested import NestedTrees
 from agent_core.git.rawview import RawView
@@ -42,7 +43,6 @@ from agent_core.steps import Checkpoint
 __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
 REF_ROOT = "refs/navtui"
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _MISSING = "-"
 _VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
@@ -178,10 +178,8 @@ class Workspace:
         self._ignored: dict[str, str | None] = {}  # checkpoint commit -> its ignored-files commit
         self._ignored_listing: bytes | None = None  # the last `ls-files -o -i` output
         self._ignored_stale = True  # a directory changed since that listing
-        self._ignored_files: set[str] | None = None
-        self._ignored_signature: Signature | None = None
-        self._ignored_commit: str | None = None
-        self._over_cap: set[str] = set()
+        # Made again for each session (its private index lives under the session's name).
+        self._ignored_store = IgnoredStore(self._git, root, self.state_dir / "ignored.index")
         self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
         self._outside_told: set[str] = set()
 
@@ -517,6 +515,9 @@ class Workspace:
         self._nested = NestedTrees(
             self._git, self._objects, self.state_dir / "checkpoints" / f"{session_id}.nested"
         )
+        self._ignored_store = IgnoredStore(
+            self._git, self.root, self.state_dir / "checkpoints" / f"{session_id}.ignored.index"
+        )
         self._checkpoints = []
         self._staged = None
         self._index_stamp = None
@@ -639,7 +640,7 @@ class Workspace:
         after = self._stamp()
         if after != before or changed is None or any(kind != "M" for kind, _ in changed):
             self._ignored_stale = True  # entries of some directory changed
-        if self._ignored_signature is None or self._ignored_listing is None:
+        if not self._ignored_store.has_snapshot or self._ignored_listing is None:
             self._ignored_stale = True
         lister = None
         if list_ignored and self._ignored_stale:
@@ -764,9 +765,6 @@ class Workspace:
                     self._gitlinks.discard(os.fsdecode(path))
         self._gitlinks.update(map(os.fsdecode, found))
 
-    def _ignored_index(self) -> Path:
-        return self.state_dir / "checkpoints" / f"{self.session_id}.ignored.index"
-
     def _snapshot_all(
         self, meanwhile: Callable[[], None] | None = None,
     ) -> tuple[str, str | None]:
@@ -775,39 +773,12 @@ class Workspace:
         tree, listing = self._take_snapshot(list_ignored=True, meanwhile=meanwhile)
         return tree, self._snapshot_ignored(listing)
 
-    def _snapshot_ignored(self, out: bytes) -> str | None:
-        """A commit of the ignored files (listed in `out`) under the caps; None when none."""
-        entries = [os.fsdecode(p) for p in out.split(b"\0") if p]
-        found = scan(self.root, entries, self.ignored_caps, self._over_cap)
-        for path, why in found.left_out.items():
+    def _snapshot_ignored(self, listing: bytes) -> str | None:
+        """A commit of the ignored files in `listing` under the caps (None when none); those
+        over the caps are named as outside the checkpoints."""
+        commit = self._ignored_store.snapshot(listing, self.ignored_caps)
+        for path, why in self._ignored_store.left_out.items():
             self._outside.setdefault(path, f"{why}: ignored and over the size cap")
-        if found.signature == self._ignored_signature:
-            return self._ignored_commit
-        index = self._ignored_index()
-        if self._ignored_files is None:
-            listed = self._git.run("ls-files", "-z", index=index) if index.exists() else b""
-            self._ignored_files = {os.fsdecode(p) for p in listed.split(b"\0") if p}
-        now = set(found.files)
-        dropped = self._ignored_files - now
-        present = {p for p in dropped if os.path.lexists(self.root / p)}
-        feed = sorted(now | (dropped - present))
-        if feed:
-            self._git.run("update-index", "-z", "--add", "--remove", "--stdin", index=index,
-                          stdin=b"".join(os.fsencode(p) + b"\0" for p in feed))
-        if present:
-            self._git.run("update-index", "-z", "--force-remove", "--stdin", index=index,
-                          stdin=b"".join(os.fsencode(p) + b"\0" for p in sorted(present)))
-        self._ignored_files = now
-        tree = self._git.line("write-tree", index=index) if index.exists() else EMPTY_TREE
-        commit = None
-        if tree != EMPTY_TREE:
-            known = self._ignored_commit
-            if known is not None and self._git.line("rev-parse", known + "^{tree}") == tree:
-                commit = known
-            else:
-                commit = self._git.line("commit-tree", "--no-gpg-sign", "-m",
-                                        "navtui: ignored files", tree)
-        self._ignored_signature, self._ignored_commit = found.signature, commit
         return commit
 
     def _restore_ignored(self, last: Checkpoint, target: Checkpoint) -> list[str]:
@@ -816,16 +787,9 @@ class Workspace:
         Ignored files nobody snapshotted (over the cap, or made since the last checkpoint by
         someone else) are left alone.
         """
-        current, wanted = self._ignored.get(last.commit), self._ignored.get(target.commit)
-        if current == wanted:
-            return []
-        old = current + "^{tree}" if current else EMPTY_TREE
-        new = wanted + "^{tree}" if wanted else EMPTY_TREE
-        index = self._ignored_index()
-        self._git.run("read-tree", old, index=index)
-        changed = apply_tree(self._git, index, old, new, keep_ignored=False)
-        self._ignored_files, self._ignored_signature = None, None
-        return changed
+        return self._ignored_store.restore(
+            self._ignored.get(last.commit), self._ignored.get(target.commit)
+        )
 
     def _staged_commit(self, index: Path, head: HeadState) -> str | None:
         """A commit of the user's staged state (their index), or None if it has conflicts."""
@@ -989,7 +953,7 @@ class Workspace:
         if head == HeadState(first.head, first.branch) and self._staged:
             tree = self._staged + "^{tree}"
         elif head_moved:
-            tree = (head.commit + "^{tree}") if head.commit else EMPTY_TREE
+            tree = (head.commit + "^{tree}") if head.commit else self._git.empty_tree
         else:
             return
         self._git.run("read-tree", "--reset", tree)

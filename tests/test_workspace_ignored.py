@@ -115,3 +115,23 @@ def test_the_session_tells_the_user_what_is_outside_its_checkpoints(tmp_path: Pa
     [notice] = [e.message for e in events if isinstance(e, Notice) and "undo cannot" in e.message]
     assert "huge/ (60 files" in notice and "big.log" in notice
     assert (root / ".env").exists() and (root / ".venv/lib/site.py").exists()
+
+
+def test_ignored_files_come_and_go_on_undo_in_a_sha256_repository(tmp_path: Path):
+    root = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(root))
+    (root / ".gitignore").write_text(".env\n*.log\n")
+    git(root, "add", ".gitignore")
+    git(root, "commit", "-q", "-m", "start")
+    ws = Workspace.open(root)
+    ws.begin("s256")  # no ignored file yet: checkpoint 0 keeps none
+    bash(root, "echo 'K=1' > .env")
+    ws.checkpoint(1)
+    ws.restore(0)
+    assert not (root / ".env").exists()
+    bash(root, "echo 'K=2' > .env && echo 'the log' > run.log")
+    ws.checkpoint(1)
+    bash(root, "rm .env run.log")
+    ws.checkpoint(2)
+    ws.restore(1)
+    assert (root / ".env").read_text() == "K=2\n" and (root / "run.log").read_text() == "the log\n"

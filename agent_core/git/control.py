@@ -16,7 +16,6 @@ from pathlib import Path
 
 from agent_core.git.runner import GitRunner
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 # The line that starts a step diff's part about git's own files (`split_control_diff`).
 CONTROL_DIFF_HEADER = "# navtui: git's own config and hooks changed:\n"
 _LINK, _EXEC, _FILE = "120000", "100755", "100644"
@@ -207,7 +206,7 @@ class ControlFiles:
             else:
                 entries.append((mode, blob, name))
         if not entries:
-            return EMPTY_TREE, tuple(sorted(left))
+            return self._git.empty_tree, tuple(sorted(left))
         index.unlink(missing_ok=True)
         listing = b"".join(
             f"{mode} {blob}\t".encode() + name.encode("utf-8", "surrogateescape") + b"\0"

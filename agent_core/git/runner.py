@@ -11,6 +11,7 @@ changes).
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import threading
@@ -158,6 +159,11 @@ class GitRunner:
         self.raw = raw
         self._env = {**_base_env(identity), **(location or {})}
         self._filters = _FilterBlanker(root, self._env)
+
+    @functools.cached_property
+    def empty_tree(self) -> str:
+        """The empty tree's id in this repository's object format (SHA-1 or SHA-256)."""
+        return self.line("hash-object", "-t", "tree", "/dev/null")
 
     def argv(self, *args: str) -> list[str]:
         """The full command line for `git args` with every safety setting in front."""

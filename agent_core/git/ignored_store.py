@@ -1,0 +1,81 @@
+"""Ignored files in checkpoints: their own private index and one commit per state of them.
+
+`ignored.scan` decides which ignored files are kept (under the caps); this keeps them: the
+private index follows the files with `update-index` (only when their stat signature changed),
+a commit is made per distinct tree, and undo rewrites the files from one such commit to another.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agent_core.git.ignored import IgnoredCaps, Signature, scan
+from agent_core.git.runner import GitRunner
+from agent_core.git.treeops import apply_tree
+
+
+class IgnoredStore:
+    """One session's snapshots of ignored files (private index at `index`)."""
+
+    def __init__(self, git: GitRunner, root: Path, index: Path) -> None:
+        self._git = git
+        self._root = root
+        self._index = index
+        self._files: set[str] | None = None  # what the private index holds, once read
+        self._signature: Signature | None = None
+        self._commit: str | None = None
+        self._over_cap: set[str] = set()  # directories out for the session
+        self.left_out: dict[str, str] = {}  # path -> why, for every scan so far
+
+    @property
+    def has_snapshot(self) -> bool:
+        """False until the first snapshot, and again after a restore (the files moved)."""
+        return self._signature is not None
+
+    def snapshot(self, listing: bytes, caps: IgnoredCaps) -> str | None:
+        """A commit of the ignored files listed in `listing` (`ls-files -z -o -i --directory`
+        output) that are under `caps`; None when there are none."""
+        entries = [os.fsdecode(p) for p in listing.split(b"\0") if p]
+        found = scan(self._root, entries, caps, self._over_cap)
+        self.left_out.update(found.left_out)
+        if found.signature == self._signature:
+            return self._commit
+        if self._files is None:
+            listed = self._git.run("ls-files", "-z", index=self._index) if self._index.exists() else b""
+            self._files = {os.fsdecode(p) for p in listed.split(b"\0") if p}
+        now = set(found.files)
+        dropped = self._files - now
+        present = {p for p in dropped if os.path.lexists(self._root / p)}
+        feed = sorted(now | (dropped - present))
+        if feed:
+            self._git.run("update-index", "-z", "--add", "--remove", "--stdin", index=self._index,
+                          stdin=b"".join(os.fsencode(p) + b"\0" for p in feed))
+        if present:
+            self._git.run("update-index", "-z", "--force-remove", "--stdin", index=self._index,
+                          stdin=b"".join(os.fsencode(p) + b"\0" for p in sorted(present)))
+        self._files = now
+        empty = self._git.empty_tree
+        tree = self._git.line("write-tree", index=self._index) if self._index.exists() else empty
+        commit = None
+        if tree != empty:
+            known = self._commit
+            if known is not None and self._git.line("rev-parse", known + "^{tree}") == tree:
+                commit = known
+            else:
+                commit = self._git.line("commit-tree", "--no-gpg-sign", "-m",
+                                        "navtui: ignored files", tree)
+        self._signature, self._commit = found.signature, commit
+        return commit
+
+    def restore(self, current: str | None, wanted: str | None) -> list[str]:
+        """Rewrite the ignored files from commit `current` to commit `wanted` (None: none
+        kept); the paths changed. Ignored files neither commit holds are left alone."""
+        if current == wanted:
+            return []
+        old = current + "^{tree}" if current else self._git.empty_tree
+        new = wanted + "^{tree}" if wanted else self._git.empty_tree
+        self._git.run("read-tree", old, index=self._index)
+        changed = apply_tree(self._git, self._index, old, new, keep_ignored=False)
+        self._files, self._signature = None, None
+        return changed
