@@ -94,8 +94,14 @@ async def test_the_footer_names_what_each_key_does(git_repo: Path):
     app, watch = NavApp(session, repo=git_repo), Watch()
     async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
         await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
+
+        def shown() -> dict[str, str]:
+            return {key.key_display: key.description for key in app.main.query_one(Footer).query(FooterKey)}
+
+        # The Footer is rebuilt once per frame after the screen's state changes.
+        await watch.until(lambda: "a" in shown(), "the Footer offers a")
         await pilot.pause()
-        keys = {key.key_display: key.description for key in app.main.query_one(Footer).query(FooterKey)}
+        keys = shown()
         assert keys["a"] == "Approve" and keys["r"] == "Reject" and keys["e"] == "Edit"
         assert keys["A"] == "Always"
 
