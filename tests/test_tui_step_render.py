@@ -70,17 +70,16 @@ async def test_the_footer_is_rebuilt_only_when_a_key_is_enabled_or_disabled(git_
         main.running = True  # state changes that end where they began: no key changes
         main.generating = True
         main.running = main.generating = False
-        await pilot.pause()
-        await pilot.pause()
+        await pilot.pause(0.2)  # several frames
         assert rebuilt == []
         proposal, main.pending = main.pending, None  # approve/reject/edit are disabled
-        await pilot.pause()
-        await pilot.pause()
-        assert rebuilt == [1] and not any("Approve" in key for key in keys())
+        await watch.until(lambda: not any("Approve" in key for key in keys()), "Approve gone")
+        await pilot.pause(0.2)
+        assert rebuilt == [1]
         main.pending = proposal
-        await pilot.pause()
-        await pilot.pause()
-        assert rebuilt == [1, 1] and any("Approve" in key for key in keys())
+        await watch.until(lambda: any("Approve" in key for key in keys()), "Approve back")
+        await pilot.pause(0.2)
+        assert rebuilt == [1, 1]
 
 
 async def test_a_diff_in_a_hidden_tab_is_prepared_when_the_tab_is_shown():
@@ -97,8 +96,10 @@ async def test_a_diff_in_a_hidden_tab_is_prepared_when_the_tab_is_shown():
         assert view.diff == TWO_FILES
         assert list(view.query(Static)) == mounted and view.files == []  # nothing prepared yet
         tabs.active = "tab-diff"
-        await pilot.pause()
-        await pilot.pause()
+        for _ in range(100):
+            if view.query(".file-title"):
+                break
+            await pilot.pause(0.02)
         assert [str(t.render()) for t in view.query(".file-title")] == ["calc/ops.py  +1 -1", "notes.txt  +2 -0"]
         titles = list(view.query(".file-title"))
         view.set_diff(TWO_FILES.replace("notes.txt", "other.txt"))
