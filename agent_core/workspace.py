@@ -37,6 +37,7 @@ from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.nested import NestedTrees
 from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
+from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.treeops import apply_tree, huge_files, raw_changes
 from agent_core.steps import Checkpoint
 
@@ -170,7 +171,7 @@ class Workspace:
         self._checkpoints: list[Checkpoint] = []
         self._trees: dict[str, str] = {}
         self._staged: str | None = None
-        self._index_stamp: tuple[int, int, int] | None = None
+        self._index_stamp: FileStamp | None = None
         self._index_tree: str | None = None
         self.ignored_caps = IgnoredCaps()
         self.diff_caps = DiffCaps()
@@ -608,12 +609,8 @@ class Workspace:
     def _user_index(self) -> Path:
         return self.git_dir / "index"
 
-    def _stamp(self) -> tuple[int, int, int] | None:
-        try:
-            st = self._index_path().stat()
-        except FileNotFoundError:
-            return None
-        return st.st_ino, st.st_size, st.st_mtime_ns
+    def _stamp(self) -> FileStamp | None:
+        return file_stamp(self._index_path())
 
     def _snapshot(self) -> str:
         """Tree id of the working tree now (tracked + untracked, minus ignored files)."""

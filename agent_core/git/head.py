@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.git.runner import GitRunner
+from agent_core.git.stamps import FileStamp, file_stamp
 
 BRANCH_PREFIX = "refs/heads/"
 
@@ -38,7 +39,7 @@ def read_head(git: GitRunner, git_dir: Path) -> HeadState:
     return HeadState(commit if code == 0 else None, None)
 
 
-Stamp = tuple[tuple[int, int, int] | None, ...]
+Stamp = tuple[FileStamp | None, ...]
 
 
 class HeadWatcher:
@@ -67,15 +68,7 @@ class HeadWatcher:
 
     @staticmethod
     def _stamp_of(files: list[Path]) -> Stamp:
-        stamps = []
-        for path in files:
-            try:
-                st = path.stat()
-            except OSError:
-                stamps.append(None)
-            else:
-                stamps.append((st.st_ino, st.st_size, st.st_mtime_ns))
-        return tuple(stamps)
+        return tuple(file_stamp(path) for path in files)
 
     def read(self) -> HeadState:
         if self._head is not None and self._stamp_of(self._files(self._head)) == self._stamp:

@@ -18,6 +18,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from agent_core.git.stamps import FileStamp, file_stamp
+
 NO_CONVERSION = "* -text !eol -crlf -ident !filter !working-tree-encoding\n"
 # Repository settings that change what `git add` records or which files it sees.
 _COPIED = (
@@ -25,14 +27,6 @@ _COPIED = (
     r"|protecthfs|protectntfs)$"
 )
 _UNBORN = "ref: refs/heads/navtui-snapshots\n"
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 class RawView:
@@ -50,28 +44,28 @@ class RawView:
         self._root = root
         self._common_dir = common_dir
         self._configs = (common_dir / "config", git_dir / "config.worktree")
-        self._stamps: tuple[tuple[int, int, int] | None, ...] | None = None
+        self._stamps: tuple[FileStamp | None, ...] | None = None
         self._args: tuple[str, ...] = ()
         self._env = {
             "GIT_DIR": str(path),
             "GIT_WORK_TREE": str(root),
             "GIT_OBJECT_DIRECTORY": str(objects or common_dir / "objects"),
         }
-        self._prepared: tuple[tuple[int, int, int] | None, ...] | None = None
+        self._prepared: tuple[FileStamp | None, ...] | None = None
 
     def env(self) -> dict[str, str]:
         if self._prepared != self._files_stamp():
             self._prepare()
         return self._env
 
-    def _files_stamp(self) -> tuple[tuple[int, int, int] | None, ...]:
+    def _files_stamp(self) -> tuple[FileStamp | None, ...]:
         """Its attributes and config as last written: anything else (a command that rewrote
         them) makes `env` write them again."""
-        return _stamp(self.path / "info" / "attributes"), _stamp(self.path / "config")
+        return file_stamp(self.path / "info" / "attributes"), file_stamp(self.path / "config")
 
     def args(self, base_env: dict[str, str]) -> tuple[str, ...]:
         """`-c` settings copied from the repository (read again when its config changes)."""
-        stamps = tuple(_stamp(p) for p in self._configs)
+        stamps = tuple(file_stamp(p) for p in self._configs)
         if stamps != self._stamps:
             self._args = self._read_settings(base_env)
             self._stamps = stamps

@@ -21,6 +21,7 @@ from typing import IO
 
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.rawview import RawView
+from agent_core.git.stamps import FileStamp, file_stamp
 
 # Variables that would point git at another repository, index or object store than ours.
 _REPO_LOCATION_VARS = (
@@ -68,14 +69,6 @@ def _base_env(identity: bool) -> dict[str, str]:
     return env
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
 class _FilterBlanker:
     """`-c filter.<name>.clean= …` for every filter driver the config names.
 
@@ -86,11 +79,11 @@ class _FilterBlanker:
     def __init__(self, root: Path, env: dict[str, str]) -> None:
         self._root = root
         self._env = env
-        self._watched: dict[Path, tuple[int, int, int] | None] = {}
+        self._watched: dict[Path, FileStamp | None] = {}
         self._args: tuple[str, ...] = ()
 
     def _fresh(self) -> bool:
-        return bool(self._watched) and all(_stamp(p) == s for p, s in self._watched.items())
+        return bool(self._watched) and all(file_stamp(p) == s for p, s in self._watched.items())
 
     def args(self) -> tuple[str, ...]:
         if self._fresh():
@@ -113,7 +106,7 @@ class _FilterBlanker:
             args += ["-c", f"filter.{name}.required=false"]
             args += [arg for key in _FILTER_KEYS for arg in ("-c", f"filter.{name}.{key}=")]
         watched = origins | set(self._config_files())
-        self._watched = {p: _stamp(p) for p in watched}
+        self._watched = {p: file_stamp(p) for p in watched}
         self._args = tuple(args)
         return self._args
 
