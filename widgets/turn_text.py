@@ -56,11 +56,12 @@ class TurnText(Widget):
 
     Text is taken in at most once per frame, all that arrived since the last frame at once.
     Finished blocks (see `MarkdownBlocks`) are rendered once for the width they are shown at;
-    only the block still being written is rendered again (its code not highlighted until done). While `live`, the widget grows no
-    taller than its container's viewport and shows its last lines (the mouse wheel scrolls back
-    within it), so once the turn fills the view a frame repaints this widget alone instead of
-    laying out the screen; `finish` shows it at full height. `painted_length` says how much of
-    `source` was on screen in the last frame that showed the end of the text.
+    only the block still being written is rendered again (its code not highlighted until done).
+    While `live`, the widget grows no taller than its container's viewport and shows its last
+    lines (the mouse wheel scrolls back within it), so once the turn fills the view a frame
+    repaints this widget alone instead of laying out the screen; `finish` shows it at full
+    height. `painted_length` says how much of `source` was on screen in the last frame that
+    showed the end of the text.
     """
 
     DEFAULT_CSS = css_beside(__file__)
