@@ -38,6 +38,7 @@ from agent_core.git.nested import NestedTrees
 from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
+from agent_core.git.tree_watch import TreeWatch
 from agent_core.git.treeops import apply_tree, huge_files, raw_changes
 from agent_core.steps import Checkpoint
 
@@ -91,6 +92,15 @@ class RestoreReport:
 
     changed_paths: list[str]
     head_moved: bool
+
+
+def _run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
+    """Run what a snapshot does beside git; a failure is the caller's to notice."""
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    except (OSError, WorkspaceError):
+        pass
 
 
 def _find_repo(path: Path) -> tuple[Path, Path, Path]:
@@ -183,6 +193,10 @@ class Workspace:
         self._ignored_store = IgnoredStore(self._git, root, self.state_dir / "ignored.index")
         self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
         self._outside_told: set[str] = set()
+        # Lets a checkpoint of a step that changed nothing skip `git status` (tree_watch.py).
+        self.watch_tree = True
+        self._watch: TreeWatch | None = None
+        self._watch_tried = False
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
@@ -194,6 +208,12 @@ class Workspace:
     @property
     def checkpoints(self) -> list[Checkpoint]:
         return list(self._checkpoints)
+
+    @property
+    def watching(self) -> bool:
+        """Whether a checkpoint after a step that changed nothing may skip `git status`: the
+        tree watch (agent_core/git/tree_watch.py) is on."""
+        return self._watch is not None
 
     def sessions(self) -> list[str]:
         """Ids of the sessions with checkpoints in this repository, oldest first."""
@@ -253,7 +273,7 @@ class Workspace:
             self._set_ref(ref, last.commit)
             guessed.append(last.commit)
 
-        tree, ignored = self._snapshot_all(meanwhile=guess)
+        tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
         previous = self._trees[last.commit]
         if tree != previous:
             self._note_gitlinks(self._raw_changes(previous, tree))
@@ -297,7 +317,8 @@ class Workspace:
         check_free(self.state_dir, self.root)
 
     def close(self) -> None:
-        """Give up the repository's session lock (if this process holds it)."""
+        """Give up the repository's session lock (if this process holds it) and the tree watch."""
+        self._stop_watching()
         release(self.state_dir)
 
     def delete_session(self, session_id: str) -> None:
@@ -618,6 +639,7 @@ class Workspace:
 
     def _take_snapshot(
         self, list_ignored: bool, meanwhile: Callable[[], None] | None = None,
+        trust_watch: bool = False,
     ) -> tuple[str, bytes]:
         """(tree of the working tree now, the ignored-files listing when `list_ignored`).
 
@@ -626,6 +648,7 @@ class Workspace:
         removed or renamed there; sometimes for other reasons, e.g. a file changed in the
         same clock tick as the index): only then can the set of ignored files have changed,
         so only then are they listed again (beside the `add`, which reads the same tree).
+        With `trust_watch`, status is skipped when the tree watch saw nothing happen.
         `meanwhile` runs while git does.
         """
         if self.session_id is None:
@@ -633,11 +656,24 @@ class Workspace:
         index = self._index_path()
         before = self._stamp()
         known = self._index_tree if before is not None and before == self._index_stamp else None
-        changed = self._worktree_changes(index, meanwhile)
+        rules_changed = list_ignored and self._control.touched()  # info/exclude, excludesFile
+        if trust_watch and not rules_changed and self._watch is not None and self._watch.quiet():
+            _run_meanwhile(meanwhile)
+            changed: list[tuple[str, str]] | None = []
+            looked = False
+        else:
+            changed, looked = self._worktree_changes(index, meanwhile), True
         after = self._stamp()
-        if after != before or changed is None or any(kind != "M" for kind, _ in changed):
+        entries_changed = self._watch.entries_changed if trust_watch and self._watch else None
+        if entries_changed is None:
+            # Which paths changed says little; that git rewrote the index says a directory had
+            # to be read again.
+            entries_changed = after != before or any(kind != "M" for kind, _ in changed or [])
+        if entries_changed or changed is None:
             self._ignored_stale = True  # entries of some directory changed
         if not self._ignored_store.has_snapshot or self._ignored_listing is None:
+            self._ignored_stale = True
+        if rules_changed or (self._watch is not None and self._watch.rules_changed):
             self._ignored_stale = True
         lister = None
         if list_ignored and self._ignored_stale:
@@ -663,7 +699,33 @@ class Workspace:
             if lister is not None:
                 self._ignored_listing = self._git.collect(lister)
                 self._ignored_stale = False
+        if list_ignored and looked:
+            self._keep_watching(rules_changed)
         return known, (self._ignored_listing or b"") if list_ignored else b""
+
+    def _keep_watching(self, rules_changed: bool) -> None:
+        """After a `git status` and a fresh ignored listing: start the tree watch (once a
+        session), or tell it git looked, which lays its watches again where directories or
+        ignore rules changed."""
+        if self._gitlinks:
+            self._stop_watching()  # a commit inside one changes only its .git
+            return
+        ignored = {
+            os.fsdecode(entry) for entry in (self._ignored_listing or b"").split(b"\0")
+            if entry.endswith(b"/")
+        }
+        if self._watch is None:
+            if not self._watch_tried and self.watch_tree:
+                self._watch_tried = True
+                self._watch = TreeWatch.start(self.root, ignored)
+        elif not self._watch.synced(ignored, rules_changed):
+            self._stop_watching()
+
+    def _stop_watching(self) -> None:
+        self._watch_tried = True
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
 
     def _worktree_changes(
         self, index: Path, meanwhile: Callable[[], None] | None = None,
@@ -678,10 +740,7 @@ class Workspace:
         status = self._git.spawn(*(_NO_PRELOAD if small else ()), *_STATUS_ARGS, index=index,
                                  env={"GIT_OPTIONAL_LOCKS": "1"})
         try:
-            if meanwhile is not None:
-                meanwhile()
-        except (OSError, WorkspaceError):
-            pass  # the caller sees it did not happen
+            _run_meanwhile(meanwhile)
         finally:
             out = self._git.collect(status, ok_codes=(0, 128))
         if status.returncode:
@@ -763,11 +822,13 @@ class Workspace:
         self._gitlinks.update(map(os.fsdecode, found))
 
     def _snapshot_all(
-        self, meanwhile: Callable[[], None] | None = None,
+        self, meanwhile: Callable[[], None] | None = None, trust_watch: bool = False,
     ) -> tuple[str, str | None]:
         """(tree, ignored-files commit) of the working tree now (`meanwhile` runs while git
-        reads the tree)."""
-        tree, listing = self._take_snapshot(list_ignored=True, meanwhile=meanwhile)
+        reads the tree; `trust_watch`: see `_take_snapshot`)."""
+        tree, listing = self._take_snapshot(
+            list_ignored=True, meanwhile=meanwhile, trust_watch=trust_watch
+        )
         return tree, self._snapshot_ignored(listing)
 
     def _snapshot_ignored(self, listing: bytes) -> str | None:

@@ -127,6 +127,10 @@ class ControlFiles:
                           st.st_ctime_ns))
         return tuple(found)
 
+    def touched(self) -> bool:
+        """Whether any file may have changed since the last `current` (stat only)."""
+        return self._signature is None or self.signature() != self._signature
+
     # -- capture ------------------------------------------------------------------------
 
     def current(self, index: Path) -> str:
