@@ -14,10 +14,15 @@
 Each figure is the median CPU time (process_time, the UI thread's thread_time for the timeline:
 other engineers share the cores) over the measured updates, minus an idle repaint wait (the
 harness's own cost; for the timeline, the same frames drawn idle right after each step), in one
-process so load hits both alike. Floors: three updates of a one-line Static alone in an app
-(each a layout of that tiny app and a repaint), and, in the main screen, the same frames for
-one-line changes of the status bar (what any change that shows costs there).
-Targets: timeline <= 5 ms per step at 500 steps; append cost flat in the number of turns.
+process so load hits both alike. For the timeline, its own part (the UI thread's CPU in its
+`set_step` and in rendering its lines for the compositor) is printed beside the whole frames, and
+a floor: the same frames with only the status bar's state word changing. The screen changes that
+word (and the action card's colour) for each of these events, so every timeline frame changes it
+too, and a step pays those frames with or without a timeline; two changes far apart in one frame
+make Textual repaint the rows between them (its update is the box around both), which is why the
+whole frames cost more than the floor plus the timeline's own part.
+Targets: the timeline's own cost <= 5 ms per step at 500 steps; append cost flat in the number of
+turns.
 
     python bench/widgets_cost.py [--steps 50,200,500] [--turns 0,29]
 """
@@ -37,6 +42,9 @@ os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
 
 from textual.app import App, ComposeResult  # noqa: E402
 from textual.content import Content  # noqa: E402
+from textual.geometry import Region  # noqa: E402
+from textual.strip import Strip  # noqa: E402
+from textual.widget import Widget  # noqa: E402
 from textual.widgets import OptionList  # noqa: E402
 from textual.widgets.option_list import Option  # noqa: E402
 
@@ -145,6 +153,20 @@ class OptionListTimeline(OptionList):
         self._rebuild()
 
 
+class StandInTimeline(Widget):
+    """The floor: a blank widget in the timeline's place whose every `set_step` repaints one of
+    its lines, where the real one's current entry is drawn while it follows a session (what any
+    change there costs in these frames)."""
+
+    DEFAULT_CSS = StepTimeline.DEFAULT_CSS.replace("StepTimeline", "StandInTimeline")
+
+    def set_step(self, index: int, status: str, summary: str | None = None) -> None:
+        self.refresh(Region(0, self.size.height * 3 // 4, self.size.width, 1))
+
+    def render_line(self, y: int) -> Strip:
+        return Strip.blank(self.size.width, self.rich_style)
+
+
 class RebuildingTimeline(OptionListTimeline):
     """The timeline as it was first: every option rebuilt on each `set_step`."""
 
@@ -181,18 +203,57 @@ class ScreenHarness(App):
         self.push_screen(main_screen.MainScreen("bench: average is off by one"))
 
 
-async def timeline_cost(kind: type | None, steps: int, together: bool) -> float:
-    """Median ms per step over the last 40 of `steps` steps, minus the same frames drawn idle.
+def own_time(widget) -> list[float]:
+    """Wrap `widget`'s `set_step` and `render_lines` (the compositor asks it for its lines there;
+    its Line API or option rendering runs inside) to add the UI thread's CPU seconds spent in
+    them to the returned one-item list."""
+    spent = [0.0]
+    for name in ("set_step", "render_lines"):
+        method = getattr(widget, name)
+
+        def timed(*args, method=method, **kwargs):
+            started = time.thread_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[0] += time.thread_time() - started
+
+        setattr(widget, name, timed)
+    return spent
+
+
+def own_time(widget) -> list[float]:
+    """Wrap `widget`'s `set_step` and `render_lines` (where the compositor asks for its lines)
+    to add the UI thread's CPU seconds spent in them to the returned one-item list."""
+    spent = [0.0]
+    for name in ("set_step", "render_lines"):
+        method = getattr(widget, name)
+
+        def timed(*args, method=method, **kwargs):
+            started = time.thread_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[0] += time.thread_time() - started
+
+        setattr(widget, name, timed)
+    return spent
+
+
+async def timeline_cost(kind: type, steps: int, together: bool) -> tuple[float, float]:
+    """(whole frames, the widget's own part): median ms per step over the last 40 of `steps`
+    steps; the whole frames minus the same frames drawn idle.
 
     Per step: pending (with its summary), running, executed (with its summary again), as the
     main screen calls them; each followed by a frame, or (`together`, auto mode) pending and
     running in one frame, as the screen draws a proposal and its approval that arrive together.
-    The timeline is scrolled to its end, as it is while it follows a session: every change is in
-    view and repainted (the OptionList timelines, which do not follow, are scrolled by hand,
-    untimed). `kind` None: the floor, the same frames for one-line changes of the status bar.
+    Each frame also changes the status bar's state word, as the screen does for each of these
+    events. The timeline is scrolled to its end, as it is while it follows a session: every
+    change is in view and repainted (the OptionList timelines, which do not follow, are scrolled
+    by hand, untimed).
     """
     real = main_screen.StepTimeline
-    main_screen.StepTimeline = kind or real  # what MainScreen.compose builds
+    main_screen.StepTimeline = kind  # what MainScreen.compose builds
     try:
         app = ScreenHarness()
         async with app.run_test(size=(120, 40)) as pilot:
@@ -208,7 +269,8 @@ async def timeline_cost(kind: type | None, steps: int, together: bool) -> float:
             for index in range(1, steps - 39):
                 timeline.set_step(index, "executed", f"bash pytest -q tests/test_{index}.py")
             await pilot.pause()
-            times = []
+            spent = own_time(timeline)
+            times, owns = [], []
             for index in range(steps - 39, steps + 1):
                 summary = f"bash pytest -q tests/test_{index}.py"
                 if isinstance(timeline, OptionList):  # it does not follow: show the end, untimed
@@ -216,20 +278,20 @@ async def timeline_cost(kind: type | None, steps: int, together: bool) -> float:
                     await pilot.pause()
                 changes = [("pending", summary), ("running", None), ("executed", summary)]
                 frames = [changes[:2], changes[2:]] if together else [[c] for c in changes]
+                spent[0] = 0.0
                 started = time.thread_time()
                 for frame in frames:
                     for state, text in frame:
-                        if kind is None:
-                            status.state = f"{state} {index}"
-                        else:
-                            timeline.set_step(index, state, text)
+                        status.state = f"{state} {index}"
+                        timeline.set_step(index, state, text)
                     await pilot.pause()
                 step = time.thread_time() - started
+                owns.append(spent[0])
                 started = time.thread_time()
                 for _ in frames:  # the same frames with nothing to draw
                     await pilot.pause()
                 times.append(step - (time.thread_time() - started))
-            return max(statistics.median(times), 0.0) * 1e3
+            return max(statistics.median(times), 0.0) * 1e3, statistics.median(owns) * 1e3
     finally:
         main_screen.StepTimeline = real
 
@@ -283,15 +345,20 @@ async def main() -> None:
 
     print(f"{'floor: 3 one-line updates':<28} {await floor_cost():>10.2f}  (a Static alone in an app)")
     print(f"timeline in the main screen, ms per step (target <= 5 at 500), load {os.getloadavg()[0]:.1f}")
-    print(f"  {'frames per step':<26} {'line API':>10} {'OptionList':>11} {'rebuild':>10} {'floor':>8}")
+    print(f"  {'':<26} {'----------------- whole frames -----------------':>49} {'-- line API --':>20}")
+    print(f"  {'frames per step':<26} {'line API':>9} {'OptionList':>11} {'rebuild':>9} {'stand-in':>9}"
+          f" {'adds':>9} {'own':>8}")
     for steps in (int(s) for s in args.steps.split(",")):
         for together, label in ((True, "2 (auto)"), (False, "3 (asking)")):
-            ours = await timeline_cost(StepTimeline, steps, together)
-            before = await timeline_cost(OptionListTimeline, steps, together)
-            first = await timeline_cost(RebuildingTimeline, steps, together)
-            floor = await timeline_cost(None, steps, together)
-            print(f"  {f'{steps} steps, {label}':<26} {ours:>10.2f} {before:>11.2f} {first:>10.2f} {floor:>8.2f}")
-    print("  (floor: the same frames for one-line changes of the status bar in the same screen)")
+            ours, own = await timeline_cost(StepTimeline, steps, together)
+            before, _ = await timeline_cost(OptionListTimeline, steps, together)
+            first, _ = await timeline_cost(RebuildingTimeline, steps, together)
+            floor, _ = await timeline_cost(StandInTimeline, steps, together)
+            print(f"  {f'{steps} steps, {label}':<26} {ours:>9.2f} {before:>11.2f} {first:>9.2f}"
+                  f" {floor:>9.2f} {ours - floor:>9.2f} {own:>8.2f}")
+    print("  (stand-in: a blank widget in the timeline's place repainting one line per change, the"
+          " floor of these frames;\n   adds: line API - stand-in; own: CPU in its set_step and in"
+          " rendering its lines)")
     print()
     print(f"{'thought stream, paced append':<28} {'folded ms':>10} {'widgets':>8} {'all open ms':>12} {'widgets':>8}")
     for earlier in (int(t) for t in args.turns.split(",")):
