@@ -11,7 +11,7 @@ git, and from then on every change leaves an event. Not watched, so the caller g
 `TreeWatch` at all: systems without inotify, network and FUSE file systems (changes made
 elsewhere leave no event here), trees with another file system mounted inside, trees with a
 nested repository or submodule (a commit inside it changes only its `.git`), trees of more than
-`MAX_DIRECTORIES` directories, and a kernel out of watches.
+`directory_limit()` directories, and a kernel out of watches.
 """
 
 from __future__ import annotations
@@ -137,9 +137,9 @@ class TreeWatch:
 
     def _lay(self, ignored_directories: set[str]) -> bool:
         """Watch every directory under the root but `.git`, ignored directories and symlinks;
-        False on a nested repository, the directory limit or the kernel's watch limit."""
+        False on a nested repository, `directory_limit()` or the kernel's watch limit."""
         pending = [(os.fsencode(self.root), "")]
-        count = 0
+        count, limit = 0, directory_limit()
         while pending:
             directory, relative = pending.pop()
             try:
@@ -151,7 +151,7 @@ class TreeWatch:
             if relative and any(entry.name == b".git" for entry in entries):
                 return False
             count += 1
-            if count > MAX_DIRECTORIES or not self._watch(directory):
+            if count > limit or not self._watch(directory):
                 return False
             for entry in entries:
                 if entry.name == b".git" or not entry.is_dir(follow_symlinks=False):
@@ -180,6 +180,16 @@ class TreeWatch:
                 offset += _EVENT.size
                 yield mask, data[offset:offset + length].rstrip(b"\0")
                 offset += length
+
+
+def directory_limit() -> int:
+    """How many directories one tree may watch: `MAX_DIRECTORIES`, and no more than a quarter of
+    the kernel's per-user watch limit, so editors and other watchers keep theirs."""
+    try:
+        per_user = int(Path("/proc/sys/fs/inotify/max_user_watches").read_text())
+    except (OSError, ValueError):
+        return MAX_DIRECTORIES
+    return min(MAX_DIRECTORIES, per_user // 4)
 
 
 def local_file_system(root: Path, mountinfo: str | None = None) -> bool:
