@@ -81,8 +81,10 @@ if TYPE_CHECKING:
 # A proposal that took longer than this to generate also gets a toast (the user looked away).
 NOTIFY_AFTER_SECONDS = 5.0
 # Auto mode: session events are rendered at most this often (seconds), all that arrived together;
-# a step takes ~70 ms headless on a large repository, so several steps share one render.
-AUTO_FRAME = 0.1
+# a step that changes nothing takes ~5 ms headless, one that runs a command ~40 ms on a large
+# repository, so several steps share one render (five a second: cards and outputs flipping
+# faster than that are not read; streamed text is never held back).
+AUTO_FRAME = 0.2
 
 
 
