@@ -4,6 +4,7 @@ watched and one not, and every checkpoint's tree and step diff must be the same.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -267,4 +268,27 @@ def test_a_change_made_while_the_watches_are_laid_again_is_seen(base: Path, tmp_
     (twins.roots["plain"] / "new" / "late.txt").write_text("late\n")  # the same, unwatched
     twins.step("true")
     assert twins.show("new/late.txt") == "late\n"
+    twins.close()
+
+
+def test_a_directory_made_while_its_parent_is_read_is_watched(base: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch):
+    reading = os.scandir
+
+    def racing(path):
+        if isinstance(path, bytes) and Path(os.fsdecode(path)).name == "src":  # the walk's
+            entries = list(reading(path))
+            late = Path(os.fsdecode(path)) / "late"
+            if not late.exists():
+                late.mkdir()  # after the read: the walk never sees it
+            return iter(entries)
+        return reading(path)
+
+    monkeypatch.setattr(os, "scandir", racing)
+    twins = Twins(base, tmp_path)
+    monkeypatch.undo()
+    (twins.roots["plain"] / "src" / "late").mkdir()
+    for command in ("true", "true", "true", "echo y > src/late/y.txt", "true"):
+        twins.step(command)
+    assert twins.show("src/late/y.txt") == "y\n"
     twins.close()

@@ -41,6 +41,7 @@ _WATCHED = (
 _RESHAPE = _IN_Q_OVERFLOW | _IN_IGNORED | _IN_DELETE_SELF | _IN_MOVE_SELF
 _ENTRY_CHANGES = _IN_CREATE | _IN_DELETE | _IN_MOVED_TO | _IN_MOVED_FROM
 _EVENT = struct.Struct("iIII")
+_GONE = (errno.ENOENT, errno.ENOTDIR)
 
 MAX_DIRECTORIES = 20_000
 # File systems whose every change, from any process on this machine, reaches inotify.
@@ -142,16 +143,20 @@ class TreeWatch:
         count, limit = 0, directory_limit()
         while pending:
             directory, relative = pending.pop()
+            # Watched before it is read: an entry made after the read leaves an event.
+            count += 1
+            error = self._watch(directory)
+            if count > limit or (error and (not relative or error not in _GONE)):
+                return False  # (a subdirectory gone already is fine: its parent's event says so)
             try:
                 entries = list(os.scandir(directory))
             except (FileNotFoundError, NotADirectoryError):
-                continue  # gone already: its parent's event says so
+                if not relative:
+                    return False
+                continue
             except OSError:
                 return False
             if relative and any(entry.name == b".git" for entry in entries):
-                return False
-            count += 1
-            if count > limit or not self._watch(directory):
                 return False
             for entry in entries:
                 if entry.name == b".git" or not entry.is_dir(follow_symlinks=False):
@@ -161,11 +166,10 @@ class TreeWatch:
                     pending.append((entry.path, child))
         return True
 
-    def _watch(self, directory: bytes) -> bool:
+    def _watch(self, directory: bytes) -> int:
+        """Watch `directory`: 0, or the errno it failed with."""
         wd = self._add_watch(self._fd, directory, _WATCHED | _IN_ONLYDIR | _IN_DONT_FOLLOW)
-        if wd >= 0:
-            return True
-        return ctypes.get_errno() in (errno.ENOENT, errno.ENOTDIR)  # gone: its parent says so
+        return 0 if wd >= 0 else ctypes.get_errno() or errno.EIO
 
     def _events(self) -> Iterator[tuple[int, bytes]]:
         """(mask, name) of each pending event."""
