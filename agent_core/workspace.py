@@ -4,7 +4,8 @@ Every snapshot is a commit under `refs/navtui/<session>/<n>` built through a pri
 (`GIT_INDEX_FILE`, `git add -A`, `write-tree`, `commit-tree`), so the user's branch, index, stash
 and working tree are never touched by checkpointing. The private index is kept between
 checkpoints, with git's untracked cache: one `git status` (stat calls only, where nothing
-changed) tells which paths to add, and a step that changed nothing costs that one process.
+changed) tells which paths to add. On Linux a tree watch (git/tree_watch.py) says when nothing
+changed at all, and such a step then runs no git.
 Private-index commands run through `RawView`, so no attribute converts what is snapshotted.
 
 Checkpoint commits have HEAD as first parent (so commits the model made and then reset away stay
