@@ -204,25 +204,6 @@ class ScreenHarness(App):
 
 
 def own_time(widget) -> list[float]:
-    """Wrap `widget`'s `set_step` and `render_lines` (the compositor asks it for its lines there;
-    its Line API or option rendering runs inside) to add the UI thread's CPU seconds spent in
-    them to the returned one-item list."""
-    spent = [0.0]
-    for name in ("set_step", "render_lines"):
-        method = getattr(widget, name)
-
-        def timed(*args, method=method, **kwargs):
-            started = time.thread_time()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                spent[0] += time.thread_time() - started
-
-        setattr(widget, name, timed)
-    return spent
-
-
-def own_time(widget) -> list[float]:
     """Wrap `widget`'s `set_step` and `render_lines` (where the compositor asks for its lines)
     to add the UI thread's CPU seconds spent in them to the returned one-item list."""
     spent = [0.0]
