@@ -38,11 +38,16 @@ class Twins:
             self.spaces[name] = ws
         self.steps = 0
 
-    def step(self, command: str) -> None:
-        """Run `command` in both, checkpoint both, and compare what the checkpoints hold."""
+    def step(self, command: str, in_sandbox: bool = False) -> None:
+        """Run `command` in both (in the bubblewrap sandbox, at /testbed, when `in_sandbox`),
+        checkpoint both, and compare what the checkpoints hold."""
         self.steps += 1
         for root in self.roots.values():
-            bash(root, command)
+            if in_sandbox:
+                with Shell(root, timeout=10, launcher=sandboxed(root)) as shell:
+                    shell.run(command)
+            else:
+                bash(root, command)
         self.checkpoint(f"step {self.steps}: {command}")
 
     def checkpoint(self, label: str) -> None:
@@ -214,17 +219,9 @@ def test_edits_made_inside_the_sandbox_are_seen(base: Path, tmp_path: Path):
     twins = Twins(base, tmp_path)
     twins.step("true")
     twins.step("true")
-    twins.steps += 1
-    for root in twins.roots.values():
-        with Shell(root, timeout=10, launcher=sandboxed(root)) as shell:
-            shell.run("echo sandboxed >> /testbed/README.md && mkdir /testbed/made")
-    twins.checkpoint("sandboxed edit")
+    twins.step("echo sandboxed >> /testbed/README.md && mkdir /testbed/made", in_sandbox=True)
     twins.step("true")
-    twins.steps += 1
-    for root in twins.roots.values():
-        with Shell(root, timeout=10, launcher=sandboxed(root)) as shell:
-            shell.run("echo inside > /testbed/made/inside.txt")
-    twins.checkpoint("sandboxed write in a new directory")
+    twins.step("echo inside > /testbed/made/inside.txt", in_sandbox=True)
     assert twins.show("made/inside.txt") == "inside\n"
     twins.close()
 
