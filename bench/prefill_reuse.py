@@ -3,7 +3,7 @@
 Drives the session's real prompt path for N turns (default 200): `prompts.build_prompt` for the
 dialect, a `ContextFitter` counting with a real `HFBackend` (the real Qwen vocabulary and chat
 template of the tiny test model), exactly as `Session.propose()` does. Assistant turns and
-observations are real ones, cycled from the SWE-smith corpus (/work/shared/corpus) and rendered in
+observations are real ones, cycled from the SWE-smith corpus (tests/data/swe-smith/) and rendered in
 the dialect.
 
 Per turn, the KV cache is modelled as `kv_cache.PrefixCache` keeps it: the previous prompt's ids
@@ -30,7 +30,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("NAVTUI_CORPUS", "/work/shared/corpus/swesmith_xml_conversations.jsonl"))
+CORPUS = Path(os.environ.get(
+    "NAVTUI_CORPUS", ROOT / "tests" / "data" / "swe-smith" / "swesmith_xml_conversations.jsonl"
+))
 ISSUE = (
     "`total()` in src/cart.py is off by one: for items [1, 2] it returns 2 instead of 3. The test "
     "tests/test_cart.py::test_total fails. Find the cause, fix it, and make the test suite pass."

@@ -1,7 +1,6 @@
 """Every assistant turn of real SWE-smith training conversations parses in the xml dialect.
 
-The corpus is not part of the project: it is read from `../shared/corpus/` next to the repository
-(CI has it) and the test skips when it is absent.
+The corpus is vendored in `tests/data/swe-smith/` (source and MIT license beside it).
 """
 
 import json
@@ -12,15 +11,14 @@ import pytest
 
 from agent_core.actions import action_to_dict
 from agent_core.formats import detect_dialect, parse
+from agent_core.prompts import build_prompt
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "swesmith_xml_conversations.jsonl"
+CORPUS = Path(__file__).resolve().parent / "data" / "swe-smith" / "swesmith_xml_conversations.jsonl"
 
 KIND_OF = {"bash": "bash", "str_replace_editor": "str_replace_editor", "submit": "submit"}
 
 
 def assistant_turns() -> list[tuple[str, int, str]]:
-    if not CORPUS.is_file():
-        return []
     turns = []
     for line in CORPUS.read_text().splitlines():
         record = json.loads(line)
@@ -31,9 +29,6 @@ def assistant_turns() -> list[tuple[str, int, str]]:
 
 
 TURNS = assistant_turns()
-pytestmark = pytest.mark.skipif(
-    not TURNS, reason=f"SWE-smith corpus not found at {CORPUS} (it lives outside the repository)"
-)
 
 
 def expected(raw: str) -> dict:
@@ -73,3 +68,9 @@ def test_every_kind_and_editor_command_is_covered():
     }
     assert kinds == {"bash", "str_replace_editor", "submit"}
     assert {"view", "create", "str_replace"} <= commands
+
+
+def test_xml_system_prompt_is_the_corpus_system_message():
+    records = [json.loads(line) for line in CORPUS.read_text().splitlines()]
+    (system,) = {record["messages"][0]["content"] for record in records}
+    assert build_prompt("xml", "an issue", []).messages[0] == {"role": "system", "content": system}

@@ -4,8 +4,8 @@ Model-interface data: the messages, the `cat -n` layout, the 16,000-character cl
 note, the edit snippets (4 lines around the change) and the abbreviated view of a large Python
 file ("filemap", SWE-smith runs with `USE_FILEMAP: true`) follow SWE-agent's
 tools/edit_anthropic/bin/str_replace_editor (MIT, Copyright (c) 2024 John Yang, Carlos E.
-Jimenez, Alexander Wettig, Shunyu Yao, Karthik Narasimhan, Ofir Press; shared/reference/
-swe-agent/edit_anthropic.str_replace_editor.py). The code is navtui's own: the filemap is
+Jimenez, Alexander Wettig, Shunyu Yao, Karthik Narasimhan, Ofir Press; github.com/SWE-agent/
+SWE-agent). The code is navtui's own: the filemap is
 computed with Python's `ast` instead of tree-sitter.
 """
 
