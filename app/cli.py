@@ -608,6 +608,8 @@ def run_headless(
         session = new_session(args, workspace, issue, progress=progress)
         for listener in listeners:
             session.subscribe(listener)
+    if isinstance(printer, Transcript):
+        printer.paths = session.executor.path_map
     if mode == "auto":
         policy: Policy = AutoPolicy()
     else:

@@ -10,7 +10,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -41,6 +41,9 @@ from agent_core.sanitize import json_safe, visible
 from agent_core.steps import Approve, Decision, EditAction, Observation, Quit, Reject
 from agent_core.trajectory import event_to_dict, redact, redact_event
 
+if TYPE_CHECKING:
+    from agent_core.executor.paths import PathMap
+
 FINISH_STYLES = {"submitted": "bold green", "quit": "bold yellow", "error": "bold red"}
 
 
@@ -65,13 +68,16 @@ def diff_syntax(diff: str) -> Syntax:
 class Transcript:
     """Prints a readable account of a session: per step the thought, the action and a trimmed
     observation; at the end the session's diff and why it stopped. `secrets` and URL passwords
-    are redacted, control characters made visible."""
+    are redacted, control characters made visible; with `paths` (the session's PathMap, which
+    can also be set once the session exists) actions and outputs show the real root, never the
+    model's `/testbed`."""
 
     def __init__(
         self, console: Console, *, observation_lines: int = 12, thought_lines: int = 12,
-        secrets: Sequence[str] = (),
+        secrets: Sequence[str] = (), paths: PathMap | None = None,
     ):
         self.console = console
+        self.paths = paths
         self.observation_lines = observation_lines
         self.thought_lines = thought_lines
         self.secrets = list(secrets)
@@ -120,7 +126,7 @@ class Transcript:
             self.console.print(diff_syntax(event.preview_diff))
 
     def _on_StepExecuted(self, event: StepExecuted) -> None:
-        record = event.record
+        record = event.record if self.paths is None else self.paths.record_to_user(event.record)
         if record.extra.get("source") == "user" and record.action is not None:
             title = Text(f"Step {record.index} · your command", style="bold magenta")
             self.console.rule(title, align="left")

@@ -1,4 +1,5 @@
-"""Confinement: every path a file tool touches resolves inside the repository root."""
+"""Confinement (every path a file tool touches resolves inside the repository root) and the
+PathMap between the model's `/testbed` and the real root."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ import re
 import shlex
 import stat
 from collections.abc import Callable
+from dataclasses import fields, replace
 from pathlib import Path, PurePosixPath
+
+from agent_core.actions import Action, Bash
+from agent_core.steps import Observation, StepRecord
 
 
 class PathError(Exception):
@@ -222,7 +227,8 @@ class PathMap:
     need no rewriting. Otherwise commands get the alias rewritten to the real root
     (`command_to_real`). Either way outputs get the real root written back as the alias
     (`to_model`: a sandboxed command can still print it, e.g. from a worktree's `.git` file);
-    the user is shown real paths (`to_user`).
+    the user is shown real paths (`to_user`, and `record_to_user` for every view of a step:
+    its actions and its observation, while the record itself keeps what the model wrote).
     """
 
     def __init__(self, root: Path, alias: str = "/testbed", *, mounted: bool = False) -> None:
@@ -252,6 +258,26 @@ class PathMap:
         if not self.alias:
             return text
         return _alias_pattern(self.alias).sub(lambda _: str(self.root), text)
+
+    def action_to_user(self, action: Action) -> Action:
+        """`action` as the user is shown it: its bash command or its path with the real root."""
+        if isinstance(action, Bash):
+            return replace(action, command=self.to_user(action.command))
+        if any(field.name == "path" for field in fields(action)) and action.path:
+            return replace(action, path=self.to_user(action.path))
+        return action
+
+    def observation_to_user(self, observation: Observation) -> Observation:
+        """`observation` with the alias in its output and error shown as the real root."""
+        error = None if observation.error is None else self.to_user(observation.error)
+        return replace(observation, output=self.to_user(observation.output), error=error)
+
+    def record_to_user(self, record: StepRecord) -> StepRecord:
+        """A copy of `record` for the user's views (timeline, output, detail, transcript)."""
+        proposed = replace(record.proposed, action=self.action_to_user(record.proposed.action))
+        action = None if record.action is None else self.action_to_user(record.action)
+        observation = None if record.observation is None else self.observation_to_user(record.observation)
+        return replace(record, proposed=proposed, action=action, observation=observation)
 
     def command_to_real(self, command: str) -> str:
         """A shell command as it must run: the alias rewritten unless the repo is mounted there."""

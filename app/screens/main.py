@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from agent_core.actions import Bash, StrReplaceEditor, Submit
+from agent_core.actions import Action, Bash, StrReplaceEditor, Submit
 from agent_core.events import (
     Event,
     FormatError,
@@ -35,7 +35,9 @@ from agent_core.events import (
     UsageReported,
 )
 from agent_core.sanitize import visible
-from agent_core.steps import USER_EDITS_KEY, Approve, Decision, EditAction, Quit, Reject, StepRecord
+from agent_core.steps import (
+    USER_EDITS_KEY, Approve, Decision, EditAction, Observation, Quit, Reject, StepRecord,
+)
 from app.config import AllowRules, save_allow_rule
 from app.screens.allow import AllowPrefixScreen
 from app.screens.confirm import ConfirmScreen
@@ -258,8 +260,8 @@ class MainScreen(Screen[None]):
         if executed:
             last = executed[-1]
             self.query_one(OutputLog).show_observation(
-                f"Step {last.index} · {action_summary(last.action or last.proposed.action, width=200)}",
-                last.observation,
+                f"Step {last.index} · {self._summary(last.action or last.proposed.action, width=200)}",
+                self._user_observation(last.observation),
             )
             self.query_one("#step-diff", DiffView).set_diff(last.diff)
 
@@ -525,7 +527,7 @@ class MainScreen(Screen[None]):
         await self.query_one(ThoughtStream).end_turn(step.thought)
         if step.notice:
             await self.query_one(ThoughtStream).note(step.notice, "warning")
-        summary = action_summary(step.action)
+        summary = self._summary(step.action)
         self.query_one(StepTimeline).set_step(event.index, "pending", summary)
         card = self.query_one(ActionCard)
         self._view("card", lambda: card.show_action(
@@ -540,7 +542,7 @@ class MainScreen(Screen[None]):
         """A proposal waits for the user (the driver did not approve it on its own): say so."""
         self.app.bell()
         if time.monotonic() - self._turn_started > NOTIFY_AFTER_SECONDS:
-            summary = action_summary(proposal.step.action)
+            summary = self._summary(proposal.step.action)
             self.notify(f"Step {proposal.index} waits for your decision: {summary}", timeout=4)
 
     def _run_on_its_own(self, event: AutoApproved) -> None:
@@ -567,7 +569,8 @@ class MainScreen(Screen[None]):
             return
         output = self.query_one(OutputLog)
         self._view("output", lambda: output.show_observation(
-            f"Step {record.index} · {action_summary(action, width=200)}", record.observation
+            f"Step {record.index} · {self._summary(action, width=200)}",
+            self._user_observation(record.observation),
         ))
         if record.extra.get("source") == "user":
             self._view("card", lambda: card.show_status("done", f"Your command ran as step {record.index}."))
@@ -617,12 +620,25 @@ class MainScreen(Screen[None]):
             return "submitted"  # (a submit answered with a review message did not finish)
         return "executed"
 
-    @staticmethod
-    def _record_summary(record: StepRecord) -> str:
+    def _record_summary(self, record: StepRecord) -> str:
         if USER_EDITS_KEY in record.extra:
             return user_edits_summary(record)
-        summary = action_summary(record.action or record.proposed.action)
+        summary = self._summary(record.action or record.proposed.action)
         return f"{summary} (edited)" if isinstance(record.decision, EditAction) else summary
+
+    def _summary(self, action: Action, width: int = 60) -> str:
+        """The action's one line, with the real root where the model wrote `/testbed`."""
+        if self.session is not None:
+            action = self.session.executor.path_map.action_to_user(action)
+        return action_summary(action, width=width)
+
+    def _user_observation(self, observation: Observation | None) -> Observation | None:
+        if self.session is None or observation is None:
+            return observation
+        return self.session.executor.path_map.observation_to_user(observation)
+
+    def _user_record(self, record: StepRecord) -> StepRecord:
+        return record if self.session is None else self.session.executor.path_map.record_to_user(record)
 
     def _executed_records(self) -> list[StepRecord]:
         if self.session is None:
@@ -697,7 +713,7 @@ class MainScreen(Screen[None]):
         proposal = self.pending
         if proposal is None:
             return
-        feedback = await self.app.push_screen_wait(RejectScreen(action_summary(proposal.step.action)))
+        feedback = await self.app.push_screen_wait(RejectScreen(self._summary(proposal.step.action)))
         if feedback is not None and self.pending is proposal:
             self._decide(Reject(feedback))
 
@@ -824,7 +840,7 @@ class MainScreen(Screen[None]):
         if record is None:
             return
         can_rewind = self.finished is None and record.checkpoint is not None
-        choice = await self.app.push_screen_wait(StepDetailScreen(record, can_rewind))
+        choice = await self.app.push_screen_wait(StepDetailScreen(self._user_record(record), can_rewind))
         if choice == "rewind" and self.driver is not None:
             self.pending = None
             self.driver.send(Undo(index))
