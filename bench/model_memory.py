@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.dont_write_bytecode = True
 
 NF4_BITS = 4 + 8 / 64 + 32 / (64 * 256)
 GB = 1e9
@@ -125,4 +123,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.dont_write_bytecode = True
     raise SystemExit(main())
