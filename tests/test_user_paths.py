@@ -21,6 +21,7 @@ from app.screens.main import MainScreen
 from app.screens.step_detail import StepDetailScreen
 from app.tui import NavApp
 from tests.fixtures.tui import Watch, make_session, showing
+from tests.test_sandbox import needs_bwrap
 from widgets.output_log import OutputLog
 from widgets.step_timeline import StepTimeline
 
@@ -56,6 +57,37 @@ def test_the_model_reads_testbed_and_the_transcript_real_paths(git_repo: Path):
     assert f"File created successfully at: {root}/repro.py" in shown
     assert f'File "{root}/repro.py", line 3' in shown
     assert "/testbed" not in shown
+
+
+def _auto_transcript(repo: Path, tmp_path: Path, sandbox: str) -> str:
+    from tests.fixtures.tui import write_script
+    from tests.test_cli import navtui
+
+    script = write_script(tmp_path / "turns.jsonl", TURNS)
+    result = navtui("--auto", "--script", str(script), "--issue", "average(None) fails",
+                    "--sandbox", sandbox, str(repo), env={"COLUMNS": "400"})
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_navtui_auto_prints_real_paths(git_repo: Path, tmp_path: Path):
+    root = git_repo.resolve()
+    shown = _auto_transcript(git_repo, tmp_path, "off")
+    assert f"Here's the result of running `cat -n` on {root}/calc/ops.py" in shown
+    assert f'File "{root}/repro.py", line 3' in shown
+    assert "/testbed" not in shown
+
+
+@needs_bwrap
+def test_in_the_sandbox_the_transcript_shows_real_paths_too(git_repo: Path, tmp_path: Path):
+    """Inside the sandbox the repository *is* /testbed, so the traceback says /testbed/repro.py;
+    the user still reads the real root, except in the command exactly as it runs."""
+    root = git_repo.resolve()
+    shown = _auto_transcript(git_repo, tmp_path, "on")
+    assert f'File "{root}/repro.py", line 3' in shown
+    assert f"on {root}/calc/ops.py" in shown
+    assert all("/testbed" not in line for line in shown.splitlines()
+               if "in sandbox: /testbed = " not in line and not line.startswith("▶ cd /testbed"))
 
 
 def test_the_path_map_shows_actions_and_observations_with_the_real_root(git_repo: Path):
