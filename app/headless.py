@@ -172,7 +172,8 @@ class Transcript:
         self.console.print(Text(visible(message), style="magenta"))
 
     def _on_Notice(self, event: Notice) -> None:
-        self.console.print(Text(visible(event.message), style="dim"))
+        message = event.message if self.paths is None else self.paths.to_user(event.message)
+        self.console.print(Text(visible(message), style="dim"))
 
     def _on_SessionError(self, event: SessionError) -> None:
         self._last_error = event.message

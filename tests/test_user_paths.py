@@ -59,6 +59,20 @@ def test_the_model_reads_testbed_and_the_transcript_real_paths(git_repo: Path):
     assert "/testbed" not in shown
 
 
+def test_a_notice_naming_the_models_path_shows_the_real_root(git_repo: Path):
+    view = ("Look again.", StrReplaceEditor(command="view", path="/testbed/repro.py"))
+    session = make_session(git_repo, [TURNS[1], view, view, view, ("Done.", Submit())])
+    out = io.StringIO()
+    session.subscribe(Transcript(Console(file=out, width=400), paths=session.executor.path_map))
+    try:
+        session.run(AutoPolicy())
+    finally:
+        session.close()
+    stuck = [line for line in out.getvalue().splitlines() if "stuck" in line]
+    assert stuck and all(f"{git_repo.resolve()}/repro.py" in line for line in stuck), stuck
+    assert "/testbed" not in out.getvalue()
+
+
 def _auto_transcript(repo: Path, tmp_path: Path, sandbox: str) -> str:
     from tests.fixtures.tui import write_script
     from tests.test_cli import navtui

@@ -498,7 +498,7 @@ class MainScreen(Screen[None]):
         elif isinstance(event, UndoRefused):
             self._confirm_undo(event)
         elif isinstance(event, Notice):
-            await thoughts.note(event.message, "info")
+            await thoughts.note(self._user_text(event.message), "info")
         elif isinstance(event, SessionError):
             self.running = False
             self._last_error = event.message
@@ -636,6 +636,9 @@ class MainScreen(Screen[None]):
         if self.session is None or observation is None:
             return observation
         return self.session.executor.path_map.observation_to_user(observation)
+
+    def _user_text(self, text: str) -> str:
+        return text if self.session is None else self.session.executor.path_map.to_user(text)
 
     def _user_record(self, record: StepRecord) -> StepRecord:
         return record if self.session is None else self.session.executor.path_map.record_to_user(record)
