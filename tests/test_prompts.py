@@ -35,9 +35,9 @@ def parse_error(dialect: str, raw: str = "nothing useful") -> ParseError:
 
 def test_text_prompt_lists_every_action_the_parser_reads():
     text = build_prompt("text", ISSUE, []).text
-    for usage in ("bash <command>", "read <file>", "search <pattern> [path]",
+    for usage in ("bash <command>", "read <file>", "search <pattern>",
                   "edit <file> <start> <end>", "submit"):
-        assert f"- {usage}" in text
+        assert f"- {usage}:" in text
 
 
 def test_text_turns_append_so_each_prompt_extends_the_last():

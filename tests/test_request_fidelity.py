@@ -105,8 +105,10 @@ def test_r2e_30b_completion_request_starts_with_the_card_prompt(git_repo, script
     first, second = scripted_http.requests
     assert first.path == "/v1/completions"
     assert first.body["prompt"] == (
-        "You are an expert software engineer fixing bugs.\n\nAVAILABLE ACTIONS:\n- bash <command>\n"
-        "- read <file>\n- search <pattern> [path]\n- edit <file> <start> <end>\n- submit\n\n"
+        "You are an expert software engineer fixing bugs.\n\nAVAILABLE ACTIONS:\n"
+        "- bash <command>: Run shell command\n- read <file>: Read file content\n"
+        "- search <pattern>: Search for pattern\n- edit <file> <start> <end>: Edit file\n"
+        "- submit: Submit solution\n\n"
         f"## Problem:\n{ISSUE}\n\n## Your turn:\nThought:"
     )
     assert first.body["max_tokens"] == 512
