@@ -10,7 +10,8 @@ paths, read-only (`find_exposure`):
 * what each PATH entry resolves to: a symlink's target and a script's `#!` interpreter, each as
   its installation (the venv or conda env holding it, else the prefix above its `bin`);
 * the roots of version managers found there: pyenv (`PYENV_ROOT`, or the root above a
-  `shims` directory on PATH) and rustup (`RUSTUP_HOME`, or `~/.rustup` when `rustup` is on PATH);
+  `shims` directory on PATH; and where its versions really are: a linked version's target, a
+  venv version's base) and rustup (`RUSTUP_HOME`, or `~/.rustup` when `rustup` is on PATH);
 * the active venv (`VIRTUAL_ENV`) and its base interpreter (`home =` in pyvenv.cfg), the
   active conda env (`CONDA_PREFIX`), navtui's own Python, and whatever `--expose` names.
 
@@ -151,7 +152,9 @@ class _Finder:
         if venv.startswith("/") and os.path.isdir(venv):
             wanted += [venv, venv_base(Path(venv)) or ""]
         wanted.append(self.environ.get("CONDA_PREFIX", ""))
-        wanted.append(self.environ.get("PYENV_ROOT", ""))
+        root = self.environ.get("PYENV_ROOT", "")
+        if root.startswith("/"):
+            wanted += [root, *_pyenv_versions(Path(root))]
         if self.environ.get("RUSTUP_HOME"):
             wanted.append(self.environ["RUSTUP_HOME"])
         elif any(os.path.isfile(f"{d}/rustup") for d in self.environ.get("PATH", "").split(":")
@@ -176,7 +179,7 @@ class _Finder:
             return []
         for above in Path(directory).parents:
             if (above / "libexec/pyenv").is_file():
-                return [str(above)]
+                return [str(above), *_pyenv_versions(above)]
             if str(above) in self.homes or above == above.parent:
                 break
         return []
@@ -217,6 +220,22 @@ class _Finder:
 
     def _too_wide(self, path: str) -> bool:
         return path == "/" or any(_under(home, path) for home in self.homes)
+
+
+def _pyenv_versions(root: Path) -> list[str]:
+    """Where pyenv's versions really are: a version linked to an installation elsewhere (a
+    system or uv-managed Python), and a venv version's base (pyenv-virtualenv)."""
+    wanted = []
+    try:
+        versions = sorted((root / "versions").iterdir())[:ENTRY_LIMIT]
+    except OSError:
+        return []
+    for version in versions:
+        if version.is_symlink():
+            wanted.append(os.path.realpath(version))
+        if (version / "pyvenv.cfg").is_file():
+            wanted.append(venv_base(version) or "")
+    return wanted
 
 
 def venv_base(venv: Path) -> str | None:
