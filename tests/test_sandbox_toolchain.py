@@ -4,6 +4,7 @@ rest of the deny list never; no host unix socket outside the system directories.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -20,6 +21,7 @@ from agent_core.executor.exposure import DENIED_IN_HOME
 from agent_core.executor.sandbox import Bubblewrap, SandboxError, check_sandbox
 from agent_core.executor.shell import Shell
 from tests.test_cli import ISSUE, navtui
+from tests.test_doctor import lines_after
 from tests.test_sandbox import needs_bwrap
 from tests.test_sandbox_cli import observations
 from tests.test_session import write_script
@@ -162,17 +164,44 @@ def test_a_sandboxed_session_runs_the_users_python_and_tools(git_repo: Path, hom
         "Thought: Run the tests.\nAction: bash python -m pytest -q -p no:cacheprovider tests",
         "Thought: A tool.\nAction: bash greet",
         f"Thought: Keys?\nAction: bash cat {home}/.ssh/id_rsa",
+        f"Thought: Settings.\nAction: bash cat {home}/.config/tool/settings.ini",
         "Thought: Done.\nAction: submit",
     ])
+    config = _write(tmp_path / "config.toml", f'expose = ["{home}/.config/tool"]\n')
     result = navtui("--auto", "--json", "--sandbox", "on", "--backend", "replay",
                     "--script", str(script), "--issue", ISSUE, str(git_repo),
-                    env=developer_env(home))
+                    env={**developer_env(home), "NAVTUI_CONFIG": str(config)})
     assert result.returncode == 0, result.stderr
     seen = observations(result.stdout)
     assert "1 failed" in seen[0]["output"] and seen[0]["exit_code"] == 1, seen[0]
     assert seen[1]["output"] == "hello from the greeter\n"
     assert seen[2]["exit_code"] != 0 and SECRET not in seen[2]["output"]
+    assert seen[3]["output"] == "colour = blue\n"  # the config's `expose`
     assert SECRET not in result.stdout
+    where = json.loads(result.stdout.splitlines()[0])["config"]["sandbox"]
+    assert "~/.pyenv" in where and "~/.config/tool" in where and "~/.local/bin" in where
+
+
+@needs_bwrap
+def test_doctor_says_what_is_shown_and_what_never_is(home: Path, tmp_path: Path):
+    config = _write(tmp_path / "config.toml", f'expose = ["{home}/.config/tool"]\n')
+    env = {**os.environ, **developer_env(home), "NAVTUI_CONFIG": str(config)}
+    result = subprocess.run([sys.executable, "-m", "app.cli", "doctor"], capture_output=True,
+                            text=True, env=env, timeout=120)
+    sandbox = lines_after(result.stdout, "sandbox")
+    assert sandbox[0].startswith("✓ sandbox"), result.stdout
+    assert "read-only inside besides the system directories: " in sandbox[1]
+    assert all(f in sandbox[1] for f in ("~/.pyenv", "~/.local/bin", "~/.config/tool"))
+    assert "never shown" in sandbox[2]
+    assert all(f in sandbox[2] for f in ("~/.ssh", "~/.bash_history", "~/.config/gh",
+                                          "~/.config/navtui"))
+
+    config.write_text(f'expose = ["{home}/.ssh"]\n')
+    refused = subprocess.run([sys.executable, "-m", "app.cli", "doctor"], capture_output=True,
+                             text=True, env=env, timeout=120)
+    assert refused.returncode == 1
+    sandbox = lines_after(refused.stdout, "sandbox")
+    assert sandbox[0].startswith("✗ sandbox") and "never shows credentials" in sandbox[1]
 
 
 def _socket_dir() -> Path:

@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from agent_core.executor.exposure import Exposure, ExposureError, find_exposure
+from agent_core.executor.exposure import Exposure, ExposureError, denied_paths, find_exposure
 from agent_core.executor.sandbox_git import git_mounts
 
 MOUNT_POINT = PurePosixPath("/testbed")
@@ -215,6 +215,21 @@ class Bubblewrap:
         shown = ", ".join(self._short(path) for path in self.exposure.paths)
         exposed = f", read-only: {shown}" if shown else ""
         return f"in sandbox: {MOUNT_POINT} = {self.root}, {network}{writable}{exposed}"
+
+    def summary(self) -> list[str]:
+        """What the sandbox shows of this machine and what it never does, one line each (for
+        `navtui doctor`)."""
+        shown = ", ".join(self._short(path) for path in self.exposure.paths)
+        lines = [f"read-only inside besides the system directories: {shown}" if shown else
+                 "nothing beyond the system directories is shown read-only"]
+        present = [self._short(path) for path in denied_paths(self._environ, self._hidden_homes())
+                   if os.path.lexists(path)]
+        lines.append("never shown (credentials, shell histories, navtui's config)"
+                     + (f"; here: {', '.join(sorted(set(present)))}" if present else ""))
+        if self.exposure.refused:
+            refused = ", ".join(self._short(path) for path in self.exposure.refused)
+            lines.append(f"left out though on PATH or asked for: {refused}")
+        return lines
 
     def _short(self, path: str) -> str:
         """`path` with the user's home written `~`."""
