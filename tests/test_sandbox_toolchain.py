@@ -72,6 +72,8 @@ def home() -> Iterator[Path]:
            0o755)
     (path / ".local/bin").mkdir(parents=True)
     (path / ".local/bin/greet").symlink_to(tool / "bin/greet")
+    _write(path / "dotfiles/bin/hello", "#!/bin/sh\necho hello from dotfiles\n", 0o755)
+    (path / "bin").symlink_to(path / "dotfiles/bin")  # a PATH entry that is a link
     _write(path / ".ssh/id_rsa", SECRET + "\n", 0o600)
     _write(path / ".config/gh/hosts.yml", "oauth_token: gho_navtui_test\n")
     _write(path / ".config/navtui/config.toml", "api_key = 'navtui-config-secret'\n")
@@ -83,7 +85,7 @@ def home() -> Iterator[Path]:
 
 def developer_env(home: Path) -> dict[str, str]:
     return {"HOME": str(home), "LANG": "C.UTF-8",
-            "PATH": f"{home}/.pyenv/shims:{home}/.local/bin:/usr/bin:/bin"}
+            "PATH": f"{home}/.pyenv/shims:{home}/.local/bin:{home}/bin:/usr/bin:/bin"}
 
 
 def launcher(repo: Path, home: Path, **options) -> Bubblewrap:
@@ -103,6 +105,7 @@ def test_pyenv_shims_and_local_tools_run_while_the_key_stays_out(git_repo: Path,
         assert tests.exit_code == 1 and "1 failed" in tests.output, tests  # the planted bug
         assert sh.run("pytest --version").exit_code == 0
         assert sh.run("greet").output == "hello from the greeter\n"
+        assert sh.run("hello").output == "hello from dotfiles\n"
         for secret in (".ssh/id_rsa", ".config/gh/hosts.yml", ".bash_history",
                        ".config/navtui/config.toml"):
             obs = sh.run(f"cat {home}/{secret}")
@@ -111,7 +114,7 @@ def test_pyenv_shims_and_local_tools_run_while_the_key_stays_out(git_repo: Path,
         assert "Read-only file system" in sh.run(f"touch {home}/.pyenv/planted").output
         assert sh.run("echo scratch > ~/scratch && cat ~/scratch").output == "scratch\n"
         listing = sh.run("ls -A ~").output.split()
-    assert sorted(listing) == [".local", ".pyenv", "scratch"]
+    assert sorted(listing) == [".local", ".pyenv", "bin", "dotfiles", "scratch"]
     assert not (home / "scratch").exists() and not (home / ".pyenv/planted").exists()
     where = sandbox.describe()
     shown = where.split(", read-only: ")[1].split(", ")

@@ -115,8 +115,12 @@ def find_exposure(
             kept.append(path)
     masked = sorted(d for d in denied if os.path.lexists(d) and not os.path.islink(d)
                     and any(_under(d, top) and d != top for top in kept))
-    shown_aliases = tuple(sorted({(a, r) for a, r in aliases if _in_any(r, kept)
-                                  and a not in kept and not _in_any(a, denied)}))
+    # A link is made only where nothing shows it already (bwrap refuses to make it over a file).
+    shown_aliases = tuple(sorted({
+        (a, r) for a, r in aliases
+        if _in_any(r, kept) and not _in_any(a, kept) and not _in_any(a, denied)
+        and (not _shown(a, seen_anyway) or _in_any(a, homes))
+    }))
     return Exposure(tuple(kept), shown_aliases, tuple(masked), tuple(refused))
 
 
