@@ -155,8 +155,9 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("sandbox")
     group.add_argument(
         "--sandbox", choices=SANDBOX_MODES, default="auto",
-        help="run commands in a bubblewrap sandbox: the repo at /testbed, the rest read-only, "
-        "no network (auto: when bwrap works here, else say why; on: refuse without it)",
+        help="run commands in a bubblewrap sandbox: the repo at /testbed, the system and your "
+        "toolchain read-only, no secrets, no network (auto: when bwrap works here, else say "
+        "why; on: refuse without it)",
     )
     group.add_argument(
         "--network", action="store_true",
