@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.executor.shell import Shell
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo
 from tests.test_sandbox import needs_bwrap, sandboxed
-from agent_core.executor.shell import Shell
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="bubblewrap needs Linux")
 

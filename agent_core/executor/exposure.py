@@ -106,7 +106,7 @@ def find_exposure(
         if lexical != real:
             aliases.append((lexical, real))
     kept, refused = [], []
-    for path in sorted({os.path.realpath(p) for p in wanted if p and os.path.isabs(p)}):
+    for path in sorted({os.path.realpath(p) for p in set(wanted) if p and os.path.isabs(p)}):
         if not os.path.exists(path) or (_shown(path, seen_anyway) and not _in_any(path, homes)):
             continue
         if _in_any(path, denied) or any(_under(home, path) for home in homes) or path == "/":
@@ -133,6 +133,8 @@ class _Finder:
         self.homes = homes
         self.visible = visible
         self.aliases: list[tuple[str, str]] = []
+        self._installations: dict[str, list[str]] = {}
+        self._interpreters: dict[str, list[str]] = {}
 
     def path_entries(self) -> list[str]:
         wanted: list[str] = []
@@ -191,17 +193,19 @@ class _Finder:
     def _resolved_entries(self, directory: str) -> list[str]:
         wanted = []
         try:
-            names = sorted(os.listdir(directory))[:ENTRY_LIMIT]
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)[:ENTRY_LIMIT]
         except OSError:
             return []
-        for name in names:
-            path = f"{directory}/{name}"
-            target = os.path.realpath(path)
+        for entry in entries:
+            target = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
             if os.path.dirname(target) != directory:
                 wanted += self.installation_of(target)
             interpreter = _shebang(target)
-            if interpreter:
-                wanted += self.installation_of(os.path.realpath(interpreter))
+            if interpreter and interpreter not in self._interpreters:
+                real = os.path.realpath(interpreter)
+                self._interpreters[interpreter] = self.installation_of(real)
+            wanted += self._interpreters.get(interpreter or "", [])
         return wanted
 
     def installation_of(self, program: str) -> list[str]:
@@ -210,6 +214,11 @@ class _Finder:
         if not os.path.exists(program):
             return []
         directory = os.path.dirname(program)
+        if directory not in self._installations:
+            self._installations[directory] = self._installation(directory)
+        return self._installations[directory]
+
+    def _installation(self, directory: str) -> list[str]:
         for above in [Path(directory), *Path(directory).parents]:
             if str(above) in self.homes or above == above.parent:
                 break
