@@ -45,6 +45,7 @@ async def test_sandboxed_session_shows_where_commands_run(git_repo: Path):
         exposed = len(launcher.exposure.paths)
         assert app.main.query_one(StatusBar).sandbox == (f"sandbox · {exposed} exposed"
                                                          if exposed else "sandbox")
+        assert app.main.query_one(StatusBar).tooltip == launcher.describe()
         card = app.main.query_one("#card")
         assert card.command_shown == "pwd > where.txt"
         assert card.border_subtitle == f"bash · {launcher.describe()}"
