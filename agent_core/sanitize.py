@@ -31,8 +31,6 @@ import unicodedata
 
 _CONTROL_PICTURES = 0x2400
 _DEL_PICTURE = "\u2421"
-# Embeddings/overrides (LRE RLE PDF LRO RLO), isolates (LRI RLI FSI PDI), marks (LRM RLM ALM).
-_BIDI = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
 # Characters that draw nothing but are no format characters (not category Cf).
 _FILLERS = "\u034f\u115f\u1160\u17b4\u17b5\u2028\u2029\u3164\uffa0\U000e0000-\U000e007f"
 
@@ -71,8 +69,9 @@ def visible(text: str) -> str:
 
 
 # What `json.dumps(..., ensure_ascii=False)` leaves raw but a terminal or a UTF-8 file cannot
-# take: DEL, C1 controls, bidi controls, line/paragraph separators and lone surrogates.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f" + _BIDI + "\u2028\u2029\ud800-\udfff]")
+# take: DEL, C1 controls, bidi controls and the other invisible characters above (line and
+# paragraph separators included) and lone surrogates.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f" + INVISIBLE + "\ud800-\udfff]")
 
 
 def json_safe(encoded: str) -> str:
@@ -82,4 +81,12 @@ def json_safe(encoded: str) -> str:
     A lone surrogate (an undecodable byte kept by `surrogateescape`) reads back as itself."""
     if not _JSON_UNSAFE.search(encoded):
         return encoded
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+    return _JSON_UNSAFE.sub(lambda m: _json_escape(ord(m.group())), encoded)
+
+
+def _json_escape(code: int) -> str:
+    """`\\uXXXX`, or the surrogate pair JSON writes a character past U+FFFF as."""
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"

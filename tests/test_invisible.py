@@ -4,6 +4,7 @@ front end, like bidi controls: `setup.py<U+200B>` must not pass for `setup.py`."
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from pathlib import Path
 
@@ -83,3 +84,17 @@ async def test_the_approval_card_marks_them_in_the_command_diff_and_output(git_r
         assert all(ZWSP not in line for line in log.lines)
         await pilot.press("q")
     session.close()
+
+
+def test_json_lines_carry_them_escaped_and_exact(git_repo: Path, tmp_path: Path):
+    thought = f"keep .env{ZWSP} and \U000e0041\u2028\u00ad"
+    script = write_script(tmp_path / "s.jsonl", [
+        f"Thought: {thought}\nAction: bash echo hi", "Thought: done\nAction: submit",
+    ])
+    result = navtui("--auto", "--json", "--script", str(script), "--issue", "x", str(git_repo))
+    assert result.returncode == 0, result.stderr
+    assert not any(c in result.stdout for c in (ZWSP, "\U000e0041", "\u2028", "\u00ad"))
+    assert "\\u200b" in result.stdout and "\\udb40\\udc41" in result.stdout
+    thoughts = [json.loads(line)["step"]["thought"] for line in result.stdout.splitlines()
+                if json.loads(line)["type"] == "StepProposed"]
+    assert thoughts[0] == thought
