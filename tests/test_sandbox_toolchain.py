@@ -248,3 +248,26 @@ def test_a_host_unix_socket_outside_the_system_directories_is_unreachable(git_re
     finally:
         server.close()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@needs_bwrap
+def test_a_repository_venv_runs_with_its_base_interpreter_under_home(git_repo: Path, home: Path):
+    """`.venv/bin/python` links to an installation under HOME (a uv- or pyenv-managed Python)
+    that is on no PATH: the sandbox shows that installation, not the rest of the home."""
+    base = home / ".local/share/uv/python/cpython-3.11"
+    _write(base / "bin/python3.11", f'#!/bin/sh\nexec {sys.executable} "$@"\n', 0o755)
+    _write(base / "lib/python3.11/os.py", "")
+    venv = git_repo / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin/python").symlink_to(base / "bin/python3.11")
+    _write(venv / "pyvenv.cfg", f"home = {base}/bin\n")
+    planted = git_repo / "planted-venv"
+    _write(planted / "pyvenv.cfg", f"home = {home}/.ssh\n")  # a hostile repo's try
+    (home / ".ssh/python3").write_text("not a python\n")
+    check = check_sandbox()
+    sandbox = Bubblewrap(git_repo, check.bwrap, environ=developer_env(home))
+    assert str(base) in sandbox.exposure.paths
+    assert not any(".ssh" in path for path in sandbox.exposure.paths)
+    with Shell(git_repo, timeout=30, launcher=sandbox) as sh:
+        assert sh.run(".venv/bin/python -c 'print(6 * 7)'").output == "42\n"
+        assert sh.run(f"cat {home}/.ssh/id_rsa").exit_code != 0

@@ -12,8 +12,9 @@ paths, read-only (`find_exposure`):
 * the roots of version managers found there: pyenv (`PYENV_ROOT`, or the root above a
   `shims` directory on PATH; and where its versions really are: a linked version's target, a
   venv version's base) and rustup (`RUSTUP_HOME`, or `~/.rustup` when `rustup` is on PATH);
-* the active venv (`VIRTUAL_ENV`) and its base interpreter (`home =` in pyvenv.cfg), the
-  active conda env (`CONDA_PREFIX`), navtui's own Python, and whatever `--expose` names.
+* the active venv (`VIRTUAL_ENV`) and its base interpreter (`home =` in pyvenv.cfg), the base
+  interpreters of venvs at the repository's top level (`repository_venv_bases`), the active
+  conda env (`CONDA_PREFIX`), navtui's own Python, and whatever `--expose` names.
 
 Never shown, even when on PATH or asked for (`denied_paths`): credentials (`~/.ssh`, `~/.gnupg`,
 cloud and registry logins), shell and REPL histories and navtui's config. One inside a shown
@@ -260,10 +261,24 @@ def venv_base(venv: Path) -> str | None:
     for line in text.splitlines():
         key, _, value = line.partition("=")
         bin_dir = Path(value.strip())
-        # Only a real interpreter's prefix: a planted `home` must not re-expose the user's home.
-        if key.strip() == "home" and bin_dir.is_absolute() and any(bin_dir.glob("python*")):
+        # Only a real interpreter's prefix (a python beside its standard library): a planted
+        # `home` must not show another directory of the user's.
+        if (key.strip() == "home" and bin_dir.is_absolute() and any(bin_dir.glob("python*"))
+                and any((bin_dir.parent / "lib").glob("python3*/os.py"))):
             return str(bin_dir.parent)
     return None
+
+
+def repository_venv_bases(root: Path) -> list[str]:
+    """The base interpreters of venvs at the repository's top level (`.venv/`, `venv/`, …),
+    which their `bin/python` links to wherever it lives."""
+    try:
+        children = sorted(root.iterdir())[:ENTRY_LIMIT]
+    except OSError:
+        return []
+    return [base for child in children
+            if not child.is_symlink() and (child / "pyvenv.cfg").is_file()
+            and (base := venv_base(child))]
 
 
 def _shebang(path: str) -> str | None:

@@ -28,7 +28,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from agent_core.executor.exposure import Exposure, ExposureError, denied_paths, find_exposure
+from agent_core.executor.exposure import (
+    Exposure,
+    ExposureError,
+    denied_paths,
+    find_exposure,
+    repository_venv_bases,
+)
 from agent_core.executor.sandbox_git import git_mounts
 
 MOUNT_POINT = PurePosixPath("/testbed")
@@ -144,7 +150,7 @@ class Bubblewrap:
         self.home = Path(MOUNT_POINT)
         self._environ = dict(os.environ if environ is None else environ)
         self._user_home = self._throwaway_home()
-        wanted = [*readable]
+        wanted = [*readable, *repository_venv_bases(self.root)]
         if self.network:
             wanted.append(os.path.realpath("/etc/resolv.conf"))
         try:
