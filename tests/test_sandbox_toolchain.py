@@ -58,13 +58,15 @@ def home() -> Iterator[Path]:
     """A developer's HOME outside /tmp: python from pyenv shims (its one version a link to this
     Python's installation, as `pyenv` users link system or uv-managed Pythons), a tool in
     ~/.local/bin linked to its own installation, an SSH key, a gh login and a shell history."""
+    if not (Path(sys.prefix) / "bin/python").exists():
+        pytest.skip(f"this Python's installation ({sys.prefix}) has no bin/python to link to")
     path = Path(tempfile.mkdtemp(prefix="navtui-dev-home-", dir="/var/tmp")).resolve()
     root = path / ".pyenv"
     _write(root / "libexec/pyenv", PYENV_LIBEXEC, 0o755)
     _write(root / "version", "navtui\n")
     (root / "versions").mkdir()
     (root / "versions/navtui").symlink_to(sys.prefix)
-    for program in ("python", "python3", "pytest"):
+    for program in ("python", "python3"):
         _write(root / "shims" / program, SHIM.format(root=root), 0o755)
     tool = path / ".local/share/greeter"
     _write(tool / "lib/greeting.txt", "hello from the greeter\n")
@@ -103,7 +105,6 @@ def test_pyenv_shims_and_local_tools_run_while_the_key_stays_out(git_repo: Path,
         assert sh.run("command -v python").output == f"{home}/.pyenv/shims/python\n"
         tests = sh.run("python -m pytest -q -p no:cacheprovider tests")
         assert tests.exit_code == 1 and "1 failed" in tests.output, tests  # the planted bug
-        assert sh.run("pytest --version").exit_code == 0
         assert sh.run("greet").output == "hello from the greeter\n"
         assert sh.run("hello").output == "hello from dotfiles\n"
         for secret in (".ssh/id_rsa", ".config/gh/hosts.yml", ".bash_history",
