@@ -46,10 +46,9 @@ def test_conda_shows_its_whole_installation(tmp_path: Path):
 
 def test_nvm_shows_the_node_version_with_its_modules(tmp_path: Path):
     node = ".nvm/versions/node/v20.1.0"
-    tree(tmp_path, {f"{node}/bin/node": "\x7fELF", f"{node}/lib/node_modules/npm/bin/npm-cli.js":
-                    "#!/usr/bin/env node\n",
-                    f"{node}/bin/npm": "->" + 
-                    f"{node}/lib/node_modules/npm/bin/npm-cli.js"})
+    npm = f"{node}/lib/node_modules/npm/bin/npm-cli.js"
+    tree(tmp_path, {f"{node}/bin/node": "\x7fELF", npm: "#!/usr/bin/env node\n",
+                    f"{node}/bin/npm": f"->{npm}"})
     assert shown(tmp_path, f"~/{node}/bin:/usr/bin") == (f"~/{node}/bin", f"~/{node}/lib")
 
 
