@@ -9,8 +9,13 @@ there:
 * C0 controls and DEL become their Unicode "control pictures" (`\\x1b` → `␛`, `\\x07` → `␇`,
   `\\x7f` → `␡`); a carriage return right before a newline is dropped (CRLF text reads as lines);
 * C1 controls (`\\x80`–`\\x9f`, e.g. the one-byte CSI `\\x9b`) become `⟨U+009B⟩`;
-* bidirectional embedding/override/isolate characters (Trojan Source spoofing) become
-  `⟨U+202E⟩`;
+* invisible and format characters become `⟨U+200B⟩`: every character of Unicode category Cf
+  (format: bidi embeddings/overrides/isolates/marks as in Trojan Source spoofing, zero-width
+  space/joiners, word joiner, BOM, soft hyphen, tag characters, …), the whole tag block
+  U+E0000–U+E007F, the line and paragraph separators U+2028/U+2029 and the fillers that draw
+  nothing (U+034F combining grapheme joiner, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0,
+  the Khmer inherent vowels U+17B4/U+17B5) — so `setup.py⟨U+200B⟩` no longer reads as
+  `setup.py`;
 * lone surrogates — the undecodable bytes of a non-UTF-8 file name or output, carried as
   `surrogateescape` — become `\\xNN` for the byte they stand for (others `⟨U+D83D⟩`), so the
   text can always be encoded for the terminal.
@@ -22,14 +27,24 @@ enters them; the core keeps the exact text.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _CONTROL_PICTURES = 0x2400
 _DEL_PICTURE = "\u2421"
-# Embeddings/overrides (LRE RLE PDF LRO RLO), isolates (LRI RLI FSI PDI), marks (LRM RLM ALM).
-_BIDI = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
-_UNSAFE = re.compile(
-    "\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "\ud800-\udfff]"
-)
+# Characters that draw nothing but are no format characters (not category Cf).
+_FILLERS = "\u034f\u115f\u1160\u17b4\u17b5\u2028\u2029\u3164\uffa0\U000e0000-\U000e007f"
+
+
+def _format_characters() -> str:
+    """Every category Cf character this Python's Unicode database knows, as a regex class body
+    (Cf lies only in planes 0 and 1 and the tag block, so only those are scanned)."""
+    found = [chr(code) for codes in (range(0x20000), range(0xE0000, 0xE1000)) for code in codes
+             if unicodedata.category(chr(code)) == "Cf"]
+    return "".join(re.escape(char) for char in found)
+
+
+INVISIBLE = _format_characters() + _FILLERS
+_UNSAFE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f" + INVISIBLE + "\ud800-\udfff]")
 
 
 def _stand_in(match: re.Match[str]) -> str:
@@ -54,8 +69,9 @@ def visible(text: str) -> str:
 
 
 # What `json.dumps(..., ensure_ascii=False)` leaves raw but a terminal or a UTF-8 file cannot
-# take: DEL, C1 controls, bidi controls, line/paragraph separators and lone surrogates.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f" + _BIDI + "\u2028\u2029\ud800-\udfff]")
+# take: DEL, C1 controls, bidi controls and the other invisible characters above (line and
+# paragraph separators included) and lone surrogates.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f" + INVISIBLE + "\ud800-\udfff]")
 
 
 def json_safe(encoded: str) -> str:
@@ -65,4 +81,12 @@ def json_safe(encoded: str) -> str:
     A lone surrogate (an undecodable byte kept by `surrogateescape`) reads back as itself."""
     if not _JSON_UNSAFE.search(encoded):
         return encoded
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+    return _JSON_UNSAFE.sub(lambda m: _json_escape(ord(m.group())), encoded)
+
+
+def _json_escape(code: int) -> str:
+    """`\\uXXXX`, or the surrogate pair JSON writes a character past U+FFFF as."""
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"

@@ -155,8 +155,9 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("sandbox")
     group.add_argument(
         "--sandbox", choices=SANDBOX_MODES, default="auto",
-        help="run commands in a bubblewrap sandbox: the repo at /testbed, the rest read-only, "
-        "no network (auto: when bwrap works here, else say why; on: refuse without it)",
+        help="run commands in a bubblewrap sandbox: the repo at /testbed, the system and your "
+        "toolchain read-only, no secrets, no network (auto: when bwrap works here, else say "
+        "why; on: refuse without it)",
     )
     group.add_argument(
         "--network", action="store_true",
@@ -165,6 +166,11 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--writable", action="append", default=[], metavar="PATH",
         help="a directory the sandbox may write to, e.g. a venv or cache (repeatable)",
+    )
+    group.add_argument(
+        "--expose", action="append", default=[], metavar="PATH",
+        help="a file or directory shown read-only inside the sandbox beside the toolchain on "
+        "PATH, e.g. ~/datasets (repeatable; credentials and histories never are)",
     )
 
 
@@ -442,7 +448,8 @@ def sandbox_launcher(args: argparse.Namespace, root: Path) -> Launcher:
     """How the shell starts in `root` as the sandbox flags say; an `auto` fallback is reported
     here (call once per run); `on` without a working bwrap raises SandboxError naming the fix."""
     settings = SandboxSettings(
-        mode=args.sandbox, network=args.network, writable=tuple(Path(p) for p in args.writable)
+        mode=args.sandbox, network=args.network, writable=tuple(Path(p) for p in args.writable),
+        expose=tuple(Path(p) for p in args.expose),
     )
     launcher, notice = resolve_sandbox(settings, root)
     if notice:
@@ -454,7 +461,8 @@ def sandbox_settings(args: argparse.Namespace) -> SandboxSettings:
     """The sandbox flags with `auto` decided once, for runs of many sessions (`navtui batch`)."""
     launcher = sandbox_launcher(args, Path.cwd())
     return SandboxSettings(mode="on" if launcher.sandboxed else "off", network=args.network,
-                           writable=tuple(Path(p) for p in args.writable))
+                           writable=tuple(Path(p) for p in args.writable),
+                           expose=tuple(Path(p) for p in args.expose))
 
 
 def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:

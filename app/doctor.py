@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 
 from app.config import Config, ConfigError, load_config
 
@@ -172,11 +173,17 @@ def check_server(context: Context) -> list[Check]:
 
 def check_sandbox_here(context: Context) -> list[Check]:
     """Whether bash can run in the bubblewrap sandbox (`--sandbox`), started once for real."""
-    from agent_core.executor.sandbox import check_sandbox
+    from agent_core.executor.sandbox import Bubblewrap, SandboxError, check_sandbox
 
     found = check_sandbox()
-    if found.available:
-        return [Check("sandbox", "ok", found.reason)]
+    if found.available and found.bwrap:
+        expose = tuple(Path(str(p)) for p in context.setting("expose") or [])
+        try:
+            launcher = Bubblewrap(Path.cwd(), found.bwrap, expose=expose)
+        except SandboxError as error:
+            return [Check("sandbox", "fail", f"{found.reason}, but the config's `expose` cannot "
+                          "be used: sessions will refuse to start", [str(error)])]
+        return [Check("sandbox", "ok", found.reason, launcher.summary())]
     required = context.setting("sandbox") == "on"
     meaning = ("`sandbox = \"on\"` in the config: sessions will refuse to start" if required else
                "`--sandbox auto` runs commands unsandboxed here (the repo is still checkpointed, "

@@ -38,7 +38,8 @@ from agent_core.executor.sandbox import (
 from agent_core.executor.shell import Shell
 from agent_core.workspace import Workspace
 
-# The same python in both (a bare `python3` may be a ~/.pyenv shim outside, hidden inside).
+# The same python in both, by path (a bare `python3` may be a ~/.pyenv shim: it works inside
+# too, shown read-only, but pyenv's own ~150 ms would drown the rest of the sum).
 COMMANDS = ["true", "cd pkg00 && cd ..", "echo hello", "ls -la", "git status --short",
             "grep -rn 'value = 5' pkg00/mod0", f"{sys.executable} -c 'print(1)'"]
 

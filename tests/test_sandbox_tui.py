@@ -42,10 +42,15 @@ async def test_sandboxed_session_shows_where_commands_run(git_repo: Path):
     app, watch = NavApp(session, repo=git_repo), Watch()
     async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
-        assert app.main.query_one(StatusBar).sandbox == "sandbox"
+        exposed = len(launcher.exposure.paths)
+        assert app.main.query_one(StatusBar).sandbox == (f"sandbox · {exposed} exposed"
+                                                         if exposed else "sandbox")
+        assert app.main.query_one(StatusBar).tooltip == launcher.describe()
         card = app.main.query_one("#card")
         assert card.command_shown == "pwd > where.txt"
-        assert card.border_subtitle == f"bash · in sandbox: /testbed = {git_repo.resolve()}, network off"
+        assert card.border_subtitle == f"bash · {launcher.describe()}"
+        assert launcher.describe().startswith(
+            f"in sandbox: /testbed = {git_repo.resolve()}, network off")
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         assert (git_repo / "where.txt").read_text() == "/testbed\n"

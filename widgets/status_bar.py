@@ -1,5 +1,6 @@
 """One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state,
-and the sandbox ("sandbox", "sandbox+net", "no sandbox" when it fell back; nothing when chosen off).
+and the sandbox ("sandbox", "sandbox+net", with "· N exposed" when it shows paths of the user's
+toolchain read-only, "no sandbox" when it fell back; nothing when chosen off).
 
 tokens/s is shown only when set (> 0): front ends set it from real token counts, never estimates.
 """

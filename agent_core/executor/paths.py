@@ -101,6 +101,22 @@ def rewrite_alias(command: str, root: Path, alias: str) -> str:
     return _alias_pattern(alias).sub(lambda m: _quoted_root(text, kinds[m.start()]), command)
 
 
+def refuse_unusable(text: str, what: str) -> None:
+    """Raise PathError when `text` cannot be a file name or program argument at all: a NUL byte
+    (which ends a C string) or a character no file system encoding holds (a lone surrogate
+    that does not stand for an undecodable byte)."""
+    if "\0" in text:
+        raise PathError(f"refused {what} {text!r}: it contains a NUL byte (\\x00), which no file "
+                        "name or argument can hold; remove it.")
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise PathError(f"refused {what} {text!r}: it contains U+{ord(bad):04X}, half of a UTF-16 "
+                        "surrogate pair, which is not valid Unicode; write the character itself."
+                        ) from exc
+
+
 class Confinement:
     """Maps the paths a model writes onto real paths under `root`, refusing everything else."""
 
@@ -115,6 +131,7 @@ class Confinement:
         """
         if not raw or not raw.strip():
             raise PathError("empty path; give a path relative to the repository root")
+        refuse_unusable(raw, "path")
         text = raw.strip()
         if self.alias and (text == self.alias or text.startswith(self.alias + "/")):
             text = text[len(self.alias) :].lstrip("/") or "."

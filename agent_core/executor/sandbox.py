@@ -1,11 +1,15 @@
 """How the session's persistent shell is started: inside a bubblewrap sandbox with the repository
 mounted at /testbed, or plainly on this machine. The shell does not care which.
 
-Inside the sandbox (`Bubblewrap`): the repository read-write at /testbed (the working directory),
-every other top-level directory read-only, a private /tmp and /run, a writable throw-away $HOME
-over the user's real one, no network unless asked, its own user, pid, ipc and network
-namespaces (everything started inside dies when the sandbox's first process is killed), no
-capabilities even when navtui runs as root, and an environment that carries no secrets.
+Inside the sandbox (`Bubblewrap`): the repository read-write at /testbed (the working directory)
+with its git dir's control files and navtui's state read-only (sandbox_git.py), the system
+directories read-only (`SYSTEM_DIRS`: /usr, /etc, /opt, …; nothing else of the machine, so no
+unix socket under /srv, /var or /home is reachable), a private /tmp, /var/tmp and /run, a
+writable throw-away $HOME over the user's real one with the user's toolchain shown in it
+read-only and secrets never (exposure.py), no network unless asked, its own user, pid, ipc
+and network namespaces (everything started inside dies when the sandbox's first process is
+killed), no capabilities even when navtui runs as root, and an environment that carries no
+secrets. docs/sandbox.md says it all for users.
 
 `resolve_sandbox` turns `--sandbox auto|on|off` into a launcher and, when `auto` falls back, one
 notice saying why. `check_sandbox` says whether bwrap can run here (for `navtui doctor`).
@@ -24,6 +28,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from agent_core.executor.exposure import (
+    Exposure,
+    ExposureError,
+    denied_paths,
+    find_exposure,
+    repository_venv_bases,
+)
+from agent_core.executor.sandbox_git import git_mounts
+
 MOUNT_POINT = PurePosixPath("/testbed")
 SANDBOX_MODES = ("auto", "on", "off")
 # Points at the bwrap binary to use instead of the packaged one (tests, unusual installs).
@@ -38,9 +51,18 @@ _SECRET_NAME = re.compile(
 )
 _SECRET_NAMES = frozenset({"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "NETRC", "DATABASE_URL"})
 # What the sandboxed shell inherits from navtui's environment; everything else is dropped.
-_PASSED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME"})
+_PASSED_NAMES = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME",
+    # Where the user's toolchains live (their directories are shown read-only, see exposure.py).
+    "PYENV_ROOT", "PYENV_VERSION", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "CARGO_HOME", "NVM_DIR",
+    "NVM_BIN", "CONDA_DEFAULT_ENV", "CONDA_EXE", "CONDA_PYTHON_EXE", "CONDA_SHLVL", "JAVA_HOME",
+    "GOROOT", "GOPATH",
+})
 # Top-level entries replaced inside the sandbox (fresh /dev, /proc; private /tmp, /run).
 _REPLACED = frozenset({"dev", "proc", "tmp", "run", MOUNT_POINT.name})
+# What a working system needs, bound read-only; the rest of the machine is not there.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+               "/sys", "/nix/store", "/gnu/store")
 
 
 class SandboxError(Exception):
@@ -49,11 +71,13 @@ class SandboxError(Exception):
 
 @dataclass(frozen=True)
 class SandboxSettings:
-    """The user's choice: `--sandbox`, `--network`, `--writable`, and which bwrap to run."""
+    """The user's choice: `--sandbox`, `--network`, `--writable`, `--expose`, and which bwrap
+    to run."""
 
     mode: str = "auto"
     network: bool = False
     writable: tuple[Path, ...] = ()
+    expose: tuple[Path, ...] = ()
     bwrap: str | None = None
 
 
@@ -102,7 +126,8 @@ class Plain:
 class Bubblewrap:
     """Starts the shell inside bwrap, the repository mounted read-write at /testbed.
     `environ` is the environment to start from (navtui's); `readable`, directories to keep
-    visible even under the hidden home (by default navtui's own Python)."""
+    visible even under the hidden home (by default navtui's own Python); `expose`, more paths
+    the user wants shown read-only (`--expose`, checked here)."""
 
     sandboxed = True
     notice = None
@@ -114,6 +139,7 @@ class Bubblewrap:
         *,
         network: bool = False,
         writable: tuple[Path, ...] = (),
+        expose: tuple[Path, ...] = (),
         environ: dict[str, str] | None = None,
         readable: tuple[str, ...] = (sys.prefix, sys.base_prefix),
     ) -> None:
@@ -122,10 +148,20 @@ class Bubblewrap:
         self.network = network
         self.writable = tuple(_existing_dir(path, "--writable") for path in writable)
         self.home = Path(MOUNT_POINT)
-        self.label = "sandbox+net" if network else "sandbox"
         self._environ = dict(os.environ if environ is None else environ)
-        self._readable = readable
         self._user_home = self._throwaway_home()
+        wanted = [*readable, *repository_venv_bases(self.root)]
+        if self.network:
+            wanted.append(os.path.realpath("/etc/resolv.conf"))
+        try:
+            found = find_exposure(self._environ, homes=self._hidden_homes(),
+                                  visible=_visible_anyway(), asked=expose, readable=wanted)
+        except ExposureError as error:
+            raise SandboxError(str(error)) from error
+        self.exposure = self._without_own_binds(found)
+        base = "sandbox+net" if network else "sandbox"
+        shown = len(self.exposure.paths)
+        self.label = f"{base} · {shown} exposed" if shown else base
 
     def argv(self, command: list[str], private_dir: Path) -> list[str]:
         """bwrap's command line running `command` with `private_dir` (the shell's own files)
@@ -134,36 +170,28 @@ class Bubblewrap:
         args += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-cgroup-try"]
         if not self.network:
             args.append("--unshare-net")
-        args += ["--tmpfs", "/", *_top_level_mounts()]
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
-        hidden = self._hidden_homes()
-        for home in sorted(hidden):
+        args += ["--tmpfs", "/", *_system_mounts()]
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
+                 "--tmpfs", "/var/tmp"]
+        for home in sorted(self._hidden_homes()):
             args += ["--tmpfs", home]
-        for path in self._visible_again(hidden):
-            args += ["--ro-bind-try", path, path]
+        for path in self.exposure.paths:
+            args += ["--ro-bind", path, path]
+        for alias, real in self.exposure.aliases:
+            args += ["--symlink", real, alias]
         venv = self._venv()
         if venv and _under(venv, str(self.root)):
             # Its scripts name their python by the real path: keep it there, writable like the repo.
             args += ["--bind", venv, venv]
         for path in self.writable:
             args += ["--bind", str(path), str(path)]
-        args += ["--bind", str(self.root), str(MOUNT_POINT), *self._git_mounts()]
+        for path in self.exposure.masked:
+            args += _mask(path)
+        args += ["--bind", str(self.root), str(MOUNT_POINT),
+                 *git_mounts(self.root, str(MOUNT_POINT))]
         args += ["--bind", str(private_dir), str(private_dir)]
         args += ["--chdir", str(MOUNT_POINT), "--", *command]
         return args
-
-    def _git_mounts(self) -> list[str]:
-        """The repository's git directory, guarded (see `_guarded_git_dir`). In a linked worktree
-        (.git is a file naming a git dir elsewhere) the main repository's git dir is bound at its
-        real path, where the worktree's .git file points — only when that repository lists this
-        worktree, so a planted .git file cannot expose another directory."""
-        dot_git = self.root / ".git"
-        if dot_git.is_symlink():
-            return []
-        if dot_git.is_dir():
-            return _guarded_git_dir(dot_git, f"{MOUNT_POINT}/.git")
-        common = _worktree_common_dir(dot_git)
-        return _guarded_git_dir(common, str(common)) if common else []
 
     def environment(self) -> dict[str, str]:
         """A clean environment: what programs need to run, no credentials, a throw-away HOME."""
@@ -178,8 +206,8 @@ class Bubblewrap:
         venv = self._venv()
         if venv:
             env["VIRTUAL_ENV"] = venv
-        conda = self._conda()
-        if conda:
+        conda = source.get("CONDA_PREFIX", "")
+        if conda.startswith("/") and os.path.isdir(conda):
             env["CONDA_PREFIX"] = conda
         # The repository may belong to another uid than the one inside (root running on a
         # user's checkout): let git work on it anyway.
@@ -190,7 +218,38 @@ class Bubblewrap:
     def describe(self) -> str:
         network = "network on" if self.network else "network off"
         writable = "".join(f", {path} writable" for path in self.writable)
-        return f"in sandbox: {MOUNT_POINT} = {self.root}, {network}{writable}"
+        shown = ", ".join(self._short(path) for path in self.exposure.paths)
+        exposed = f", read-only: {shown}" if shown else ""
+        return f"in sandbox: {MOUNT_POINT} = {self.root}, {network}{writable}{exposed}"
+
+    def summary(self) -> list[str]:
+        """What the sandbox shows of this machine and what it never does, one line each (for
+        `navtui doctor`)."""
+        shown = ", ".join(self._short(path) for path in self.exposure.paths)
+        lines = [f"read-only inside besides the system directories: {shown}" if shown else
+                 "nothing beyond the system directories is shown read-only"]
+        present = [self._short(path) for path in denied_paths(self._environ, self._hidden_homes())
+                   if os.path.lexists(path)]
+        lines.append("never shown (credentials, shell histories, navtui's config)"
+                     + (f"; here: {', '.join(sorted(set(present)))}" if present else ""))
+        if self.exposure.refused:
+            refused = ", ".join(self._short(path) for path in self.exposure.refused)
+            lines.append(f"left out though on PATH or asked for: {refused}")
+        return lines
+
+    def _short(self, path: str) -> str:
+        """`path` with the user's home written `~`."""
+        home = self._user_home
+        return "~" + path[len(home):] if _under(path, home) and path != home else path
+
+    def _without_own_binds(self, found: Exposure) -> Exposure:
+        """`found` minus what is bound writable anyway (the repository's own venv, --writable)."""
+        venv = self._venv()
+        own = [str(path) for path in self.writable]
+        if venv and _under(venv, str(self.root)):
+            own.append(venv)
+        paths = tuple(p for p in found.paths if not any(_under(p, top) for top in own))
+        return Exposure(paths, found.aliases, found.masked, found.refused)
 
     def _throwaway_home(self) -> str:
         home = self._environ.get("HOME", "")
@@ -213,60 +272,13 @@ class Bubblewrap:
         venv = self._environ.get("VIRTUAL_ENV", "")
         return venv if venv.startswith("/") and os.path.isdir(venv) else None
 
-    def _conda(self) -> str | None:
-        """The active conda environment, if any."""
-        conda = self._environ.get("CONDA_PREFIX", "")
-        return conda if conda.startswith("/") and os.path.isdir(conda) else None
 
-    def _visible_again(self, hidden: set[str]) -> list[str]:
-        """Read-only paths under the hidden homes, /tmp or /run that programs need: the active venv
-        and its base interpreter, the active conda environment, navtui's own Python (often
-        under ~/.pyenv or ~/.local), PATH entries under /run (NixOS keeps its programs there)
-        and resolv.conf's target when the network is on."""
-        wanted = list(self._readable)
-        venv = self._venv()
-        if venv:
-            wanted += [venv, _venv_base(Path(venv)) or venv]
-        wanted.append(self._conda() or "")
-        path = self._environ.get("PATH", "")
-        wanted += [entry for entry in path.split(":") if _under(entry, "/run")]
-        if self.network:
-            wanted.append(os.path.realpath("/etc/resolv.conf"))
-        covered = [*hidden, "/run", "/tmp"]  # a venv in /tmp (a CI checkout) stays usable
-        return sorted({path for path in wanted if any(_under(path, top) for top in covered)
-                       and not _under(path, str(self.root)) and os.path.exists(path)})
-
-
-def _guarded_git_dir(git_dir: Path, inside: str) -> list[str]:
-    """Bind `git_dir` at `inside` writable (index, objects, refs) but its config and hooks
-    read-only, as a mount of its own so it cannot be moved aside and replaced: a command in the
-    sandbox must not plant code that runs when the user next uses git outside."""
-    try:
-        (git_dir / "hooks").mkdir(exist_ok=True)
-    except OSError:
-        pass  # not writable by navtui: not by the sandbox either
-    args = ["--bind", str(git_dir), inside]
-    for name in ("config", "hooks"):
-        if not (git_dir / name).is_symlink():  # a link could aim the mount anywhere
-            args += ["--ro-bind-try", str(git_dir / name), f"{inside}/{name}"]
-    return args
-
-
-def _worktree_common_dir(dot_git: Path) -> Path | None:
-    """For the `.git` file of a linked worktree (`gitdir: REPO/.git/worktrees/NAME`), the main
-    repository's git dir — if REPO's git dir really registers this worktree (its
-    `worktrees/NAME/gitdir` names this .git file back); else None."""
-    try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-        if not text.startswith("gitdir:"):
-            return None
-        linked = (dot_git.parent / text.removeprefix("gitdir:").strip()).resolve()
-        back = (linked / "gitdir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    common = linked.parent.parent
-    registered = linked.parent.name == "worktrees" and (common / "HEAD").is_file()
-    return common if registered and Path(back).resolve() == dot_git.resolve() else None
+def _mask(path: str) -> list[str]:
+    """bwrap arguments covering a denied `path` inside a shown directory: an empty read-only
+    directory over a directory, an empty file over anything else."""
+    if os.path.isdir(path):
+        return ["--tmpfs", path, "--remount-ro", path]
+    return ["--ro-bind", "/dev/null", path]
 
 
 def _under(path: str, top: str) -> bool:
@@ -279,21 +291,6 @@ def _replaced(path: str) -> bool:
     return len(parts) > 1 and parts[1] in _REPLACED
 
 
-def _venv_base(venv: Path) -> str | None:
-    """The installation a venv's python comes from (`home = …/bin` in pyvenv.cfg)."""
-    try:
-        text = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        key, _, value = line.partition("=")
-        bin_dir = Path(value.strip())
-        # Only a real interpreter's prefix: a planted `home` must not re-expose the user's home.
-        if key.strip() == "home" and bin_dir.is_absolute() and any(bin_dir.glob("python*")):
-            return str(bin_dir.parent)
-    return None
-
-
 def _existing_dir(path: Path, flag: str) -> Path:
     real = Path(path).expanduser().resolve()
     if not real.is_dir():
@@ -301,19 +298,28 @@ def _existing_dir(path: Path, flag: str) -> Path:
     return real
 
 
-def _top_level_mounts() -> list[str]:
-    """Every top-level entry of / bound read-only (symlinks such as /bin -> usr/bin recreated);
-    a read-only bind of / itself would leave no place to create /testbed."""
+def _system_mounts() -> list[str]:
+    """The system directories bound read-only (a symlink such as /bin -> usr/bin recreated, and
+    its target bound when it lies elsewhere); nothing else of the machine, so no socket in
+    /srv, /home, /var or /mnt can be reached."""
     args = []
-    for name in sorted(os.listdir("/")):
-        if name in _REPLACED:
-            continue
-        path = f"/{name}"
+    for path in SYSTEM_DIRS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
-        else:
-            args += ["--ro-bind-try", path, path]
+            real = os.path.realpath(path)
+            if os.path.isdir(real) and not any(_under(real, top) for top in SYSTEM_DIRS):
+                args += ["--ro-bind", real, real]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
     return args
+
+
+@functools.cache
+def _visible_anyway() -> tuple[str, ...]:
+    """Where the sandbox shows things anyway: the system directories (and their symlinks'
+    targets), and /dev and /proc (its own)."""
+    tops = {os.path.realpath(path) for path in SYSTEM_DIRS if os.path.isdir(path)}
+    return tuple(sorted(tops | set(SYSTEM_DIRS) | {"/dev", "/proc"}))
 
 
 def find_bwrap(explicit: str | None = None) -> str | None:
@@ -395,7 +401,7 @@ def resolve_sandbox(settings: SandboxSettings, root: Path) -> tuple[Launcher, st
     if check.available:
         assert check.bwrap is not None
         launcher = Bubblewrap(root, check.bwrap, network=settings.network,
-                              writable=settings.writable)
+                              writable=settings.writable, expose=settings.expose)
         return launcher, None
     if settings.mode == "on":
         raise SandboxError(f"--sandbox on, but {check.reason}; or run with --sandbox off")

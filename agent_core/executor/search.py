@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from agent_core.executor.paths import Confinement, PathError
+from agent_core.executor.paths import Confinement, PathError, refuse_unusable
 from agent_core.steps import Observation
 
 MATCH_LIMIT = 100
@@ -23,6 +23,7 @@ def search(
     if not pattern:
         return Observation(output="", error="empty search pattern; give a text or regex to find")
     try:
+        refuse_unusable(pattern, "search pattern")
         target = paths.resolve(raw_path or ".")
     except PathError as exc:
         return Observation(output="", error=str(exc))

@@ -235,6 +235,7 @@ class MainScreen(Screen[None]):
         status.state = "starting"
         status.policy = self.driver.policy_label()
         status.sandbox = session.executor.launcher.label
+        status.tooltip = visible(session.executor.where) or None  # what the sandbox shows
         if session.executor.launcher.notice and not session.records:
             self.call_later(self.query_one(ThoughtStream).note, session.executor.launcher.notice,
                             "warning")
