@@ -9,7 +9,9 @@ Servers name a LoRA adapter differently:
     llama.cpp  serves one model (`owned_by: llamacpp`), whatever the request names; `--lora`
                applies the adapter to every request.
     Ollama     lists `NAME:TAG` (`owned_by: library` or the namespace); `NAME` means `NAME:latest`.
-    transformers serve: lists the models it has cached; loads the one a request names.
+    transformers serve: lists the models it has cached and loads the one a request names; pinned
+               to one (`transformers serve MODEL`) it lists that one alone, with a `status`,
+               and answers every request with it.
 
 `resolve_served(listing, requested, preset)` picks the entry and the name to send, and says in a
 notice which served model that is. When the server cannot be listed navtui sends the requested
@@ -24,7 +26,10 @@ from typing import Any
 from agent_core.backends.base import BackendError
 from agent_core.backends.presets import Preset
 
-FAMILIES = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp"}
+FAMILIES = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp", "ollama": "Ollama",
+            "transformers": "transformers serve"}
+# Families that answer every request with their one model, whatever it names.
+SINGLE_MODEL = frozenset({"llamacpp", "transformers"})
 
 
 @dataclass
@@ -32,7 +37,7 @@ class ServedModel:
     """The name to put in requests, the server family, and what to tell the user."""
 
     name: str
-    family: str = ""  # vllm | sglang | llamacpp | ollama | "" (unknown)
+    family: str = ""  # a FAMILIES key, or "" (unknown)
     notices: list[str] = field(default_factory=list)
 
 
@@ -44,6 +49,8 @@ def family_of(entries: list[dict[str, Any]]) -> str:
             return owner
     if any(":" in str(e.get("id", "")) for e in entries) and "library" in owners:
         return "ollama"
+    if all(isinstance(e.get("status"), dict) for e in entries):
+        return "transformers"
     return ""
 
 
@@ -54,7 +61,7 @@ def resolve_served(listing: dict[str, Any], requested: str, preset: Preset | Non
         return ServedModel(requested)
     family = family_of(entries)
     entry = _find(entries, requested, preset, family)
-    where = FAMILIES.get(family, "Ollama" if family == "ollama" else "the server")
+    where = FAMILIES.get(family, "the server")
     served = ", ".join(str(e["id"]) for e in entries)
     if entry is None:
         if family == "sglang":
@@ -74,6 +81,8 @@ def resolve_served(listing: dict[str, Any], requested: str, preset: Preset | Non
         said = f"adapter {entry['id']!r} on {parent}"
     elif family == "llamacpp":
         said = f"{name!r} (llama.cpp applies its --lora adapters to every request)"
+    elif family == "transformers" and len(entries) == 1:
+        said = f"{name!r} (the one model it was started with)"
     else:
         said = repr(name)
     notice = f"talking to {where} at its model {said}; requests name {name!r}"
@@ -83,7 +92,8 @@ def resolve_served(listing: dict[str, Any], requested: str, preset: Preset | Non
 def _find(entries: list[dict[str, Any]], requested: str, preset: Preset | None,
           family: str) -> dict[str, Any] | None:
     """The entry `requested` means: its id (Ollama: id without `:latest`), else for a preset
-    the entry whose id or root is the preset's adapter, else llama.cpp's only model."""
+    the entry whose id or root is the preset's adapter, else the only model of a family that
+    answers every request with it."""
     by_id = {str(e["id"]): e for e in entries}
     wanted = requested.split(":", 1)[1] if family == "sglang" and ":" in requested else requested
     for name in (wanted, f"{wanted}:latest"):
@@ -95,7 +105,7 @@ def _find(entries: list[dict[str, Any]], requested: str, preset: Preset | None,
                 entry.get("root", "")
             ).rstrip("/").endswith(preset.adapter.split("/")[-1]):
                 return entry
-    if family == "llamacpp" and len(entries) == 1:
+    if family in SINGLE_MODEL and len(entries) == 1:
         return entries[0]
     return None
 
