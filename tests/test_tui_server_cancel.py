@@ -1,9 +1,11 @@
-"""Esc in the app stops a generation against a real HTTP server that has not sent its first
+"""Esc (or ctrl+c) in the app stops a generation against a real HTTP server that has not sent its first
 byte yet (a long prefill or a queue): the request is shut, the server sees the client leave."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from agent_core.backends.openai_compat import OpenAIBackend
 from agent_core.executor import Executor
@@ -30,15 +32,16 @@ def slow_session(repo: Path, server: ScriptedHTTPServer) -> Session:
     )
 
 
-async def test_escape_stops_a_generation_waiting_for_its_first_byte(
-    git_repo: Path, scripted_http: ScriptedHTTPServer
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_escape_and_ctrl_c_stop_a_generation_waiting_for_its_first_byte(
+    git_repo: Path, scripted_http: ScriptedHTTPServer, key: str
 ):
     session = slow_session(git_repo, scripted_http)
     app, watch = NavApp(session, repo=git_repo), Watch()
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
         main = app.screen if isinstance(app.screen, MainScreen) else app.main
         await watch.until(lambda: main.generating and scripted_http.requests, "request sent")
-        await pilot.press("escape")
+        await pilot.press(key)
         await watch.until(lambda: not main.generating and main.driver.paused, "stopped",
                           timeout=10)
         await watch.until(lambda: scripted_http.requests[0].disconnected_at is not None,
