@@ -6,9 +6,10 @@ it answers 429 with `Retry-After: <latency>` at once, as a server with a full qu
 instance is a real git worktree of its own small repository and a real Session (bash through
 navtui's executor, checkpoints, the log); the model's part is two requests: a `bash` call and a
 `submit` (the tree is unchanged, so no review round). All workers share one
-`ServerBackoff`, as `navtui batch` does. Printed per worker count: wall time, instances per
-minute, requests and 429 answers, and the speed-up over one worker; the ideal speed-up is
-min(workers, limit) while the model's latency dominates.
+`ServerBackoff`, as `navtui batch` does; for the largest worker count the run is repeated with
+a backoff of its own per worker (`each`), to show what sharing saves. Printed per run: wall
+time, instances per minute, requests and 429 answers, and the speed-up over one worker; the
+ideal speed-up is min(workers, limit) while the model's latency dominates.
 
 Run: `python bench/batch_throughput.py [--instances 16] [--latency 0.25] [--limit 4]
 [--workers 1,4,8]` (everything under a temporary directory; no bytecode written).
@@ -135,13 +136,15 @@ def make_repos(root: Path, count: int) -> list[Instance]:
     return instances
 
 
-def run(instances: list[Instance], output: Path, server: MockServer, workers: int) -> float:
-    shared = ServerBackoff(first=0.05)
+def run(instances: list[Instance], output: Path, server: MockServer, workers: int,
+        shared: bool) -> float:
+    one = ServerBackoff(first=0.05)
     options = BatchOptions(
         output_dir=output,
         config=SessionConfig(dialect="toolcall", path_alias="/testbed", command_timeout=60.0,
                              backend_info={"backend": "openai", "model": "mock"}),
-        make_backend=lambda _: OpenAIBackend(server.base_url, "mock", shared_backoff=shared),
+        make_backend=lambda _: OpenAIBackend(
+            server.base_url, "mock", shared_backoff=one if shared else ServerBackoff(first=0.05)),
         workers=workers,
     )
     started = time.monotonic()
@@ -167,19 +170,21 @@ def main() -> None:
         instances = make_repos(root / "repos", args.instances)
         print(f"{args.instances} instances, 2 requests each; mock latency {args.latency:g} s, "
               f"at most {args.limit} requests in flight (429 + Retry-After beyond)")
-        print(f"{'workers':>7} {'wall s':>8} {'inst/min':>9} {'requests':>9} {'429s':>6} "
-              f"{'speed-up':>9} {'ideal':>6}")
+        print(f"{'workers':>7} {'backoff':>7} {'wall s':>8} {'inst/min':>9} {'requests':>9} "
+              f"{'429s':>6} {'speed-up':>9} {'ideal':>6}")
         base = None
-        for workers in counts:
+        runs = [(w, True) for w in counts] + [(max(counts), False)]
+        for workers, shared in runs:
             server = MockServer(args.latency, args.limit)
             try:
-                elapsed = run(instances, root / f"out-{workers}", server, workers)
+                elapsed = run(instances, root / f"out-{workers}-{shared}", server, workers, shared)
             finally:
                 server.stop()
             rate = args.instances / elapsed * 60
             base = base or rate
-            print(f"{workers:>7} {elapsed:>8.2f} {rate:>9.1f} {server.requests:>9} "
-                  f"{server.refused:>6} {rate / base:>8.2f}x {min(workers, args.limit):>5}x")
+            print(f"{workers:>7} {'shared' if shared else 'each':>7} {elapsed:>8.2f} "
+                  f"{rate:>9.1f} {server.requests:>9} {server.refused:>6} {rate / base:>8.2f}x "
+                  f"{min(workers, args.limit):>5}x")
 
 
 if __name__ == "__main__":
