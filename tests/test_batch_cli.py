@@ -99,10 +99,14 @@ def test_a_dotdot_instance_leaves_the_output_folder_alone(tmp_path: Path):
            "base_commit": git(repo, "rev-parse", "HEAD").strip(), "problem_statement": "p"}
     instances = tmp_path / "instances.jsonl"
     instances.write_text(json.dumps(row) + "\n")
-    run = navtui("batch", str(instances), "--script-dir", str(tmp_path), "--output", str(output))
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    write_script(scripts / "...jsonl", FIX_SCRIPTS["text"])  # DIR/<instance_id>.jsonl
+    run = navtui("batch", str(instances), "--script-dir", str(scripts), "--dialect", "text",
+                 "--output", str(output))
+    assert (output / "notes.txt").read_text() == "the user's own file\n"
     assert run.returncode == 1
     assert "instances.jsonl:1: instance_id '..'" in run.stderr
-    assert (output / "notes.txt").read_text() == "the user's own file\n"
     assert (output / "predictions.jsonl").read_text() == '{"instance_id": "earlier"}\n'
 
     worktrees = Worktrees(output / "worktrees")

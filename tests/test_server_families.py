@@ -242,3 +242,37 @@ def test_the_models_listing_failing_leaves_the_name_as_given(
     assert backend.notices == []
     list(backend.stream(CHAT))
     assert json.loads(json.dumps(scripted_http.requests[0].body))["model"] == "my-model"
+
+
+def test_a_server_that_restarts_mid_session_is_waited_for_not_a_setup_error() -> None:
+    server = ScriptedHTTPServer()
+    port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+    server.queue(Reply(body=sse(content_chunk("one", finish="stop"), "[DONE]")))
+    backend = backend_for(server, busy_deadline=30.0)
+    assert "".join(backend.stream(CHAT)) == "one"
+    server.stop()
+    restarted: list[ScriptedHTTPServer] = []
+
+    def restart() -> None:
+        again = ScriptedHTTPServer(port=port)
+        again.queue(Reply(body=sse(content_chunk("two", finish="stop"), "[DONE]")))
+        restarted.append(again)
+
+    threading.Timer(1.0, restart).start()
+    try:
+        assert "".join(backend.stream(CHAT)) == "two"
+    finally:
+        for again in restarted:
+            again.stop()
+    assert backend.busy.busy_answers >= 1
+
+
+def test_a_server_that_never_comes_back_is_server_unavailable() -> None:
+    server = ScriptedHTTPServer()
+    server.queue(Reply(body=sse(content_chunk("one", finish="stop"), "[DONE]")))
+    backend = backend_for(server, busy_deadline=0.5)
+    "".join(backend.stream(CHAT))
+    server.stop()
+    with pytest.raises(ServerUnavailable) as caught:
+        list(backend.stream(CHAT))
+    assert caught.value.reason == "server unreachable" and "--resume" in str(caught.value)

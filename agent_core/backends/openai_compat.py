@@ -126,6 +126,7 @@ class OpenAIBackend:
         self._response: httpx.Response | None = None
         self._lock = threading.Lock()
         self._served: ServedModel | None = None
+        self._reached = False  # the server answered once: a refused connection is a restart
         self._served_error: BackendError | None = None
         self._sockets = _TrackedSockets(self._cancelled)
         headers = {"Accept": "text/event-stream"}
@@ -159,9 +160,10 @@ class OpenAIBackend:
         """Yield the turn's text as the server streams it (see module doc)."""
         self._cancelled.clear()
         self._draining.clear()
-        if self._served_model() is None and self._served_error is not None:
-            raise self._served_error
-        path, body = self._request(prompt)
+        served = self._served_model()
+        if served is None:
+            raise self._served_error or BackendError("no served model")
+        path, body = self._request(prompt, served)
         started = time.monotonic()
         first: float | None = None
         produced: list[str] = []
@@ -254,10 +256,9 @@ class OpenAIBackend:
 
     # -- request ---------------------------------------------------------------------------------
 
-    def _request(self, prompt: Prompt) -> tuple[str, dict[str, Any]]:
-        served = self._served_model()
+    def _request(self, prompt: Prompt, served: ServedModel) -> tuple[str, dict[str, Any]]:
         body: dict[str, Any] = {
-            "model": served.name if served is not None else self.model,
+            "model": served.name,
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_tokens": prompt.max_new_tokens,
@@ -271,7 +272,7 @@ class OpenAIBackend:
         body["messages"] = prompt.messages
         if prompt.tools:
             body["tools"] = prompt.tools
-            if served is not None and served.family == "sglang":
+            if served.family == "sglang":
                 from agent_core.formats.toolcall import TOOL_KINDS
 
                 body["tools"] = complete_tools(prompt.tools, TOOL_KINDS)
@@ -283,15 +284,15 @@ class OpenAIBackend:
         return {} if self.thinking is None else {"enable_thinking": self.thinking}
 
     def _served_model(self) -> ServedModel | None:
-        """The served model to name in requests, from `/v1/models` (read once); None when
-        that reading refused the model (`_served_error` says why)."""
+        """The served model to name in requests, from `/v1/models` (read once it answers);
+        None when that reading refused the model (`_served_error` says why)."""
         if self._served is None and self._served_error is None:
             try:
                 response = self._client.get(self.base_url + "/models",
                                             timeout=min(self.timeout, 10.0))
                 listing = _parse_json(response.text) if response.status_code == 200 else None
-            except httpx.HTTPError:
-                listing = None
+            except httpx.HTTPError:  # not up yet: ask again before the next request
+                return ServedModel(self.model)
             try:
                 self._served = resolve_served(listing or {}, self.model,
                                               resolve_preset(self.model))
@@ -300,8 +301,9 @@ class OpenAIBackend:
         return self._served
 
     def _open(self, path: str, body: dict[str, Any]) -> httpx.Response:
-        """Send the request. Refused connections are retried a few times; 429/503 wait out the
-        shared backoff until the total deadline (then `ServerUnavailable`)."""
+        """Send the request. 429/503 wait out the shared backoff until the total deadline (then
+        `ServerUnavailable`); so do refused connections once the server has answered before
+        (it is restarting), while a server never reached is retried a few times only."""
         url = self.base_url + path
         refused = busy_retries = 0
         busy_since: float | None = None
@@ -316,6 +318,18 @@ class OpenAIBackend:
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 if self._cancelled.is_set():
                     raise _Cancelled from None
+                if self._reached:
+                    now = time.monotonic()
+                    busy_since = busy_since if busy_since is not None else now
+                    if now - busy_since < self.busy.deadline:
+                        self.busy.busy(None)
+                        busy_retries += 1
+                        continue
+                    raise ServerUnavailable(self._scrub(
+                        f"{self.base_url} stopped accepting connections ({_reason(exc)}) and "
+                        f"did not come back within {now - busy_since:.0f} s; the session is "
+                        "kept: `navtui --resume ID` continues it"
+                    ), reason="server unreachable") from None
                 if refused >= CONNECT_RETRIES:
                     raise BackendError(self._scrub(
                         f"cannot connect to {self.base_url} ({_reason(exc)}). Is the server "
@@ -336,6 +350,7 @@ class OpenAIBackend:
                 )) from None
             with self._lock:
                 self._response = response
+            self._reached = True
             if self._cancelled.is_set():
                 response.close()
                 raise _Cancelled
