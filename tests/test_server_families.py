@@ -89,7 +89,8 @@ def test_sglang_without_the_adapter_refuses_instead_of_running_the_base(
     backend = backend_for(scripted_http, model="my-adapter")
     assert backend.notices == []
     with pytest.raises(BackendError, match=r"SGLang serves no model or adapter named "
-                                           r"'my-adapter'.*--lora-paths my-adapter="):
+                                           r"'my-adapter'.*--lora-paths NAME=ADAPTER_DIR` "
+                                           r"where NAME is my-adapter"):
         list(backend.stream(CHAT))
     assert scripted_http.requests == []
 

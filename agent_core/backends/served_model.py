@@ -68,7 +68,8 @@ def resolve_served(listing: dict[str, Any], requested: str, preset: Preset | Non
             raise BackendError(
                 f"SGLang serves no model or adapter named {requested!r} (it serves: {served}) "
                 "and would answer with the base model; start it with "
-                f"--enable-lora --lora-paths {requested}=ADAPTER_DIR (see docs/servers.md)"
+                "`python -m sglang.launch_server ... --enable-lora --lora-paths NAME=ADAPTER_DIR`"
+                f" where NAME is {requested} (see docs/servers.md)"
             )
         return ServedModel(requested, family, [
             f"{where} does not list {requested!r} among its models ({served}); sending it anyway"
@@ -80,7 +81,7 @@ def resolve_served(listing: dict[str, Any], requested: str, preset: Preset | Non
     if parent:
         said = f"adapter {entry['id']!r} on {parent}"
     elif family == "llamacpp":
-        said = f"{name!r} (llama.cpp applies its --lora adapters to every request)"
+        said = f"{name!r} (llama.cpp applies its `llama-server --lora` adapters to every request)"
     elif family == "transformers" and len(entries) == 1:
         said = f"{name!r} (the one model it was started with)"
     else:
