@@ -133,6 +133,10 @@ def test_older_vllm_and_sglang_wordings_are_read_too() -> None:
                              "tokens from the input messages and 500 tokens for the completion.")
     assert total is not None and (total.limit, total.prompt_tokens) == (16384, 17000)
     assert context_too_long("CUDA out of memory") is None
+    body = {"object": "error", "message": "The input (17000 tokens) is longer than the model's "
+            "context length (16384 tokens).", "type": "BadRequestError", "param": None, "code": 400}
+    sglang = context_too_long(body["message"], body)  # SGLang's non-streamed ErrorResponse
+    assert sglang is not None and (sglang.limit, sglang.prompt_tokens) == (16384, 17000)
 
 
 def test_a_turn_ends_at_finish_reason_when_the_socket_stays_open(

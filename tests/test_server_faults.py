@@ -7,13 +7,15 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from agent_core.backends.openai_compat import OpenAIBackend
 from agent_core.executor import Executor
 from agent_core.policy import AutoPolicy
 from agent_core.session import Session, SessionConfig
 from agent_core.workspace import Workspace
 from app.cli import EXIT_CODES
-from tests.fixtures.server_families import LLAMACPP, SGLANG, VLLM
+from tests.fixtures.server_families import LLAMACPP, OLLAMA, SGLANG, VLLM
 from tests.fixtures.servers import Reply, ScriptedHTTPServer, content_chunk, sse
 from tests.test_cli import ISSUE, navtui
 
@@ -35,8 +37,8 @@ def run_auto(server: ScriptedHTTPServer, repo: Path, *extra: str) -> subprocess.
                   "--dialect", "toolcall", *extra, "--issue", ISSUE, str(repo))
 
 
-def test_a_context_refusal_trims_the_prompt_and_retries_once(git_repo, scripted_http):
-    family = VLLM
+@pytest.mark.parametrize("family", [VLLM, SGLANG, LLAMACPP, OLLAMA], ids=lambda f: f.name)
+def test_a_context_refusal_trims_the_prompt_and_retries_once(git_repo, scripted_http, family):
     assert family.context_error is not None
     scripted_http.queue(
         family.reply("Look at a long listing.", "bash", {"command": "seq 1 4000"}),
@@ -47,10 +49,11 @@ def test_a_context_refusal_trims_the_prompt_and_retries_once(git_repo, scripted_
     result = run_auto(scripted_http, git_repo)
     assert result.returncode == 0, result.stdout + result.stderr
     said = [n for n in notices(result.stdout) if "refused the prompt as too long" in n]
-    assert len(said) == 1
-    assert "context window is 4024 tokens" in said[0] and "counted 6000" in said[0]
+    assert len(said) == 1 and "and retried step 2" in said[0]
+    if family is not OLLAMA:  # Ollama's refusal gives no counts
+        assert "context window is 4024 tokens" in said[0] and "counted 6000" in said[0]
     refused, retried = scripted_http.requests[1], scripted_http.requests[2]
-    assert len(json.dumps(retried.body["messages"])) < len(json.dumps(refused.body["messages"])) / 2
+    assert len(json.dumps(retried.body["messages"])) < 0.8 * len(json.dumps(refused.body["messages"]))
     assert retried.body["messages"][1] == refused.body["messages"][1], "the issue stays"
 
 

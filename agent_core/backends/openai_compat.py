@@ -409,7 +409,7 @@ class OpenAIBackend:
                 if event.event == "error" or (chunk or {}).get("error") or (
                     chunk is None and '"error"' in data
                 ):
-                    yield self._error_event(_error_text(chunk, data))
+                    yield self._error_event(_error_text(chunk, data), chunk)
                     return
                 if chunk is None:
                     log.warning("skipping a stream event that is not JSON: %.200s",
@@ -426,10 +426,18 @@ class OpenAIBackend:
                     "check the server's log (crashed or restarted?)"
                 )) from None
 
-    def _error_event(self, message: str) -> dict[str, Any]:
+    def _error_event(self, message: str, chunk: dict[str, Any] | None) -> dict[str, Any]:
         """A server's mid-stream error: the model's malformed tool call goes on as turn text (for
-        the dialect parser to report); anything else raises."""
+        the dialect parser to report); a context-length refusal (SGLang streams its refusal
+        this way) raises `ContextTooLong`; anything else raises."""
         text = malformed_tool_call_text(message)
+        too_long = context_too_long(message, chunk) if text is None else None
+        if too_long is not None:
+            raise ContextTooLong(
+                self._scrub(f"{self.base_url} refused the prompt as longer than its context "
+                            f"window: {message}"),
+                too_long.limit, too_long.prompt_tokens,
+            )
         if text is None:
             raise BackendError(self._scrub(
                 f"{self.base_url} reported an error mid-stream: {message}"
