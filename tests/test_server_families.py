@@ -281,3 +281,18 @@ def test_a_server_that_never_comes_back_is_server_unavailable() -> None:
     with pytest.raises(ServerUnavailable) as caught:
         list(backend.stream(CHAT))
     assert caught.value.reason == "server unreachable" and "--resume" in str(caught.value)
+
+
+def test_a_real_transformers_serve_is_named_as_it_lists_its_pinned_model(transformers_server) -> None:
+    from tests.tiny_model import SCRIPTED_MESSAGES, SCRIPTED_REPLY
+
+    backend = OpenAIBackend(transformers_server.base_url, "navigator-8b", thinking=False)
+    try:
+        [notice] = backend.notices
+        assert notice.startswith("talking to transformers serve at its model ")
+        assert transformers_server.model in notice
+        prompt = Prompt(messages=list(SCRIPTED_MESSAGES), stop_after=["</tool_call>"],
+                        max_new_tokens=64)
+        assert "".join(backend.stream(prompt)) == SCRIPTED_REPLY
+    finally:
+        backend.close()
