@@ -11,6 +11,7 @@ import json
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -159,11 +160,32 @@ def add_batch_args(parser: argparse.ArgumentParser) -> None:
     add_sandbox_args(parser)
 
 
+def batch_backends(
+    args: argparse.Namespace, shared: SharedBackend | None
+) -> Callable[[Instance], Backend]:
+    """Each instance's backend: the one shared local model, the instance's replay script, or a
+    server backend; all server backends share one busy backoff (a 429 seen by one worker
+    slows every one)."""
+    from app.cli import backend_config, make_backend
+    from agent_core.backends.backoff import ServerBackoff
+    from agent_core.backends.factory import create_backend
+
+    busy = ServerBackoff()
+
+    def backend_for(instance: Instance) -> Backend:
+        if shared is not None:
+            return shared
+        if args.script_dir:
+            script = Path(args.script_dir) / f"{instance.instance_id}.jsonl"
+            return make_backend(argparse.Namespace(**{**vars(args), "script": str(script)}))
+        return create_backend(backend_config(args), shared_backoff=busy)
+
+    return backend_for
+
+
 def batch_main(args: argparse.Namespace) -> int:
     """Run every instance headless in its own worktree; writes predictions + trajectories."""
     from app.cli import backend_config, backend_secrets, make_backend, sandbox_settings, session_config
-    from agent_core.backends.backoff import ServerBackoff
-    from agent_core.backends.factory import create_backend
     from agent_core.executor.sandbox import SandboxError
 
     try:
@@ -186,20 +208,10 @@ def batch_main(args: argparse.Namespace) -> int:
     except BackendError as error:
         return _error(str(error))
 
-    busy = ServerBackoff()  # one for all workers: a 429 seen by one slows every one
-
-    def backend_for(instance: Instance) -> Backend:
-        if shared is not None:
-            return shared
-        if args.script_dir:
-            script = Path(args.script_dir) / f"{instance.instance_id}.jsonl"
-            return make_backend(argparse.Namespace(**{**vars(args), "script": str(script)}))
-        return create_backend(backend_config(args), shared_backoff=busy)
-
     options = BatchOptions(
         output_dir=Path(args.output).expanduser().resolve(),  # the user's cwd, not the repo's
         config=config,
-        make_backend=backend_for,
+        make_backend=batch_backends(args, shared),
         workers=args.workers,
         secrets=tuple(backend_secrets(args)),
         sandbox=sandbox,

@@ -144,3 +144,18 @@ def test_ctrl_c_mid_batch_prunes_every_worktree_from_the_users_repos(tmp_path: P
         assert git(repo, "status", "--porcelain") == ""
     assert list((output / "worktrees").iterdir()) == []
     assert not (output / "predictions.jsonl").exists()
+
+
+def test_every_server_backend_of_a_batch_shares_one_busy_backoff(scripted_http):
+    from app.cli import batch_parser
+    from app.subcommands import batch_backends
+
+    args = batch_parser().parse_args(["instances.jsonl", "--workers", "4", "--base-url",
+                                      scripted_http.base_url, "--model", "navigator-8b"])
+    backend_for = batch_backends(args, None)
+    one, two = (backend_for(Instance(f"i{n}", Path("."), "abc", "p")) for n in range(2))
+    try:
+        assert one is not two and one.busy is two.busy
+    finally:
+        one.close()
+        two.close()
