@@ -11,9 +11,11 @@ Input: JSON Lines, one instance per line with `instance_id`, `repo` (a local pat
 The user's checkout is never touched: every instance gets `git worktree add --detach` at its
 base commit, and the worktrees are removed and pruned from the user's repository on every exit
 path (Ctrl-C included). Instance ids name files and folders, so `.`, `..`, path separators, NUL
-and control characters are refused, and nothing outside `worktrees/` is ever removed. An instance counts as finished once its prediction is written (the session ended
-by submit, a limit, an exhausted script or format errors); re-running skips finished instances
-and retries the rest (those that crashed, errored, were interrupted or met a server that stayed
+and control characters are refused, and nothing outside `worktrees/` is ever removed.
+
+An instance counts as finished once its prediction is written (the session ended by submit, a
+limit, an exhausted script or format errors); re-running skips finished instances and retries
+the rest (those that crashed, errored, were interrupted or met a server that stayed
 unavailable). Workers are threads, one Session each: the time goes to the model server and to
 bash, not to Python. Every session approves every action (the auto policy) until `Batch.stop()`.
 `Batch.progress` counts done/running/failed instances for a live line (`batch_progress`).

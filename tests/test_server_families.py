@@ -296,3 +296,27 @@ def test_a_real_transformers_serve_is_named_as_it_lists_its_pinned_model(transfo
         assert "".join(backend.stream(prompt)) == SCRIPTED_REPLY
     finally:
         backend.close()
+
+
+def test_cancel_while_the_connection_hangs_returns_at_once() -> None:
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)  # never accepted: once one connection waits, new ones hang in connect
+    port = listener.getsockname()[1]
+    filler = socket.create_connection(("127.0.0.1", port))
+    backend = OpenAIBackend(f"http://127.0.0.1:{port}/v1", "m", timeout=60)
+    result: list[list[str]] = []
+    worker = threading.Thread(target=lambda: result.append(list(backend.stream(CHAT))))
+    try:
+        worker.start()
+        time.sleep(0.3)
+        backend.cancel()
+        worker.join(timeout=5)
+        assert not worker.is_alive(), "cancel must not wait for the 10 s connect timeout"
+        assert result == [[]]
+    finally:
+        filler.close()
+        listener.close()
+        worker.join(timeout=15)

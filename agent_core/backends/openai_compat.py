@@ -28,7 +28,7 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpcore
@@ -58,7 +58,7 @@ RETRY_STATUSES = frozenset({429, 503})
 CONTEXT_STATUSES = frozenset({400, 413, 422})
 CONNECT_RETRIES = 2
 MAX_SERVER_STOPS = 4
-# After a stop string ends the turn, how long to keep reading for the server's usage chunk.
+# After a stop string or `finish_reason` ends the turn, how long to read on for the usage chunk.
 USAGE_WAIT = 2.0
 VLLM_HINT = (
     "start one, e.g. `vllm serve Qwen/Qwen3-8B --enable-lora "
@@ -592,8 +592,9 @@ def _reason(exc: Exception) -> str:
 
 class _TrackedSockets(httpcore.NetworkBackend):
     """httpcore's sync network backend, remembering the sockets it opens so `cancel()` can shut
-    a request that has no response yet (connecting, or waiting for the first byte). A socket
-    opened after the cancel is shut at once."""
+    a request that has no response yet (waiting for the first byte). A connect runs in a helper
+    thread so a cancel while it hangs (a host that drops SYNs, a full accept queue) returns at
+    once; the connection, if it comes later, is closed."""
 
     def __init__(self, cancelled: threading.Event) -> None:
         self._inner = httpcore.SyncBackend()
@@ -604,12 +605,45 @@ class _TrackedSockets(httpcore.NetworkBackend):
     def connect_tcp(self, host: str, port: int, timeout: float | None = None,
                     local_address: str | None = None,
                     socket_options: Any = None) -> httpcore.NetworkStream:
-        return self._track(self._inner.connect_tcp(host, port, timeout, local_address,
-                                                   socket_options))
+        return self._connect(lambda: self._inner.connect_tcp(host, port, timeout, local_address,
+                                                             socket_options))
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Any = None) -> httpcore.NetworkStream:
-        return self._track(self._inner.connect_unix_socket(path, timeout, socket_options))
+        return self._connect(lambda: self._inner.connect_unix_socket(path, timeout,
+                                                                     socket_options))
+
+    def _connect(self, connect: Callable[[], httpcore.NetworkStream]) -> httpcore.NetworkStream:
+        outcome: list[httpcore.NetworkStream | Exception] = []
+        finished = threading.Event()
+        lock = threading.Lock()
+        abandoned = False
+
+        def run() -> None:
+            try:
+                result: httpcore.NetworkStream | Exception = connect()
+            except Exception as exc:
+                result = exc
+            with lock:
+                if abandoned:
+                    if not isinstance(result, Exception):
+                        result.close()
+                    return
+                outcome.append(result)
+            finished.set()
+
+        threading.Thread(target=run, name="navtui-connect", daemon=True).start()
+        while not finished.wait(0.05):
+            if self._cancelled.is_set():
+                with lock:
+                    if not outcome:
+                        abandoned = True
+                        raise httpcore.ConnectError("cancelled while connecting")
+                break
+        result = outcome[0]
+        if isinstance(result, Exception):
+            raise result
+        return self._track(result)
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
