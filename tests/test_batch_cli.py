@@ -42,7 +42,8 @@ def test_a_relative_output_is_the_users_cwd_and_leaves_no_worktree_registered(tm
                  "--dialect", "text", "--output", "out", "--json", cwd=cwd)
     assert run.returncode == 0, run.stderr
     assert "3 of 3 instances have predictions" in run.stderr
-    predictions = [json.loads(line) for line in (cwd / "out/predictions.jsonl").read_text().splitlines()]
+    lines = (cwd / "out/predictions.jsonl").read_text().splitlines()
+    predictions = [json.loads(line) for line in lines]
     assert sorted(p["instance_id"] for p in predictions) == ["calc__0", "calc__1", "calc__2"]
     assert all(f"+{FIXED_LINE}" in p["model_patch"] for p in predictions)
     for repo in repos:

@@ -283,7 +283,7 @@ def test_a_server_that_never_comes_back_is_server_unavailable() -> None:
     assert caught.value.reason == "server unreachable" and "--resume" in str(caught.value)
 
 
-def test_a_real_transformers_serve_is_named_as_it_lists_its_pinned_model(transformers_server) -> None:
+def test_a_real_transformers_serve_is_named_as_it_lists_its_pinned_model(transformers_server):
     from tests.tiny_model import SCRIPTED_MESSAGES, SCRIPTED_REPLY
 
     backend = OpenAIBackend(transformers_server.base_url, "navigator-8b", thinking=False)

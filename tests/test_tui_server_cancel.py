@@ -1,5 +1,6 @@
-"""Esc (or ctrl+c) in the app stops a generation against a real HTTP server that has not sent its first
-byte yet (a long prefill or a queue): the request is shut, the server sees the client leave."""
+"""Esc (or ctrl+c) in the app stops a generation against a real HTTP server that has not sent
+its first byte yet (a long prefill or a queue): the request is shut, the server sees the client
+leave."""
 
 from __future__ import annotations
 

@@ -369,8 +369,9 @@ class OpenAIBackend:
                     self.busy.busy(_retry_after(response))
                     busy_retries += 1
                     continue
+                waited = now - busy_since
                 raise ServerUnavailable(
-                    self._scrub(self._busy_message(status, message, busy_retries, now - busy_since)),
+                    self._scrub(self._busy_message(status, message, busy_retries, waited)),
                     reason=f"server busy (HTTP {status})",
                 )
             too_long = context_too_long(message, parsed) if status in CONTEXT_STATUSES else None
