@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from agent_core import formats, prompts
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
 from agent_core.backends.base import Backend, BackendError, Prompt, Usage
-from agent_core.backends.faults import ContextTooLong, ServerUnavailable, StreamDropped
+from agent_core.backends.faults import ServerFault
 from agent_core.backends.replay import ScriptExhausted
 from agent_core.context import ContextFitter, ContextOverflow, Fitted
 from agent_core.events import (
@@ -272,11 +272,9 @@ class Session:
                 )
             )
         self._trimmed = trimmed
-        turn = generate_with_retries(
-            lambda prompt: self._generate(index, prompt), fitted, self._fitter[1],
-            [entry.turn for entry in self._entries], self.config.max_new_tokens, self._emit, index,
-            self._cancelled.is_set,
-        )
+        turn = generate_with_retries(self._generate, index, fitted, self._fitter[1],
+                                     [e.turn for e in self._entries], self.config.max_new_tokens,
+                                     self._emit, self._cancelled.is_set)
         if turn.finish is not None:
             self._finish(*turn.finish)
         raw, fitted = turn.raw, turn.fitted
@@ -353,7 +351,7 @@ class Session:
         except ScriptExhausted as exhausted:
             self._finish("script_exhausted", str(exhausted))
             return None
-        except (ContextTooLong, StreamDropped, ServerUnavailable):
+        except ServerFault:
             raise  # generate_with_retries retries or stops with a named reason
         except BackendError as error:
             self._fail(str(error))

@@ -36,21 +36,22 @@ class TurnOutcome:
 
 
 def generate_with_retries(
-    generate: Callable[[Prompt], str | None],
+    generate: Callable[[int, Prompt], str | None],
+    index: int,
     fitted: Fitted,
     fitter: ContextFitter,
     turns: Sequence[Turn],
     max_new_tokens: int,
     emit: Callable[[Event], None],
-    index: int,
     stopped: Callable[[], bool],
 ) -> TurnOutcome:
-    """Run `generate` on the fitted prompt, retrying as the module docstring says."""
+    """Run `generate(index, prompt)` on the fitted prompt, retrying as the module docstring
+    says; `stopped()` tells whether the user cancelled meanwhile."""
     drops = 0
     trimmed = False
     while True:
         try:
-            return TurnOutcome(generate(fitted.prompt), fitted)
+            return TurnOutcome(generate(index, fitted.prompt), fitted)
         except ServerUnavailable as fault:
             return TurnOutcome(None, fitted, (UNAVAILABLE, f"{fault.reason}: {fault}"))
         except StreamDropped as fault:

@@ -45,7 +45,11 @@ _CONTEXT_WORDS = re.compile(
 )
 
 
-class ContextTooLong(BackendError):
+class ServerFault(BackendError):
+    """A fault of the server, not the user's to fix: the session retries or stops resumable."""
+
+
+class ContextTooLong(ServerFault):
     """The server refused the prompt as longer than its context window.
 
     `limit` is the server's window and `prompt_tokens` its count of the prompt, where it said.
@@ -58,11 +62,11 @@ class ContextTooLong(BackendError):
         self.prompt_tokens = prompt_tokens
 
 
-class StreamDropped(BackendError):
+class StreamDropped(ServerFault):
     """The connection broke after the reply began; the partial reply is not to be used."""
 
 
-class ServerUnavailable(BackendError):
+class ServerUnavailable(ServerFault):
     """The server stayed busy (429/503) past the total deadline; `reason` names it briefly."""
 
     def __init__(self, message: str, reason: str) -> None:
