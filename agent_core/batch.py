@@ -9,11 +9,16 @@ Input: JSON Lines, one instance per line with `instance_id`, `repo` (a local pat
                                  with its checkpoint refs (the log keeps the steps and the patch)
 
 The user's checkout is never touched: every instance gets `git worktree add --detach` at its
-base commit. An instance counts as finished once its prediction is written (the session ended
-by submit, a limit, an exhausted script or format errors); re-running skips finished instances
-and retries the rest (those that crashed, errored or were interrupted). Workers are threads, one
-Session each: the time goes to the model server and to bash, not to Python. Every session
-approves every action (the auto policy) until `Batch.stop()`.
+base commit, and the worktrees are removed and pruned from the user's repository on every exit
+path (Ctrl-C included). Instance ids name files and folders, so `.`, `..`, path separators, NUL
+and control characters are refused, and nothing outside `worktrees/` is ever removed.
+
+An instance counts as finished once its prediction is written (the session ended by submit, a
+limit, an exhausted script or format errors); re-running skips finished instances and retries
+the rest (those that crashed, errored, were interrupted or met a server that stayed
+unavailable). Workers are threads, one Session each: the time goes to the model server and to
+bash, not to Python. Every session approves every action (the auto policy) until `Batch.stop()`.
+`Batch.progress` counts done/running/failed instances for a live line (`batch_progress`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.backends.base import Backend, Prompt, Usage
+from agent_core.batch_progress import BatchProgress
 from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
@@ -58,6 +64,18 @@ class Instance:
 
 REQUIRED_FIELDS = ("instance_id", "repo", "base_commit", "problem_statement")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
+_BAD_ID_CHARS = re.compile(r"[/\\\x00-\x1f\x7f]")
+
+
+def id_problem(instance_id: str) -> str | None:
+    """Why `instance_id` cannot name an instance's files, or None when it can."""
+    if not instance_id.strip():
+        return "is empty"
+    if instance_id.strip(".") == "":
+        return "is only dots (it would name the output folder or its parent)"
+    if _BAD_ID_CHARS.search(instance_id):
+        return "contains a path separator, NUL or another control character"
+    return None
 
 
 def load_instances(path: Path | str) -> list[Instance]:
@@ -82,9 +100,14 @@ def load_instances(path: Path | str) -> list[Instance]:
         missing = [k for k in REQUIRED_FIELDS if not isinstance(data.get(k), str) or not data[k]]
         if missing:
             raise BatchError(f"{where}: missing or empty field(s) {', '.join(missing)}")
-        if data["instance_id"] in seen:
-            raise BatchError(f"{where}: duplicate instance_id {data['instance_id']!r}")
-        seen.add(data["instance_id"])
+        problem = id_problem(data["instance_id"])
+        if problem:
+            raise BatchError(f"{where}: instance_id {data['instance_id']!r} {problem}; use "
+                             "letters, digits, '.', '_' and '-'")
+        if safe_name(data["instance_id"]) in seen:
+            raise BatchError(f"{where}: duplicate instance_id {data['instance_id']!r} (ids must "
+                             "differ in letters, digits, '.', '_' or '-')")
+        seen.add(safe_name(data["instance_id"]))
         repo = Path(data["repo"]).expanduser()
         instances.append(
             Instance(
@@ -129,39 +152,61 @@ class Predictions:
 
 
 class Worktrees:
-    """Creates and removes detached worktrees; git calls on one repository are serialized."""
+    """Creates and removes detached worktrees under `root`; git calls on one repository are
+    serialized. Nothing but a direct child of `root` is ever removed."""
 
     def __init__(self, root: Path):
-        self.root = root
+        self.root = root.resolve()
         self._locks: dict[Path, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._live: dict[Path, Path] = {}  # worktree -> its repository, until removed
 
     def _lock(self, repo: Path) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(repo.resolve(), threading.Lock())
 
+    def path_for(self, instance: Instance) -> Path:
+        path = (self.root / safe_name(instance.instance_id)).resolve()
+        if path.parent != self.root:
+            raise BatchError(f"{instance.instance_id!r} does not name a folder inside {self.root}")
+        return path
+
     def add(self, instance: Instance) -> Path:
-        path = self.root / safe_name(instance.instance_id)
+        path = self.path_for(instance)
         with self._lock(instance.repo):
             self._remove_locked(instance.repo, path)
+            with self._guard:
+                self._live[path] = instance.repo
             result = _git(instance.repo, "worktree", "add", "--detach", str(path),
                           instance.base_commit)
         if result.returncode != 0:
+            self.remove(instance.repo, path)
             raise BatchError(
                 f"{instance.instance_id}: cannot check out {instance.base_commit} of "
                 f"{instance.repo}: {result.stderr.strip()}"
             )
         return path
 
-    def remove(self, instance: Instance, path: Path) -> None:
-        with self._lock(instance.repo):
-            self._remove_locked(instance.repo, path)
+    def remove(self, repo: Path, path: Path) -> None:
+        with self._lock(repo):
+            self._remove_locked(repo, path)
+        with self._guard:
+            self._live.pop(path, None)
 
-    @staticmethod
-    def _remove_locked(repo: Path, path: Path) -> None:
-        if path.exists():
-            _git(repo, "worktree", "remove", "--force", "--force", str(path))
-            shutil.rmtree(path, ignore_errors=True)
+    def remove_all(self) -> None:
+        """Remove every worktree still checked out and prune them from their repositories."""
+        with self._guard:
+            live = list(self._live.items())
+        for path, repo in live:
+            self.remove(repo, path)
+
+    def _remove_locked(self, repo: Path, path: Path) -> None:
+        resolved = path.resolve()
+        if resolved.parent != self.root or path.is_symlink():
+            raise BatchError(f"refusing to remove {path}: not a worktree folder of {self.root}")
+        if resolved.exists():
+            _git(repo, "worktree", "remove", "--force", "--force", str(resolved))
+            shutil.rmtree(resolved, ignore_errors=True)
         _git(repo, "worktree", "prune")
 
 
@@ -279,13 +324,14 @@ class Batch:
 
     def __init__(self, options: BatchOptions):
         self.options = options
-        self.output_dir = options.output_dir
+        self.output_dir = options.output_dir.expanduser().resolve()
         self.trajectories = self.output_dir / "trajectories"
         self.predictions = Predictions(self.output_dir / "predictions.jsonl")
         self.worktrees = Worktrees(self.output_dir / "worktrees")
         self._stopping = threading.Event()
         self._running: set[Session] = set()
         self._running_lock = threading.Lock()
+        self.progress = BatchProgress()
 
     def decide(self, proposal: StepProposed) -> Decision:
         """The batch's policy: approve everything, until the batch is stopped."""
@@ -314,14 +360,24 @@ class Batch:
         self.trajectories.mkdir(parents=True, exist_ok=True)
         self.worktrees.root.mkdir(parents=True, exist_ok=True)
         done = self.predictions.finished_ids()
-        return run_parallel(
-            instances,
-            lambda instance: self._skip(instance) if instance.instance_id in done
-            else self.run_one(instance),
-            self.options.workers,
-            on_result,
-            on_interrupt=lambda: self._interrupted(on_stopping),
-        )
+        self.progress.begin(len(instances))
+
+        def counted(result: InstanceResult) -> None:
+            self.progress.finished(result.instance_id, result.status)
+            if on_result is not None:
+                on_result(result)
+
+        try:
+            return run_parallel(
+                instances,
+                lambda instance: self._skip(instance) if instance.instance_id in done
+                else self.run_one(instance),
+                self.options.workers,
+                counted,
+                on_interrupt=lambda: self._interrupted(on_stopping),
+            )
+        finally:
+            self.worktrees.remove_all()
 
     def _interrupted(self, on_stopping: Callable[[], None] | None) -> None:
         self.stop()
@@ -342,11 +398,12 @@ class Batch:
         path = self._trajectory_path(instance)
         if path.exists():
             path.unlink()  # an earlier attempt that did not finish: start over
+        self.progress.started(instance.instance_id)
         worktree = self.worktrees.add(instance)
         try:
             finished = self._session(instance, worktree, path)
         finally:
-            self.worktrees.remove(instance, worktree)
+            self.worktrees.remove(instance.repo, worktree)
         stopped = self._stopping.is_set() and finished.reason == "quit"
         status = STOPPED if stopped else finished.reason
         result = InstanceResult(instance.instance_id, status, finished.message, finished.patch,

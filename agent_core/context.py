@@ -125,6 +125,11 @@ class ContextFitter:
         capped = sum(s is not t for s, t in zip(self._shown, self._sources[self._cut :]))
         return Fitted(prompt, self._estimate() + self._drift, capped=capped, elided=self._cut)
 
+    def shrink(self, limit: int) -> None:
+        """Lower the limit (a server refused the prompt as too long); the next `fit` trims."""
+        self.limit = min(self.limit, limit)
+        self.slack = max(16, self.limit // 64)
+
     # --- keeping the plan in step with the conversation ---------------------------------------
 
     def _follow(self, turns: list[Turn]) -> None:

@@ -115,7 +115,8 @@ class UserMessage:
 
 @dataclass
 class SessionFinished:
-    """`reason`: submitted | limit | stuck | script_exhausted | format_errors | quit | error.
+    """`reason`: submitted | limit | stuck | script_exhausted | format_errors | quit | error |
+    server_unavailable (a server fault that outlasted its retries; the session can be resumed).
 
     `patch` is bounded (huge and binary files named with size and blob id); when that left
     something out, `patch_complete` is False and `Workspace.patch()` gives all of it.

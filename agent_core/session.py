@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from agent_core import formats, prompts
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
 from agent_core.backends.base import Backend, BackendError, Prompt, Usage
+from agent_core.backends.faults import ServerFault
 from agent_core.backends.replay import ScriptExhausted
 from agent_core.context import ContextFitter, ContextOverflow, Fitted
 from agent_core.events import (
@@ -57,6 +58,7 @@ from agent_core.steps import (
     Reject,
     StepRecord,
 )
+from agent_core.turn_retry import generate_with_retries
 from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 
 
@@ -270,7 +272,12 @@ class Session:
                 )
             )
         self._trimmed = trimmed
-        raw = self._generate(index, fitted.prompt)
+        turn = generate_with_retries(self._generate, index, fitted, self._fitter[1],
+                                     [e.turn for e in self._entries], self.config.max_new_tokens,
+                                     self._emit, self._cancelled.is_set)
+        if turn.finish is not None:
+            self._finish(*turn.finish)
+        raw, fitted = turn.raw, turn.fitted
         if raw is None:
             return None
         usage = self.backend.last_usage or Usage()
@@ -344,6 +351,8 @@ class Session:
         except ScriptExhausted as exhausted:
             self._finish("script_exhausted", str(exhausted))
             return None
+        except ServerFault:
+            raise  # generate_with_retries retries or stops with a named reason
         except BackendError as error:
             self._fail(str(error))
             return None

@@ -46,6 +46,7 @@ EXIT_CODES = {
     "script_exhausted": 2,
     "format_errors": 2,
     "stuck": 2,
+    "server_unavailable": 2,
     "quit": 3,
 }
 

@@ -11,6 +11,7 @@ import json
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -29,9 +30,11 @@ from agent_core.batch import (
 from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.sanitize import json_safe, visible
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
+from app.progress_line import ProgressLine
 
 
-STATUS_STYLES = {"submitted": "green", "skipped": "dim", "error": "red"}
+STATUS_STYLES = {"submitted": "green", "skipped": "dim", "error": "red",
+                 "server_unavailable": "red"}
 
 
 def _error(message: str) -> int:
@@ -146,12 +149,38 @@ def add_batch_args(parser: argparse.ArgumentParser) -> None:
                         help="instances run at once (useful against a server that batches)")
     parser.add_argument("--output", default="navtui-batch", metavar="DIR",
                         help="predictions.jsonl and trajectories/ go here (default: navtui-batch)")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON object per line on stdout: each instance's result and "
+                             "the progress counts after it")
     parser.add_argument("--script-dir", metavar="DIR",
                         help="replay a script per instance: DIR/<instance_id>.jsonl "
                              "(implies --backend replay)")
     add_backend_args(parser)
     add_limit_args(parser)
     add_sandbox_args(parser)
+
+
+def batch_backends(
+    args: argparse.Namespace, shared: SharedBackend | None
+) -> Callable[[Instance], Backend]:
+    """Each instance's backend: the one shared local model, the instance's replay script, or a
+    server backend; all server backends share one busy backoff (a 429 seen by one worker
+    slows every one)."""
+    from app.cli import backend_config, make_backend
+    from agent_core.backends.backoff import ServerBackoff
+    from agent_core.backends.factory import create_backend
+
+    busy = ServerBackoff()
+
+    def backend_for(instance: Instance) -> Backend:
+        if shared is not None:
+            return shared
+        if args.script_dir:
+            script = Path(args.script_dir) / f"{instance.instance_id}.jsonl"
+            return make_backend(argparse.Namespace(**{**vars(args), "script": str(script)}))
+        return create_backend(backend_config(args), shared_backoff=busy)
+
+    return backend_for
 
 
 def batch_main(args: argparse.Namespace) -> int:
@@ -179,48 +208,54 @@ def batch_main(args: argparse.Namespace) -> int:
     except BackendError as error:
         return _error(str(error))
 
-    def backend_for(instance: Instance) -> Backend:
-        if shared is not None:
-            return shared
-        if args.script_dir:
-            script = Path(args.script_dir) / f"{instance.instance_id}.jsonl"
-            return make_backend(argparse.Namespace(**{**vars(args), "script": str(script)}))
-        return make_backend(args)
-
     options = BatchOptions(
-        output_dir=Path(args.output),
+        output_dir=Path(args.output).expanduser().resolve(),  # the user's cwd, not the repo's
         config=config,
-        make_backend=backend_for,
+        make_backend=batch_backends(args, shared),
         workers=args.workers,
         secrets=tuple(backend_secrets(args)),
         sandbox=sandbox,
     )
     console = Console(stderr=True)
+    runner = Batch(options)
+    line = ProgressLine(console, runner.progress)
 
     def report(result: InstanceResult) -> None:
         style = STATUS_STYLES.get(result.status, "yellow")
+        line.clear()
         console.print(f"[{style}]{result.status:>16}[/] {escape(visible(result.instance_id))} "
                       f"{escape(visible(result.message))}", highlight=False)
+        if args.json:
+            print(json.dumps({"event": "result", "instance_id": result.instance_id,
+                              "status": result.status, "message": result.message}), flush=True)
+            print(json.dumps({"event": "progress", **runner.progress.snapshot()}), flush=True)
+        line.draw()
 
+    line.start()
     try:
-        results = Batch(options).run(
+        results = runner.run(
             instances, on_result=report,
             on_stopping=lambda: console.print(
                 "Stopping: running instances quit after their current command…"),
         )
     except KeyboardInterrupt:
+        line.stop()
         console.print("Stopped. Re-run the same command to continue where it left off.")
         return 3
     finally:
+        line.stop()
         if shared is not None:
             shared.shutdown()
     errors = [r for r in results if r.status == "error"]
+    unavailable = [r for r in results if r.status == "server_unavailable"]
+    failed = len(errors) + len(unavailable)
+    have = sum(1 for r in results if r.status not in ("error", "server_unavailable", "stopped"))
     console.print(
-        f"{len(results) - len(errors)} of {len(results)} instances have predictions in "
+        f"{have} of {len(results)} instances have predictions in "
         f"{options.output_dir / 'predictions.jsonl'}"
-        + (f"; {len(errors)} failed (re-run the same command to retry them)" if errors else "")
+        + (f"; {failed} failed (re-run the same command to retry them)" if failed else "")
     )
-    return 1 if errors else 0
+    return 1 if errors else 2 if unavailable else 0
 
 
 # --- config -----------------------------------------------------------------------------------

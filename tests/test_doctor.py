@@ -32,8 +32,8 @@ def test_doctor_reports_cache_server_and_config(
     put_in_hf_cache(tmp_path / "hf-home", "Qwen/Qwen3-8B", tiny_model_dir)
     config = tmp_path / "config.toml"
     config.write_text(f"base_url = {json.dumps(scripted_http.base_url)}\nmodel = \"navigator-8b\"\n")
-    scripted_http.queue(Reply(headers={"Content-Type": "application/json"},
-                              body=['{"object": "list", "data": [{"id": "navigator-8b"}]}']))
+    scripted_http.models = Reply(headers={"Content-Type": "application/json"},
+                                 body=['{"object": "list", "data": [{"id": "navigator-8b"}]}'])
     result = doctor(hf_env(tmp_path, NAVTUI_CONFIG=str(config)))
     assert result.returncode == 0, result.stdout + result.stderr
     assert lines_after(result.stdout, "navigator-8b") == [
@@ -46,7 +46,7 @@ def test_doctor_reports_cache_server_and_config(
     server = lines_after(result.stdout, "server")
     assert server[0].startswith(f"✓ server") and scripted_http.base_url in server[0]
     assert "serves: navigator-8b" in server[1]
-    assert [r.path for r in scripted_http.requests] == ["/v1/models"]
+    assert [r.path for r in scripted_http.gets] == ["/v1/models"]
     assert f"✓ config        {config} is valid" in result.stdout
     assert lines_after(result.stdout, "python")[0].startswith("✓ python")
     assert lines_after(result.stdout, "sandbox")[0].startswith("✓ sandbox       bubblewrap works")

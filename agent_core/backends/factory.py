@@ -15,6 +15,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.backends.backoff import ServerBackoff
 from agent_core.backends.base import Backend, BackendError, ProgressCallback
 from agent_core.backends.credentials import split_credentials
 from agent_core.backends.presets import PRESETS, resolve_preset
@@ -154,9 +155,14 @@ def _dialect_from_script(config: BackendConfig) -> str | None:
     return detect_dialect(outputs[0]) if outputs else None
 
 
-def create_backend(config: BackendConfig, progress: ProgressCallback | None = None) -> Backend:
+def create_backend(
+    config: BackendConfig,
+    progress: ProgressCallback | None = None,
+    shared_backoff: ServerBackoff | None = None,
+) -> Backend:
     """The backend `config` describes; BackendError says what to fix. `progress` hears the
-    phases of loading a local model (the other backends have nothing to load)."""
+    phases of loading a local model (the other backends have nothing to load);
+    `shared_backoff` is the busy-server backoff every openai backend of a batch shares."""
     config = resolve(config)
     if config.backend == "replay":
         from agent_core.backends.replay import ReplayBackend
@@ -172,7 +178,7 @@ def create_backend(config: BackendConfig, progress: ProgressCallback | None = No
         options = {} if config.request_timeout is None else {"timeout": config.request_timeout}
         return OpenAIBackend(
             config.base_url or "", config.model or "", api_key=config.api_key,
-            tokenizer=config.tokenizer, **options,
+            tokenizer=config.tokenizer, shared_backoff=shared_backoff, **options,
         )
     from agent_core.backends.hf import HFBackend
 

@@ -114,7 +114,7 @@ class MainScreen(Screen[None]):
                 tooltip="Send the model a message, or run !command yourself"),
         Binding("t", "toggle_auto", "Auto", id="navtui.auto",
                 tooltip="Toggle auto mode: approve everything within the limits"),
-        Binding("escape", "stop", "Stop", id="navtui.stop",
+        Binding("escape,ctrl+c", "stop", "Stop", id="navtui.stop",
                 tooltip="Stop the generation in progress, or kill the command that runs"),
         Binding("g", "continue", "Go on", id="navtui.continue",
                 tooltip="Let the model propose again after a stop"),

@@ -1,0 +1,102 @@
+"""Server faults that cost a retry, not the session.
+
+A backend raises one of these instead of a plain `BackendError` when the fault is not the
+user's to fix: the session trims and retries (`ContextTooLong`), restarts the turn
+(`StreamDropped`), or stops with a named reason that leaves the session resumable
+(`ServerUnavailable`, exit 2 in `--auto`).
+
+`context_too_long(message, body)` recognises each server family's context-length error and
+reads the token counts it gives:
+
+    vLLM      This model's maximum context length is 16384 tokens. However, your prompt
+              contains 17000 input tokens. ... (older: "your request has 17000 input tokens")
+    SGLang    The input (17000 tokens) is longer than the model's context length (16384 tokens).
+              / Requested token count exceeds the model's maximum context length of 16384
+              tokens. You requested a total of 17500 tokens: 17000 tokens from the input ...
+    llama.cpp request (17000 tokens) exceeds the available context size (16384 tokens)
+              (type exceed_context_size_error, with n_prompt_tokens and n_ctx)
+    Ollama    the input length exceeds the context length (no counts)
+    transformers serve: no check of its own; generation fails with the model's position limit
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent_core.backends.base import BackendError
+
+# (limit, prompt) patterns, tried in order; each names the groups it has.
+_LIMIT_PATTERNS = (
+    re.compile(r"maximum context length (?:is|of) (?P<limit>\d+)", re.I),
+    re.compile(r"model's context length \((?P<limit>\d+) tokens\)", re.I),
+    re.compile(r"available context size \((?P<limit>\d+) tokens\)", re.I),
+)
+_PROMPT_PATTERNS = (
+    re.compile(r"(?P<prompt>\d+) input tokens", re.I),
+    re.compile(r"(?P<prompt>\d+) tokens from the input", re.I),
+    re.compile(r"input \((?P<prompt>\d+) tokens\)", re.I),
+    re.compile(r"request \((?P<prompt>\d+) tokens\)", re.I),
+)
+_CONTEXT_WORDS = re.compile(
+    r"context length|context size|context window|exceed_context_size|context_length_exceeded"
+    r"|maximum (?:sequence )?length|too many tokens|input is too long",
+    re.I,
+)
+
+
+class ServerFault(BackendError):
+    """A fault of the server, not the user's to fix: the session retries or stops resumable."""
+
+
+class ContextTooLong(ServerFault):
+    """The server refused the prompt as longer than its context window.
+
+    `limit` is the server's window and `prompt_tokens` its count of the prompt, where it said.
+    """
+
+    def __init__(self, message: str, limit: int | None = None,
+                 prompt_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.prompt_tokens = prompt_tokens
+
+
+class StreamDropped(ServerFault):
+    """The connection broke after the reply began; the partial reply is not to be used."""
+
+
+class ServerUnavailable(ServerFault):
+    """The server stayed busy (429/503) past the total deadline; `reason` names it briefly."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def context_too_long(message: str, body: dict[str, Any] | None = None) -> ContextTooLong | None:
+    """A `ContextTooLong` when `message` (and the parsed error `body`) is a context-length
+    refusal, else None."""
+    error = (body or {}).get("error")
+    fields = error if isinstance(error, dict) else (body or {})
+    known_type = fields.get("type") == "exceed_context_size_error" or fields.get(
+        "code") == "context_length_exceeded"
+    if not (known_type or _CONTEXT_WORDS.search(message)):
+        return None
+    limit = _int(fields.get("n_ctx")) or _first(_LIMIT_PATTERNS, message, "limit")
+    prompt = _int(fields.get("n_prompt_tokens")) or _first(_PROMPT_PATTERNS, message, "prompt")
+    if not known_type and limit is None and "exceed" not in message.lower():
+        return None  # e.g. "context length" in a message about something else
+    return ContextTooLong(message, limit, prompt)
+
+
+def _first(patterns: tuple[re.Pattern[str], ...], text: str, group: str) -> int | None:
+    for pattern in patterns:
+        match = pattern.search(text)
+        if match:
+            return int(match.group(group))
+    return None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -1,0 +1,50 @@
+"""Esc (or ctrl+c) in the app stops a generation against a real HTTP server that has not sent
+its first byte yet (a long prefill or a queue): the request is shut, the server sees the client
+leave."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_core.backends.openai_compat import OpenAIBackend
+from agent_core.executor import Executor
+from agent_core.session import Session, SessionConfig
+from agent_core.workspace import Workspace
+from app.screens.main import MainScreen
+from app.tui import NavApp
+from tests.fixtures.servers import Reply, ScriptedHTTPServer, content_chunk, sse
+from tests.fixtures.tui import ISSUE, Watch
+
+SIZE = (120, 40)
+# Far past the waits below: the test passes only if the stop does not wait for the server.
+FIRST_BYTE_AFTER = 60.0
+
+
+def slow_session(repo: Path, server: ScriptedHTTPServer) -> Session:
+    server.queue(Reply(delay=FIRST_BYTE_AFTER, body=sse(content_chunk("late", finish="stop"))))
+    return Session(
+        workspace=Workspace.open(repo),
+        executor=Executor(repo, command_timeout=30, path_alias="/testbed"),
+        backend=OpenAIBackend(server.base_url, "navigator", timeout=120),
+        issue=ISSUE,
+        config=SessionConfig(dialect="toolcall", path_alias="/testbed"),
+    )
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_escape_and_ctrl_c_stop_a_generation_waiting_for_its_first_byte(
+    git_repo: Path, scripted_http: ScriptedHTTPServer, key: str
+):
+    session = slow_session(git_repo, scripted_http)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        main = app.screen if isinstance(app.screen, MainScreen) else app.main
+        await watch.until(lambda: main.generating and scripted_http.requests, "request sent")
+        await pilot.press(key)
+        await watch.until(lambda: not main.generating and main.driver.paused, "stopped",
+                          timeout=10)
+        await watch.until(lambda: scripted_http.requests[0].disconnected_at is not None,
+                          "the server saw the client leave", timeout=10)
+        assert session.pending is None
