@@ -205,7 +205,7 @@ def test_busy_retries_honour_retry_after_until_the_total_deadline(
 ) -> None:
     scripted_http.queue(Reply(status=429, headers={"Retry-After": "0.3"},
                               body=['{"error": {"message": "queue full"}}']))
-    backend = backend_for(scripted_http, busy_deadline=1.0)
+    backend = backend_for(scripted_http, busy_deadline=2.0)
     started = time.monotonic()
     with pytest.raises(ServerUnavailable) as caught:
         list(backend.stream(CHAT))
@@ -213,7 +213,7 @@ def test_busy_retries_honour_retry_after_until_the_total_deadline(
     assert caught.value.reason == "server busy (HTTP 429)"
     assert "--resume" in str(caught.value) and "queue full" in str(caught.value)
     requests = len(scripted_http.requests)
-    assert 2 <= requests <= 5, "Retry-After: 0.3 within a 1 s deadline"
+    assert 2 <= requests <= 8, "Retry-After: 0.3 within a 2 s deadline"
     assert waited >= 0.3 * (requests - 1)
 
 
