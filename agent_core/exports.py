@@ -26,6 +26,9 @@ Formats (one JSON object per line):
   `completion` is what the model wrote after it; `prompt + completion` is a prefix of the next
   line's prompt.
 * `swebench` — one line: `{"instance_id", "model_name_or_path", "model_patch"}`.
+* `sft`, `dpo`, `kto` — training rows in the session's own dialect whose prompts are the exact
+  text the model read, built from every logged turn and the user's decision on it
+  (`agent_core.learn.rows`); chat prompts are rendered with the session's tokenizer (`tokenizer`).
 
 Actions are translated when the target dialect lacks their kind (e.g. a text-dialect `edit`
 exported as a toolcall `str_replace_editor`); turning an edit into another kind of edit needs the
@@ -48,7 +51,7 @@ from agent_core.git.runner import GitRunner
 from agent_core.steps import EditAction, StepRecord
 from agent_core.trajectory import Trajectory, live_records, was_cut
 
-FORMATS = ("replay", "sft-toolcall", "sft-text", "swebench")
+FORMATS = ("replay", "sft-toolcall", "sft-text", "swebench", "sft", "dpo", "kto")
 
 
 class ExportError(Exception):
@@ -263,8 +266,28 @@ EXPORTERS: dict[str, Callable[[Trajectory, Path | None], list[dict[str, Any]]]] 
 }
 
 
-def export(trajectory: Trajectory, fmt: str, repo: Path | None = None) -> list[dict[str, Any]]:
-    """Rows of `fmt` for one session; ExportError for an unknown format or an impossible step."""
+TRAINING_FORMATS = ("sft", "dpo", "kto")
+
+
+def export(
+    trajectory: Trajectory, fmt: str, repo: Path | None = None, *, tokenizer: str | None = None,
+    skipped: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of `fmt` for one session; ExportError for an unknown format or an impossible step.
+
+    `tokenizer` renders the chat prompts of the training formats (default: the session's own);
+    the turns those formats leave out, and why, are added to `skipped`."""
+    if fmt in TRAINING_FORMATS:
+        from agent_core.learn.logged import session_rows
+        from agent_core.learn.rows import RowError
+
+        try:
+            rows = session_rows(trajectory, fmt, tokenizer)
+        except RowError as error:
+            raise ExportError(str(error)) from None
+        if skipped is not None:
+            skipped.extend(rows.skipped)
+        return rows.data
     exporter = EXPORTERS.get(fmt)
     if exporter is None:
         raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")

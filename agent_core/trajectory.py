@@ -52,6 +52,7 @@ from agent_core.events import (
     Event,
     FormatError,
     Notice,
+    PromptSent,
     SessionError,
     SessionFinished,
     SessionStarted,
@@ -213,6 +214,7 @@ _PLAIN_EVENTS: dict[str, type] = {
         UserMessage,
         SessionFinished,
         SessionError,
+        PromptSent,
     )
 }
 

@@ -104,10 +104,14 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
                         help="session id (a unique prefix is enough) or a path to its .jsonl log")
     parser.add_argument("--format", "-f", required=True, choices=FORMATS, dest="format",
                         help="replay: a script for --backend replay; sft-toolcall / sft-text: "
-                             "training data in each dialect's shape; swebench: a prediction")
+                             "training data in each dialect's shape; swebench: a prediction; "
+                             "sft / dpo / kto: training rows with the exact prompts the model read")
     parser.add_argument("--repo", default=".",
                         help="the repository the session ran on (default: .)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    parser.add_argument("--tokenizer", metavar="MODEL",
+                        help="sft / dpo / kto: render chat prompts with this model's tokenizer "
+                             "(default: the one the session's log names)")
 
 
 def export_main(args: argparse.Namespace) -> int:
@@ -118,10 +122,15 @@ def export_main(args: argparse.Namespace) -> int:
         return _error(problem)
     try:
         path = find_trajectory(repo, args.session)
+        skipped: list[str] = []
+        rows = export(read_trajectory(path), args.format, _repo_or_none(repo),
+                      tokenizer=args.tokenizer, skipped=skipped)
         # Exact text, but escaped where a terminal or a UTF-8 file could not take it.
-        text = json_safe(to_jsonl(export(read_trajectory(path), args.format, _repo_or_none(repo))))
+        text = json_safe(to_jsonl(rows))
     except (TrajectoryError, ExportError) as error:
         return _error(str(error))
+    for reason in skipped:
+        print(f"navtui: left out {visible(reason)}", file=sys.stderr)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
