@@ -549,6 +549,22 @@ class SessionSummary:
     status: str
     path: Path
     resumable: bool = False
+    decisions: dict[str, int] = field(default_factory=dict)  # approved / rejected / edited
+
+
+def decision_counts(records: Iterable[StepRecord]) -> dict[str, int]:
+    """How many of the model's proposals the user approved, rejected and edited."""
+    counts = {"approved": 0, "rejected": 0, "edited": 0}
+    for record in records:
+        if record.extra.get("source") == "user":
+            continue
+        if isinstance(record.decision, Reject):
+            counts["rejected"] += 1
+        elif isinstance(record.decision, EditAction):
+            counts["edited"] += 1
+        elif record.observation is not None:
+            counts["approved"] += 1
+    return counts
 
 
 def summarize(trajectory: Trajectory) -> SessionSummary:
@@ -558,7 +574,8 @@ def summarize(trajectory: Trajectory) -> SessionSummary:
 
 def _facts(trajectory: Trajectory) -> dict[str, Any]:
     """What a session's line in the list needs, as kept in the sessions index."""
-    executed = [r for r in live_records(trajectory.events) if r.checkpoint is not None]
+    live = live_records(trajectory.events)
+    executed = [r for r in live if r.checkpoint is not None]
     finished = trajectory.finished
     return {
         "id": trajectory.session_id,
@@ -568,6 +585,7 @@ def _facts(trajectory: Trajectory) -> dict[str, Any]:
         "steps": len(executed),
         "finished": None if finished is None else finished.reason,
         "pid": trajectory.writer_pids[-1] if trajectory.writer_pids else None,
+        "decisions": decision_counts(live),
     }
 
 
@@ -592,6 +610,7 @@ def _summary(facts: dict[str, Any], path: Path) -> SessionSummary:
         status=status,
         path=path,
         resumable=bool(resumable),
+        decisions=dict(facts["decisions"]),
     )
 
 
@@ -674,10 +693,11 @@ class SessionsIndex:
             stat = path.stat()
         except OSError:
             return None
-        if entry is not None and (entry.get("size"), entry.get("mtime_ns")) == (
+        current = entry is not None and (entry.get("size"), entry.get("mtime_ns")) == (
             stat.st_size,
             stat.st_mtime_ns,
-        ):
+        )
+        if current and "decisions" in (entry.get("facts") or {}):  # older entries lack counts
             try:
                 return _summary(entry["facts"], path)
             except (KeyError, TypeError, ValueError, OverflowError, OSError):

@@ -1,4 +1,5 @@
-"""`navtui sessions`, `navtui export` and `navtui batch`: arguments and entry points.
+"""`navtui sessions`, `navtui export`, `navtui batch` (and `navtui finetune`, from
+`app.finetune`): arguments and entry points.
 
 `app.cli` builds the subparsers from the `add_*_args` functions and calls the `*_main`
 functions; each returns the process exit code (0 ok, 1 error).
@@ -29,6 +30,9 @@ from agent_core.batch import (
 from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.sanitize import json_safe, visible
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
+from app.finetune import add_finetune_args, finetune_main
+
+__all__ = ["add_finetune_args", "finetune_main"]  # `navtui finetune`, dispatched like the others
 
 
 STATUS_STYLES = {"submitted": "green", "skipped": "dim", "error": "red"}
@@ -75,20 +79,22 @@ def sessions_main(args: argparse.Namespace) -> int:
                 "status": s.status,
                 "resumable": s.resumable,
                 "path": str(s.path),
+                **{k: s.decisions.get(k, 0) for k in ("approved", "rejected", "edited")},
             }))
         return 0
     if not sessions:
         print(f"No navtui sessions in {args.repo}.")
         return 0
-    rows = [("id", "started", "steps", "status", "issue")] + [
+    rows = [("id", "started", "steps", "status", "approved/rejected/edited", "issue")] + [
         (s.id, s.started.strftime("%Y-%m-%d %H:%M") if s.started else "?", str(s.steps),
-         s.status, visible(s.issue))
+         s.status, "/".join(str(s.decisions.get(k, 0)) for k in ("approved", "rejected", "edited")),
+         visible(s.issue))
         for s in sessions
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
     room = shutil.get_terminal_size((200, 24)).columns if sys.stdout.isatty() else None
     for row in rows:
-        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4]
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[5]
         print(line if room is None or len(line) <= room else line[: room - 1] + "…")
     resumable = [s for s in sessions if s.resumable]
     if resumable:
