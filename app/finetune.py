@@ -67,13 +67,14 @@ class Display:
             self.console.print(f"{event['method']}: {event['rows']} rows")
             self.progress = Progress(
                 TextColumn("{task.description}"), BarColumn(),
-                TextColumn("step {task.completed:.0f}/{task.total:.0f} · loss {task.fields[loss]}"),
+                TextColumn("step {task.fields[step]} · loss {task.fields[loss]}"),
                 TimeRemainingColumn(), console=self.console, transient=False,
             )
             self.progress.start()
-            self.task = self.progress.add_task(event["method"], total=None, loss="-")
+            self.task = self.progress.add_task(event["method"], total=None, step="-", loss="-")
         elif kind == "step" and self.progress is not None and self.task is not None:
             self.progress.update(self.task, completed=event["step"], total=event["max_steps"],
+                                 step=f"{event['step']}/{event['max_steps']}",
                                  loss=f"{event['loss']:.4f}")
         elif kind == "done":
             self.close()
