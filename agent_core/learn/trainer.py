@@ -261,7 +261,7 @@ class Finetune:
                window: int | None) -> int:
         from datasets import Dataset
 
-        from agent_core.learn.progress import ProgressCallback
+        from agent_core.learn.progress import progress_callback
         from agent_core.learn.recipes import quiet, trainer_for
 
         quiet()
@@ -274,7 +274,7 @@ class Finetune:
             max_steps=self.options.max_steps,
             epochs=self.options.epochs,
             lr=self.options.lr or DEFAULT_LR,
-            callback=ProgressCallback(phase.method, self.emit),
+            callback=progress_callback(phase.method, self.emit),
         )
         trainer.train()
         shutil.rmtree(staging / f".trl-{phase.method}", ignore_errors=True)
