@@ -52,7 +52,8 @@ from agent_core import formats, prompts
 from agent_core.actions import Action, Bash
 from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
 from agent_core.git.runner import GitRunner
-from agent_core.steps import EditAction, Reject, StepRecord
+from agent_core.steps import EditAction, Observation, Reject, StepRecord
+from agent_core.translated_output import TreeUnavailable, translated_output
 from agent_core.trajectory import Trajectory, live_records, was_cut
 
 FORMATS = ("replay", "sft-toolcall", "sft-text", "swebench", "sft", "dpo", "kto")
@@ -113,13 +114,32 @@ class _Renderer:
         record = step.record
         if not step.edited and not step.by_user and record.proposed.dialect == self.dialect:
             return record.proposed.raw
+        return formats.render(self.action(step), self.dialect, record.proposed.thought)
+
+    def action(self, step: Step) -> Action:
+        """`step`'s action as the target dialect expresses it."""
         try:
-            action = formats.translate(step.action, self.dialect, read_file=self._reader(step))
-            return formats.render(action, self.dialect, record.proposed.thought)
+            return formats.translate(step.action, self.dialect, read_file=self._reader(step))
         except ValueError as error:
             raise ExportError(
                 f"step {step.record.index} ({step.action.kind}) has no {self.dialect} form: {error}"
             ) from None
+
+    def observation(self, step: Step, shown: Action) -> Observation:
+        """The step's observation, or, for an action translated into another kind of tool, the
+        output that tool gives on the tree as it was before the step (`translated_output`)."""
+        assert step.record.observation is not None
+        if shown == step.action:
+            return step.record.observation
+        if self.repo is None or step.before is None:
+            raise ExportError(
+                f"step {step.record.index} ({step.action.kind}) is shown as a "
+                f"{shown.kind} here, whose output needs the repository: pass --repo REPO"
+            )
+        try:
+            return translated_output(self.repo, step.before, shown, path_alias=self.alias)
+        except TreeUnavailable as error:
+            raise ExportError(str(error)) from None
 
     def _reader(self, step: Step) -> Callable[[str], str] | None:
         """Reads files as they were before `step`, from its previous checkpoint."""
@@ -147,8 +167,8 @@ def _git(repo: Path, *args: str) -> str:
     return result.stdout.decode("utf-8", "surrogateescape")
 
 
-def _observation(step: Step, dialect: str, profile: str | None = None) -> str:
-    record = step.record
+def _observation(step: Step, renderer: _Renderer, profile: str | None = None) -> str:
+    record, dialect = step.record, renderer.dialect
     if step.rejected:
         feedback = record.decision.feedback if isinstance(record.decision, Reject) else ""
         return prompts.format_rejection(dialect, feedback, profile)
@@ -156,8 +176,10 @@ def _observation(step: Step, dialect: str, profile: str | None = None) -> str:
     if step.by_user:
         command = step.action.command if isinstance(step.action, Bash) else str(step.action)
         return prompts.format_user_command(dialect, command, record.observation, profile)
+    shown = renderer.action(step)
     return prompts.format_observation(
-        dialect, step.action, record.observation, notice=record.proposed.notice, profile=profile
+        dialect, shown, renderer.observation(step, shown), notice=record.proposed.notice,
+        profile=profile,
     )
 
 
@@ -203,7 +225,7 @@ def training_history(
         if step.rejected:
             rejected.add(len(turns))
         assistant = "" if step.by_user else renderer.turn(step)
-        observation = _observation(step, dialect, profile)
+        observation = _observation(step, renderer, profile)
         turns.append(prompts.Turn(assistant=assistant, observation=observation))
     say(float("inf"))
     return turns, rejected

@@ -172,7 +172,7 @@ def test_sft_toolcall_from_a_line_edit_reads_the_file_before_the_step(git_repo, 
              for m in row["messages"] if m["role"] == "assistant"]
     edit = next(c for c in calls if getattr(c, "command", None) == "str_replace")
     assert edit.old_str.strip() == BUGGY_LINE.strip() and edit.new_str.strip() == FIXED_LINE.strip()
-    with pytest.raises(ExportError, match="no toolcall form"):
+    with pytest.raises(ExportError, match="no toolcall form|pass --repo"):
         export(read_trajectory(log), "sft-toolcall", None)
 
 
@@ -268,3 +268,23 @@ def test_unknown_format_is_refused(git_repo, tmp_path):
     writer.close()
     with pytest.raises(ExportError, match="choose one of"):
         export(read_trajectory(log), "csv")
+
+
+def test_a_translated_action_gets_the_translated_tools_output(git_repo, tmp_path, closing):
+    """A text session shown to the toolcall model: its `read` is a `view` and its line `edit`
+    a `str_replace`, so their results are what those tools print, not `read`'s and `edit`'s."""
+    session, log = logged_session(git_repo, tmp_path, FIX_SCRIPTS["text"], "text")
+    closing(session)
+    session.run(AutoPolicy())
+    assert any(r.observation.output.startswith("Edited ") for r in session.records)
+    [row] = export(read_trajectory(log), "sft-toolcall", git_repo)
+    messages = row["messages"]
+    results = {}
+    for call, result in zip(messages, messages[1:]):
+        if call["role"] == "assistant":
+            action = formats.parse(call["content"], "toolcall").action
+            results[getattr(action, "command", action.kind)] = result["content"]
+    assert "Here's the result of running `cat -n` on /testbed/calc/ops.py" in results["view"]
+    assert "Edited " not in results["str_replace"]
+    assert "The file /testbed/calc/ops.py has been edited." in results["str_replace"]
+    assert "return sum(values) / len(values)" in results["str_replace"]
