@@ -139,10 +139,14 @@ def test_sft_raises_the_chosen_completions_and_writes_the_manifest(sft_adapter, 
 def test_preference_methods_make_the_chosen_completion_likelier(
     method, decided_repo, tiny_model_dir, tmp_path
 ):
+    holdout = ["--holdout", "0.25"] if method == "kto" else []
     result = finetune(decided_repo, tiny_model_dir, tmp_path / method, "--method", method,
-                      "--json", *TRAIN)
+                      "--json", *TRAIN, *holdout)
     summary = summary_of(result)
     assert summary["method"] == method and summary["after"] > summary["before"]
+    if holdout:  # the last of the four turns (an approval) is held out and measured too
+        assert (summary["rows"], summary["held_out_rows"]) == (4, 1)
+        assert summary["held_out_before"] is not None and summary["held_out_after"] is not None
     events = [json.loads(line) for line in result.stdout.splitlines()[:-1]]
     steps = [e for e in events if e["event"] == "step"]
     assert [e["step"] for e in steps] == [1, 2] and all("loss" in e and "eta" in e for e in steps)

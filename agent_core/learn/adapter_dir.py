@@ -42,20 +42,21 @@ def check_output(out: Path) -> None:
 
 
 @contextmanager
-def staged_output(out: Path) -> Iterator[Path]:
+def staged_output(out: Path, *, keep: bool = True) -> Iterator[Path]:
     """A temporary directory beside `out`, renamed onto it when the block ends normally and
-    removed otherwise (KeyboardInterrupt included)."""
+    removed otherwise (KeyboardInterrupt included). `keep=False` (a secondary process of a
+    multi-GPU run) always removes it: only the main process writes `out`."""
     check_output(out)
     temp = out.parent / f".{out.name}.navtui-tmp-{os.getpid()}"
     shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir()
     try:
         yield temp
-        check_output(out)
-        os.replace(temp, out)  # rename(2): also onto an empty directory
-    except BaseException:
+        if keep:
+            check_output(out)
+            os.replace(temp, out)  # rename(2): also onto an empty directory
+    finally:
         shutil.rmtree(temp, ignore_errors=True)
-        raise
 
 
 def write_manifest(folder: Path, manifest: dict[str, Any]) -> None:

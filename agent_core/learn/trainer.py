@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -141,7 +142,8 @@ class Finetune:
 
     def run(self) -> dict[str, Any]:
         options = self.options
-        with staged_output(options.out) as staging:
+        main_process = int(os.environ.get("RANK", "0")) == 0  # `accelerate launch` sets RANK
+        with staged_output(options.out, keep=main_process) as staging:
             session_ids, turns = logged_turns(options)
             tokenizer = load_tokenizer(options.model, options.adapter)
             model = self._load_model()
@@ -216,11 +218,10 @@ class Finetune:
         if self.options.load_in_4bit and not cuda:
             raise FinetuneError("--load-in-4bit (QLoRA) needs a CUDA GPU; drop it on this machine")
         kwargs: dict[str, Any] = {"dtype": torch.bfloat16 if cuda else torch.float32}
+        if cuda:  # one whole copy per process: this process's GPU under `accelerate launch`
+            kwargs["device_map"] = {"": int(os.environ.get("LOCAL_RANK", "0"))}
         if self.options.load_in_4bit:
             kwargs["quantization_config"] = quantization_config(True, False)
-            kwargs["device_map"] = {"": torch.cuda.current_device()}
-        elif cuda:
-            kwargs["device_map"] = {"": torch.cuda.current_device()}
         try:
             model = AutoModelForCausalLM.from_pretrained(self.options.model, **kwargs)
         except OSError as error:
