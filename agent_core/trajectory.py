@@ -77,6 +77,7 @@ from agent_core.steps import (
     Quit,
     Reject,
     StepRecord,
+    decision_counts,
 )
 
 REDACTED = "[redacted]"
@@ -550,21 +551,6 @@ class SessionSummary:
     path: Path
     resumable: bool = False
     decisions: dict[str, int] = field(default_factory=dict)  # approved / rejected / edited
-
-
-def decision_counts(records: Iterable[StepRecord]) -> dict[str, int]:
-    """How many of the model's proposals the user approved, rejected and edited."""
-    counts = {"approved": 0, "rejected": 0, "edited": 0}
-    for record in records:
-        if record.extra.get("source") == "user":
-            continue
-        if isinstance(record.decision, Reject):
-            counts["rejected"] += 1
-        elif isinstance(record.decision, EditAction):
-            counts["edited"] += 1
-        elif record.observation is not None:
-            counts["approved"] += 1
-    return counts
 
 
 def summarize(trajectory: Trajectory) -> SessionSummary:

@@ -87,6 +87,8 @@ class Display:
 
 def finetune_main(args: argparse.Namespace) -> int:
     """Train an adapter on REPO's sessions; the summary is the last line on stdout."""
+    if not Path(args.repo).is_dir():
+        return _error(f"{args.repo} is not a directory: pass the repository navtui ran on")
     try:
         from agent_core.learn.trainer import Finetune, FinetuneError, FinetuneOptions
     except ImportError as error:

@@ -32,7 +32,7 @@ from agent_core.prompt_log import rebuild
 from agent_core.resume import logged_turn
 from agent_core.session import AUTO_PROMPT_DIALECT
 from agent_core.steps import USER_EDITS_KEY, EditAction, StepRecord
-from agent_core.trajectory import Trajectory
+from agent_core.trajectory import Trajectory, TrajectoryError
 
 
 class Label(StrEnum):
@@ -108,7 +108,10 @@ class _Fold:
             if event.identity is not None:
                 self.identity = event.identity
             turns = [turn for _, turn in self.turns]
-            self.pending = (rebuild(event, self.trajectory.issue, turns), event)
+            try:
+                self.pending = (rebuild(event, self.trajectory.issue, turns), event)
+            except ValueError as error:
+                raise TrajectoryError(f"{self.trajectory.path}: {error}") from None
         elif isinstance(event, FormatError):
             self._close(event.index, event.raw, Label.UNPARSED, None)
             observation = event.observation or prompts.format_parse_error(
