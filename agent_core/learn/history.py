@@ -78,7 +78,9 @@ class _Fold:
         self.trajectory = trajectory
         self.config: dict[str, Any] = {}
         self.turns: list[tuple[int, prompts.Turn]] = []
-        self.pending: tuple[Prompt, PromptSent | None] | None = None
+        # The next decision's prompt: rebuilt from its PromptSent, or (older logs) the turns as
+        # they stood at TurnStarted, built when the decision comes.
+        self.pending: tuple[Prompt, PromptSent] | list[prompts.Turn] | None = None
         self.identity: dict[str, Any] = {}
         self.done: list[ModelTurn] = []
         self.last_step = 0  # the index of the last decided step (user messages follow it)
@@ -88,12 +90,12 @@ class _Fold:
         dialect = self.config.get("dialect") or self.trajectory.dialect
         return AUTO_PROMPT_DIALECT if dialect == "auto" else dialect
 
-    def untrimmed(self) -> Prompt:
+    def untrimmed(self, turns: list[prompts.Turn]) -> Prompt:
         """The prompt of a log without `PromptSent`: every turn, the configured profile."""
         return prompts.build_prompt(
             self.dialect,
             self.trajectory.issue,
-            [turn for _, turn in self.turns],
+            turns,
             max_new_tokens=int(self.config.get("max_new_tokens") or 1024),
             repo_path=self.config.get("path_alias") or "/testbed",
             profile=self.config.get("prompt_profile"),
@@ -103,7 +105,7 @@ class _Fold:
         if isinstance(event, SessionStarted):
             self.config = dict(event.config)
         elif isinstance(event, TurnStarted):
-            self.pending = (self.untrimmed(), None)
+            self.pending = [turn for _, turn in self.turns]
         elif isinstance(event, PromptSent):
             if event.identity is not None:
                 self.identity = event.identity
@@ -134,10 +136,9 @@ class _Fold:
             self.done = [t for t in self.done if t.index <= event.to_index]
 
     def _close(self, index: int, raw: str, label: Label, record: StepRecord | None) -> None:
-        if self.pending is None:
-            self.pending = (self.untrimmed(), None)
-        prompt, sent = self.pending
+        pending = self.pending if self.pending is not None else [t for _, t in self.turns]
         self.pending = None
+        prompt, sent = pending if isinstance(pending, tuple) else (self.untrimmed(pending), None)
         edit = None
         if label is Label.EDITED and record is not None:
             edit = logged_turn(record, self.dialect).assistant

@@ -105,8 +105,8 @@ class Renderer:
             raise RowError(
                 f"{turn.name}: the rebuilt prompt differs from the one the model read (SHA-256 "
                 f"{text_sha256(text)[:12]} vs {sent.sha256[:12]} in the log): the chat template "
-                "or the prompt profile changed since; pass --tokenizer with the model the "
-                "session used"
+                "or the prompt profile changed since; render with the model the session used "
+                "(export: --tokenizer MODEL; finetune: --model BASE)"
             )
 
 
