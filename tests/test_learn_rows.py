@@ -63,3 +63,28 @@ def test_chat_rows_without_a_known_tokenizer_say_what_to_pass(git_repo, tmp_path
         assert "--tokenizer" in str(error)
     else:
         raise AssertionError("a chat session exported without a tokenizer")
+
+
+def test_a_prompt_that_no_longer_matches_the_log_is_refused(git_repo, tmp_path):
+    """A rebuilt prompt whose SHA-256 differs from the logged one is not exported as exact."""
+    session, _, _ = make_session(git_repo, write_script(tmp_path / "s.jsonl", [
+        "Thought: look\nAction: bash ls"]), "text")
+    log = tmp_path / "session.jsonl"
+    session.subscribe(TrajectoryWriter(log))
+    try:
+        session.decide(session.propose() and Approve())
+    finally:
+        session.close()
+    [row] = export(read_trajectory(log), "sft")
+    lines = log.read_text().splitlines()
+    tampered = [json.loads(line) for line in lines]
+    for entry in tampered:
+        if entry.get("type") == "PromptSent":
+            entry["sha256"] = "0" * 64
+    log.write_text("".join(json.dumps(entry) + "\n" for entry in tampered))
+    try:
+        export(read_trajectory(log), "sft")
+    except ExportError as error:
+        assert "differs from the one the model read" in str(error)
+    else:
+        raise AssertionError(f"exported {row['prompt'][:40]!r} against a different digest")
