@@ -183,7 +183,9 @@ def test_an_interrupted_run_leaves_no_dir(decided_repo, tiny_model_dir, tmp_path
         [sys.executable, "-W", "ignore", "-m", "app.cli", "finetune", str(decided_repo),
          "--model", str(tiny_model_dir), "--out", str(out), "--method", "sft", "--max-steps",
          "50", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        # As from a terminal: Ctrl-C delivered even when this run's parent ignores SIGINT.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         for line in process.stdout:
