@@ -19,7 +19,7 @@ leaves no room: history never overflows the window.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent_core import prompts
 from agent_core.backends.base import Prompt
@@ -42,6 +42,8 @@ class Fitted:
     tokens: int
     capped: int = 0  # turns shown with their observation cut to head + tail
     elided: int = 0  # oldest turns replaced by a note
+    # How each capped turn was cut: its position among the turns -> `cap_text`'s `max_chars`.
+    cap_chars: dict[int, int] = field(default_factory=dict)
 
 
 def cap_text(text: str, max_chars: int) -> str:
@@ -104,6 +106,7 @@ class ContextFitter:
         self._cut = 0
         self._note: Turn | None = None
         self._drift = 0  # exact minus estimated tokens, measured at the last trim
+        self._cap_chars: dict[tuple[str, str], int] = {}  # (assistant, capped text) -> max_chars
 
     # --- the public step --------------------------------------------------------------------
 
@@ -122,8 +125,15 @@ class ContextFitter:
         if self._estimate() + self._drift > self.limit - self.slack:
             self._trim()
         prompt = self.build(self._visible())
-        capped = sum(s is not t for s, t in zip(self._shown, self._sources[self._cut :]))
-        return Fitted(prompt, self._estimate() + self._drift, capped=capped, elided=self._cut)
+        cap_chars = {
+            self._cut + offset: self._cap_chars[(shown.assistant, shown.observation)]
+            for offset, (shown, source) in enumerate(zip(self._shown, self._sources[self._cut :]))
+            if shown is not source and shown != source
+        }
+        return Fitted(
+            prompt, self._estimate() + self._drift, capped=len(cap_chars), elided=self._cut,
+            cap_chars=cap_chars,
+        )
 
     def shrink(self, limit: int) -> None:
         """Lower the limit (a server refused the prompt as too long); the next `fit` trims."""
@@ -186,6 +196,7 @@ class ContextFitter:
         capped = turn
         for _ in range(4):
             capped = Turn(turn.assistant, cap_text(turn.observation, chars))
+            self._cap_chars[(capped.assistant, capped.observation)] = chars
             tokens = self._turn_tokens(capped)
             if tokens <= budget or chars <= 128:
                 break
@@ -251,6 +262,18 @@ class ContextFitter:
                 self._shown_tokens[offset] = self._turn_tokens(self._shown[offset])
         while self._estimate() > ceiling and self._shown:
             self._set_cut(self._cut + 1, self._shown[1:], self._shown_tokens[1:])
+
+
+def shown_turns(turns: Sequence[Turn], elided: int, cap_chars: dict[int, int]) -> list[Turn]:
+    """The turns a prompt showed, rebuilt from the conversation and how it was fitted (a
+    `Fitted`'s `elided` and `cap_chars`): the note for the elided ones, then the rest, capped."""
+    note = [Turn("", prompts.elided_turns_note(elided, sum(_lines(t) for t in turns[:elided])))]
+    shown = [
+        Turn(turn.assistant, cap_text(turn.observation, cap_chars[position]))
+        if position in cap_chars else turn
+        for position, turn in enumerate(turns[elided:], start=elided)
+    ]
+    return note + shown if elided else shown
 
 
 def fit_prompt(

@@ -96,6 +96,32 @@ class UsageReported:
 
 
 @dataclass
+class PromptSent:
+    """What the model read for turn `index`, enough to rebuild the prompt byte for byte from the
+    log (`agent_core.prompt_log`): it was built in `dialect` with `profile` from the first
+    `turns` turns of the conversation, of which the oldest `elided` were replaced by a note and
+    those in `cap_chars` (position -> max_chars) cut to head and tail. `sha256` is of `digest_of`
+    (`rendered`: the text the model read; `request`: the JSON body sent to a server;
+    `messages`: the messages, when the backend shows neither); `tokens` its size when known.
+    `identity` (model, adapter, tokenizer, template, generation settings) is given with the
+    first prompt a process sends and whenever it changes; None means "as before"."""
+
+    index: int
+    dialect: str
+    profile: str
+    profile_sha256: str
+    turns: int
+    elided: int
+    cap_chars: dict[str, int]
+    path_alias: str
+    max_new_tokens: int
+    sha256: str
+    digest_of: str
+    tokens: int | None = None
+    identity: dict[str, Any] | None = None
+
+
+@dataclass
 class Notice:
     """Something the user should know that is not an error (e.g. restored after a crash)."""
 
@@ -143,6 +169,7 @@ Event = (
     | StepRejected
     | StepUndone
     | UsageReported
+    | PromptSent
     | Notice
     | UserMessage
     | SessionFinished

@@ -5,9 +5,12 @@ in order, each with the action that really ran. So:
 
 * a step the user edited contributes the user's action (rendered in the target dialect, with the
   model's thought), never the model's original;
-* rejected proposals are dropped, together with turns that could not be parsed: training data
-  and replays should hold actions someone stood behind, and a rejected action is not one (its
-  feedback is lost with it; the model's next turn, which read it, is kept);
+* rejected proposals are not replayed and not trained on, but the SFT formats keep them in the
+  context as the model read them (its proposal, then the rejection with the user's feedback),
+  since every later turn answered them: `sft-text` makes no row of a rejected turn, and
+  `sft-toolcall` gives its assistant message `"weight": 0` (the convention of trainers that
+  honour per-message weights; trl's chat format ignores the key). Turns that could not be
+  parsed are dropped;
 * undone steps are dropped, as is anything after them that was undone with them;
 * commands the user ran themselves stay as what they were for the model: a note with the
   command's output (in `replay` they become bash turns, so a re-run runs them too);
@@ -19,13 +22,17 @@ Formats (one JSON object per line):
 * `replay`   — `{"output": <raw model text>}` per model turn, for `--backend replay --script`;
   re-running it with `--auto` on the same base state reproduces the session's final diff.
 * `sft-toolcall` — one line per session: `{"messages": [...], "tools": [...]}` exactly as the
-  toolcall dialect prompts its model (system, issue, assistant `<tool_call>` turns, `tool`
+  toolcall dialect prompts its model, with the session's prompt profile when the session ran
+  in the toolcall dialect (the dialect's default otherwise) (system, issue, assistant `<tool_call>` turns, `tool`
   observations), ready for `apply_chat_template(messages, tools=tools)`.
 * `sft-text` — one line per model turn: `{"prompt": ..., "completion": ...}` where `prompt` is
   the text dialect's whole prompt up to that turn (ending in `## Your turn:\\nThought:`) and
   `completion` is what the model wrote after it; `prompt + completion` is a prefix of the next
   line's prompt.
 * `swebench` — one line: `{"instance_id", "model_name_or_path", "model_patch"}`.
+* `sft`, `dpo`, `kto` — training rows in the session's own dialect whose prompts are the exact
+  text the model read, built from every logged turn and the user's decision on it
+  (`agent_core.learn.rows`); chat prompts are rendered with the session's tokenizer (`tokenizer`).
 
 Actions are translated when the target dialect lacks their kind (e.g. a text-dialect `edit`
 exported as a toolcall `str_replace_editor`); turning an edit into another kind of edit needs the
@@ -45,10 +52,11 @@ from agent_core import formats, prompts
 from agent_core.actions import Action, Bash
 from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
 from agent_core.git.runner import GitRunner
-from agent_core.steps import EditAction, StepRecord
+from agent_core.steps import EditAction, Observation, Reject, StepRecord
+from agent_core.translated_output import TreeUnavailable, translated_output
 from agent_core.trajectory import Trajectory, live_records, was_cut
 
-FORMATS = ("replay", "sft-toolcall", "sft-text", "swebench")
+FORMATS = ("replay", "sft-toolcall", "sft-text", "swebench", "sft", "dpo", "kto")
 
 
 class ExportError(Exception):
@@ -64,13 +72,18 @@ class Step:
     by_user: bool  # a command the user typed, not a model proposal
     edited: bool  # the user replaced the model's action
     before: str | None  # the checkpoint (commit or ref) the step started from
+    rejected: bool = False  # a rejected proposal (only with `effective_steps(rejected=True)`)
 
 
-def effective_steps(trajectory: Trajectory) -> list[Step]:
-    """Executed, not undone steps in order (see the module docstring)."""
+def effective_steps(trajectory: Trajectory, *, rejected: bool = False) -> list[Step]:
+    """Executed, not undone steps in order (see the module docstring); with `rejected`, the
+    rejected proposals still standing too."""
     steps: list[Step] = []
     before: str | None = None
     for record in live_records(trajectory.events):
+        if rejected and isinstance(record.decision, Reject):
+            steps.append(Step(record, record.proposed.action, False, False, before, True))
+            continue
         if record.action is None or record.observation is None or record.checkpoint is None:
             continue
         if before is None:
@@ -101,13 +114,32 @@ class _Renderer:
         record = step.record
         if not step.edited and not step.by_user and record.proposed.dialect == self.dialect:
             return record.proposed.raw
+        return formats.render(self.action(step), self.dialect, record.proposed.thought)
+
+    def action(self, step: Step) -> Action:
+        """`step`'s action as the target dialect expresses it."""
         try:
-            action = formats.translate(step.action, self.dialect, read_file=self._reader(step))
-            return formats.render(action, self.dialect, record.proposed.thought)
+            return formats.translate(step.action, self.dialect, read_file=self._reader(step))
         except ValueError as error:
             raise ExportError(
                 f"step {step.record.index} ({step.action.kind}) has no {self.dialect} form: {error}"
             ) from None
+
+    def observation(self, step: Step, shown: Action) -> Observation:
+        """The step's observation, or, for an action translated into another kind of tool, the
+        output that tool gives on the tree as it was before the step (`translated_output`)."""
+        assert step.record.observation is not None
+        if shown == step.action:
+            return step.record.observation
+        if self.repo is None or step.before is None:
+            raise ExportError(
+                f"step {step.record.index} ({step.action.kind}) is shown as a "
+                f"{shown.kind} here, whose output needs the repository: pass --repo REPO"
+            )
+        try:
+            return translated_output(self.repo, step.before, shown, path_alias=self.alias)
+        except TreeUnavailable as error:
+            raise ExportError(str(error)) from None
 
     def _reader(self, step: Step) -> Callable[[str], str] | None:
         """Reads files as they were before `step`, from its previous checkpoint."""
@@ -135,15 +167,25 @@ def _git(repo: Path, *args: str) -> str:
     return result.stdout.decode("utf-8", "surrogateescape")
 
 
-def _observation(step: Step, dialect: str) -> str:
-    record = step.record
+def _observation(step: Step, renderer: _Renderer, profile: str | None = None) -> str:
+    record, dialect = step.record, renderer.dialect
+    if step.rejected:
+        feedback = record.decision.feedback if isinstance(record.decision, Reject) else ""
+        return prompts.format_rejection(dialect, feedback, profile)
     assert record.observation is not None
     if step.by_user:
         command = step.action.command if isinstance(step.action, Bash) else str(step.action)
-        return prompts.format_user_command(dialect, command, record.observation)
+        return prompts.format_user_command(dialect, command, record.observation, profile)
+    shown = renderer.action(step)
     return prompts.format_observation(
-        dialect, step.action, record.observation, notice=record.proposed.notice
+        dialect, shown, renderer.observation(step, shown), notice=record.proposed.notice,
+        profile=profile,
     )
+
+
+def session_profile(trajectory: Trajectory, dialect: str) -> str | None:
+    """The session's prompt profile when exporting to its own dialect (else the default)."""
+    return trajectory.config.get("prompt_profile") if trajectory.dialect == dialect else None
 
 
 def live_messages(trajectory: Trajectory) -> list[tuple[int, str]]:
@@ -161,26 +203,33 @@ def live_messages(trajectory: Trajectory) -> list[tuple[int, str]]:
     return messages
 
 
-def training_turns(trajectory: Trajectory, dialect: str, repo: Path | None = None) -> list[
-    prompts.Turn
-]:
-    """The effective history as prompt turns of `dialect`; the user's commands and messages are
-    turns with an empty assistant text."""
+def training_history(
+    trajectory: Trajectory, dialect: str, repo: Path | None = None
+) -> tuple[list[prompts.Turn], set[int]]:
+    """The effective history as prompt turns of `dialect`, rejected proposals included, and
+    the positions of those rejected turns (not to be trained on). The user's commands and
+    messages are turns with an empty assistant text."""
     renderer = _Renderer(trajectory, dialect, repo)
+    profile = session_profile(trajectory, dialect)
     messages = live_messages(trajectory)
-    turns = []
+    turns: list[prompts.Turn] = []
+    rejected: set[int] = set()
 
     def say(before: float) -> None:
         while messages and messages[0][0] < before:
-            text = prompts.format_user_message(dialect, messages.pop(0)[1])
+            text = prompts.format_user_message(dialect, messages.pop(0)[1], profile)
             turns.append(prompts.Turn(assistant="", observation=text))
 
-    for step in effective_steps(trajectory):
+    for step in effective_steps(trajectory, rejected=True):
         say(step.record.index)
+        if step.rejected:
+            rejected.add(len(turns))
         assistant = "" if step.by_user else renderer.turn(step)
-        turns.append(prompts.Turn(assistant=assistant, observation=_observation(step, dialect)))
+        observation = _observation(step, renderer, profile)
+        turns.append(prompts.Turn(assistant=assistant, observation=observation))
     say(float("inf"))
-    return turns
+    return turns, rejected
+
 
 
 def export_replay(trajectory: Trajectory, repo: Path | None = None) -> list[dict[str, Any]]:
@@ -195,22 +244,26 @@ def export_replay(trajectory: Trajectory, repo: Path | None = None) -> list[dict
 
 
 def export_sft_toolcall(trajectory: Trajectory, repo: Path | None = None) -> list[dict[str, Any]]:
-    turns = training_turns(trajectory, "toolcall", repo)
-    return [
-        {"messages": prompts.toolcall_messages(trajectory.issue, turns), "tools": prompts.TOOLS}
-    ]
+    turns, rejected = training_history(trajectory, "toolcall", repo)
+    profile = prompts.profile_for("toolcall", session_profile(trajectory, "toolcall"))
+    messages = prompts.toolcall_messages(trajectory.issue, turns, profile)
+    replies = iter([i for i, turn in enumerate(turns) if turn.assistant.strip()])
+    for message in messages:
+        if message["role"] == "assistant" and next(replies) in rejected:
+            message["weight"] = 0
+    return [{"messages": messages, "tools": profile.tools}]
 
 
 def export_sft_text(trajectory: Trajectory, repo: Path | None = None) -> list[dict[str, Any]]:
-    turns = training_turns(trajectory, "text", repo)
+    turns, rejected = training_history(trajectory, "text", repo)
+    profile = session_profile(trajectory, "text")
     rows = []
     for i, turn in enumerate(turns):
-        if not turn.assistant:
+        if not turn.assistant or i in rejected:
             continue
         said = prompts.LEADING_THOUGHT.sub("", turn.assistant, count=1).strip()
-        rows.append(
-            {"prompt": prompts.text_prompt(trajectory.issue, turns[:i]), "completion": f" {said}"}
-        )
+        rows.append({"prompt": prompts.text_prompt(trajectory.issue, turns[:i], profile),
+                     "completion": f" {said}"})
     return rows
 
 
@@ -263,8 +316,28 @@ EXPORTERS: dict[str, Callable[[Trajectory, Path | None], list[dict[str, Any]]]] 
 }
 
 
-def export(trajectory: Trajectory, fmt: str, repo: Path | None = None) -> list[dict[str, Any]]:
-    """Rows of `fmt` for one session; ExportError for an unknown format or an impossible step."""
+TRAINING_FORMATS = ("sft", "dpo", "kto")
+
+
+def export(
+    trajectory: Trajectory, fmt: str, repo: Path | None = None, *, tokenizer: str | None = None,
+    skipped: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of `fmt` for one session; ExportError for an unknown format or an impossible step.
+
+    `tokenizer` renders the chat prompts of the training formats (default: the session's own);
+    the turns those formats leave out, and why, are added to `skipped`."""
+    if fmt in TRAINING_FORMATS:
+        from agent_core.learn.logged import session_rows
+        from agent_core.learn.rows import RowError
+
+        try:
+            rows = session_rows(trajectory, fmt, tokenizer)
+        except RowError as error:
+            raise ExportError(str(error)) from None
+        if skipped is not None:
+            skipped.extend(rows.skipped)
+        return rows.data
     exporter = EXPORTERS.get(fmt)
     if exporter is None:
         raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")

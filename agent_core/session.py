@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from agent_core import formats, prompts
+from agent_core import formats, prompt_log, prompts
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
 from agent_core.backends.base import Backend, BackendError, Prompt, Usage
 from agent_core.backends.faults import ServerFault
@@ -91,11 +91,6 @@ AUTO_PROMPT_DIALECT = "toolcall"
 REVIEW_KEY = "submit_review"
 
 
-def _dialect_words(dialect: str) -> str:
-    """`toolcall` -> "expected the toolcall format"; `auto` -> "in none of the known formats"."""
-    return "in none of the known formats" if dialect == "auto" else f"expected the {dialect} format"
-
-
 @dataclass
 class _Entry:
     """One turn of the conversation, tagged with the step it belongs to (undo drops later ones).
@@ -139,6 +134,7 @@ class Session:
         self._cancelled = threading.Event()
         self._stuck = StuckDetector()
         self._turn_notice: str | None = None  # about how the last reply was cut, for the model
+        self._identity_logged: dict | None = None  # the backend identity last logged
 
     # --- events ---------------------------------------------------------------------------
 
@@ -287,6 +283,10 @@ class Session:
                 context_estimated=not getattr(self.backend, "exact_counts", True),
             )
         )
+        sent = prompt_log.prompt_sent(self, index, fitted, len(self._entries), usage,
+                                      self._identity_logged)  # what the model just read
+        self._identity_logged = sent.identity or self._identity_logged
+        self._emit(sent)
         if self._turn_notice is None and usage.new_tokens >= self.config.max_new_tokens:
             self._cut(
                 f"reply {index} cut at {self.config.max_new_tokens} tokens (--max-new-tokens)",
@@ -393,7 +393,7 @@ class Session:
             self._finish(
                 "format_errors",
                 f"stopped after {self._format_errors} replies in a row that held no action navtui "
-                f"could read ({_dialect_words(self.config.dialect)}; last problem: {error.problem})",
+                f"could read ({formats.dialect_words(self.config.dialect)}; last problem: {error.problem})",
             )
 
     # --- decisions --------------------------------------------------------------------------

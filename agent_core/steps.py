@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agent_core.actions import Action
@@ -87,3 +88,18 @@ class StepRecord:
     checkpoint: Checkpoint | None = None
     diff: str = ""
     extra: dict = field(default_factory=dict)
+
+
+def decision_counts(records: Iterable[StepRecord]) -> dict[str, int]:
+    """How many of the model's proposals the user approved, rejected and edited."""
+    counts = {"approved": 0, "rejected": 0, "edited": 0}
+    for record in records:
+        if record.extra.get("source") == "user":
+            continue
+        if isinstance(record.decision, Reject):
+            counts["rejected"] += 1
+        elif isinstance(record.decision, EditAction):
+            counts["edited"] += 1
+        elif record.observation is not None:
+            counts["approved"] += 1
+    return counts

@@ -52,6 +52,7 @@ from agent_core.events import (
     Event,
     FormatError,
     Notice,
+    PromptSent,
     SessionError,
     SessionFinished,
     SessionStarted,
@@ -76,6 +77,7 @@ from agent_core.steps import (
     Quit,
     Reject,
     StepRecord,
+    decision_counts,
 )
 
 REDACTED = "[redacted]"
@@ -213,6 +215,7 @@ _PLAIN_EVENTS: dict[str, type] = {
         UserMessage,
         SessionFinished,
         SessionError,
+        PromptSent,
     )
 }
 
@@ -547,6 +550,7 @@ class SessionSummary:
     status: str
     path: Path
     resumable: bool = False
+    decisions: dict[str, int] = field(default_factory=dict)  # approved / rejected / edited
 
 
 def summarize(trajectory: Trajectory) -> SessionSummary:
@@ -556,7 +560,8 @@ def summarize(trajectory: Trajectory) -> SessionSummary:
 
 def _facts(trajectory: Trajectory) -> dict[str, Any]:
     """What a session's line in the list needs, as kept in the sessions index."""
-    executed = [r for r in live_records(trajectory.events) if r.checkpoint is not None]
+    live = live_records(trajectory.events)
+    executed = [r for r in live if r.checkpoint is not None]
     finished = trajectory.finished
     return {
         "id": trajectory.session_id,
@@ -566,6 +571,7 @@ def _facts(trajectory: Trajectory) -> dict[str, Any]:
         "steps": len(executed),
         "finished": None if finished is None else finished.reason,
         "pid": trajectory.writer_pids[-1] if trajectory.writer_pids else None,
+        "decisions": decision_counts(live),
     }
 
 
@@ -590,6 +596,7 @@ def _summary(facts: dict[str, Any], path: Path) -> SessionSummary:
         status=status,
         path=path,
         resumable=bool(resumable),
+        decisions=dict(facts["decisions"]),
     )
 
 
@@ -672,10 +679,11 @@ class SessionsIndex:
             stat = path.stat()
         except OSError:
             return None
-        if entry is not None and (entry.get("size"), entry.get("mtime_ns")) == (
+        current = entry is not None and (entry.get("size"), entry.get("mtime_ns")) == (
             stat.st_size,
             stat.st_mtime_ns,
-        ):
+        )
+        if current and "decisions" in (entry.get("facts") or {}):  # older entries lack counts
             try:
                 return _summary(entry["facts"], path)
             except (KeyError, TypeError, ValueError, OverflowError, OSError):

@@ -2,6 +2,7 @@
 
     navtui [--auto | --plain] [backend flags] [--issue TEXT | --issue-file FILE] [limits] REPO
     navtui sessions REPO | export ID --format F | batch INSTANCES.jsonl --workers N | demo
+    navtui finetune REPO --model BASE --out DIR (app.finetune)
 
 Without `--auto`/`--plain` the Textual app opens (a terminal is required). `--auto` approves
 every action and prints a transcript (or `--json` event lines); `--plain` asks on stdin.
@@ -38,7 +39,7 @@ from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
 from agent_core.workspace import Workspace, WorkspaceError
 
-SUBCOMMANDS = ("sessions", "export", "batch", "demo", "config", "doctor")
+SUBCOMMANDS = ("sessions", "export", "batch", "demo", "config", "doctor", "finetune")
 EXIT_CODES = {
     "submitted": 0,
     "error": 1,
@@ -193,7 +194,8 @@ def build_parser() -> Parser:
     parser = Parser(
         prog="navtui",
         description="Fix code with a local model: it proposes one action at a time, you approve. "
-        "Subcommands: navtui sessions REPO | export ID --format F | batch INSTANCES.jsonl | demo",
+        "Subcommands: navtui sessions REPO | export ID --format F | batch INSTANCES.jsonl | demo "
+        "| finetune REPO --model BASE --out DIR",
     )
     parser.add_argument("--version", action="version", version=f"navtui {__version__}")
     parser.add_argument("--auto", action="store_true", help="approve every action (headless)")

@@ -1,4 +1,5 @@
-"""`navtui sessions`, `navtui export` and `navtui batch`: arguments and entry points.
+"""`navtui sessions`, `navtui export`, `navtui batch` (and `navtui finetune`, from
+`app.finetune`): arguments and entry points.
 
 `app.cli` builds the subparsers from the `add_*_args` functions and calls the `*_main`
 functions; each returns the process exit code (0 ok, 1 error).
@@ -31,6 +32,9 @@ from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.sanitize import json_safe, visible
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
 from app.progress_line import ProgressLine
+from app.finetune import add_finetune_args, finetune_main
+
+__all__ = ["add_finetune_args", "finetune_main"]  # `navtui finetune`, dispatched like the others
 
 
 STATUS_STYLES = {"submitted": "green", "skipped": "dim", "error": "red",
@@ -78,20 +82,22 @@ def sessions_main(args: argparse.Namespace) -> int:
                 "status": s.status,
                 "resumable": s.resumable,
                 "path": str(s.path),
+                **{k: s.decisions.get(k, 0) for k in ("approved", "rejected", "edited")},
             }))
         return 0
     if not sessions:
         print(f"No navtui sessions in {args.repo}.")
         return 0
-    rows = [("id", "started", "steps", "status", "issue")] + [
+    rows = [("id", "started", "steps", "status", "approved/rejected/edited", "issue")] + [
         (s.id, s.started.strftime("%Y-%m-%d %H:%M") if s.started else "?", str(s.steps),
-         s.status, visible(s.issue))
+         s.status, "/".join(str(s.decisions.get(k, 0)) for k in ("approved", "rejected", "edited")),
+         visible(s.issue))
         for s in sessions
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
     room = shutil.get_terminal_size((200, 24)).columns if sys.stdout.isatty() else None
     for row in rows:
-        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4]
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[5]
         print(line if room is None or len(line) <= room else line[: room - 1] + "…")
     resumable = [s for s in sessions if s.resumable]
     if resumable:
@@ -107,10 +113,14 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
                         help="session id (a unique prefix is enough) or a path to its .jsonl log")
     parser.add_argument("--format", "-f", required=True, choices=FORMATS, dest="format",
                         help="replay: a script for --backend replay; sft-toolcall / sft-text: "
-                             "training data in each dialect's shape; swebench: a prediction")
+                             "training data in each dialect's shape; swebench: a prediction; "
+                             "sft / dpo / kto: training rows with the exact prompts the model read")
     parser.add_argument("--repo", default=".",
                         help="the repository the session ran on (default: .)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    parser.add_argument("--tokenizer", metavar="MODEL",
+                        help="sft / dpo / kto: render chat prompts with this model's tokenizer "
+                             "(default: the one the session's log names)")
 
 
 def export_main(args: argparse.Namespace) -> int:
@@ -121,10 +131,15 @@ def export_main(args: argparse.Namespace) -> int:
         return _error(problem)
     try:
         path = find_trajectory(repo, args.session)
+        skipped: list[str] = []
+        rows = export(read_trajectory(path), args.format, _repo_or_none(repo),
+                      tokenizer=args.tokenizer, skipped=skipped)
         # Exact text, but escaped where a terminal or a UTF-8 file could not take it.
-        text = json_safe(to_jsonl(export(read_trajectory(path), args.format, _repo_or_none(repo))))
+        text = json_safe(to_jsonl(rows))
     except (TrajectoryError, ExportError) as error:
         return _error(str(error))
+    for reason in skipped:
+        print(f"navtui: left out {visible(reason)}", file=sys.stderr)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:

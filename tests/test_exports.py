@@ -139,15 +139,19 @@ def test_sft_toolcall_export_is_the_toolcall_training_shape(git_repo, tmp_path, 
     assistant = [m["content"] for m in messages if m["role"] == "assistant"]
     # Every assistant turn is a toolcall reply the toolcall parser reads back.
     actions = [formats.parse(a, "toolcall").action for a in assistant]
-    assert [a.kind for a in actions] == ["bash", "str_replace_editor", "str_replace_editor",
-                                         "submit"]
-    assert actions[1] == StrReplaceEditor(command="view", path="calc/ops.py")
+    assert [a.kind for a in actions] == ["bash", "bash", "str_replace_editor",
+                                         "str_replace_editor", "submit"]
+    assert actions[2] == StrReplaceEditor(command="view", path="calc/ops.py")
     # The user's edit replaced the model's (wrong) one.
-    assert actions[2].new_str == FIXED_LINE
-    assert actions[2].old_str == BUGGY_LINE
+    assert actions[3].new_str == FIXED_LINE
+    assert actions[3].old_str == BUGGY_LINE
     assert all("Thought:" not in a for a in assistant)
     text = json.dumps(row)
-    assert "rm -rf tests" not in text and "never delete tests" not in text
+    # The rejected proposal stays in the context the later turns answered, weighted 0.
+    weights = [m.get("weight", 1) for m in messages if m["role"] == "assistant"]
+    assert weights == [1, 0, 1, 1, 1] and "rm -rf tests" in assistant[1]
+    rejection = messages[messages.index(next(m for m in messages if m.get("weight") == 0)) + 1]
+    assert rejection["role"] == "tool" and "never delete tests" in rejection["content"]
     # The user's own command is a user note between tool results.
     notes = [m for m in messages if m["role"] == "user" and "touch NOTES.txt" in m["content"]]
     assert len(notes) == 1
@@ -168,7 +172,7 @@ def test_sft_toolcall_from_a_line_edit_reads_the_file_before_the_step(git_repo, 
              for m in row["messages"] if m["role"] == "assistant"]
     edit = next(c for c in calls if getattr(c, "command", None) == "str_replace")
     assert edit.old_str.strip() == BUGGY_LINE.strip() and edit.new_str.strip() == FIXED_LINE.strip()
-    with pytest.raises(ExportError, match="no toolcall form"):
+    with pytest.raises(ExportError, match="no toolcall form|pass --repo"):
         export(read_trajectory(log), "sft-toolcall", None)
 
 
@@ -187,6 +191,31 @@ def test_sft_text_rows_are_prompt_completion_prefixes(git_repo, tmp_path, closin
         formats.parse("Thought:" + row["completion"], "text")
     last_output = session.records[-2].observation.output.strip()
     assert f"Observation:\n{last_output}" in rows[-1]["prompt"]
+
+
+def test_sft_text_keeps_a_rejection_in_the_context_of_the_turns_after_it(
+    git_repo, tmp_path, closing
+):
+    """The model's reply to a rejection answered it: the rejection is in that reply's prompt."""
+    session, log = decided_session(git_repo, tmp_path, closing)
+    rows = export_sft_text(read_trajectory(log), git_repo)
+    assert not any("rm -rf tests" in row["completion"] for row in rows)
+    after = next(row for row in rows if "read calc/ops.py" in row["completion"])
+    assert "rm -rf tests" in after["prompt"] and "never delete tests" in after["prompt"]
+    assert "rm -rf tests" not in rows[0]["prompt"]
+
+
+def test_sft_exports_use_the_sessions_prompt_profile(git_repo, tmp_path, closing):
+    session, log = logged_session(git_repo, tmp_path, FIX_SCRIPTS["toolcall"], "toolcall",
+                                  prompt_profile="card")
+    closing(session)
+    session.run(AutoPolicy())
+    [row] = export(read_trajectory(log), "sft-toolcall", git_repo)
+    card = prompts.profile_for("toolcall", "card")
+    assert row["messages"][0]["content"] == card.render("system_template", "toolcall")
+    assert row["messages"][1]["content"] == session.issue
+    tools = [m["content"] for m in row["messages"] if m["role"] == "tool"]
+    assert tools and not any(t.startswith("OBSERVATION:") for t in tools)  # card: no envelope
 
 
 def test_swebench_export_and_cli(git_repo, tmp_path, closing, capsys):
@@ -239,3 +268,23 @@ def test_unknown_format_is_refused(git_repo, tmp_path):
     writer.close()
     with pytest.raises(ExportError, match="choose one of"):
         export(read_trajectory(log), "csv")
+
+
+def test_a_translated_action_gets_the_translated_tools_output(git_repo, tmp_path, closing):
+    """A text session shown to the toolcall model: its `read` is a `view` and its line `edit`
+    a `str_replace`, so their results are what those tools print, not `read`'s and `edit`'s."""
+    session, log = logged_session(git_repo, tmp_path, FIX_SCRIPTS["text"], "text")
+    closing(session)
+    session.run(AutoPolicy())
+    assert any(r.observation.output.startswith("Edited ") for r in session.records)
+    [row] = export(read_trajectory(log), "sft-toolcall", git_repo)
+    messages = row["messages"]
+    results = {}
+    for call, result in zip(messages, messages[1:]):
+        if call["role"] == "assistant":
+            action = formats.parse(call["content"], "toolcall").action
+            results[getattr(action, "command", action.kind)] = result["content"]
+    assert "Here's the result of running `cat -n` on /testbed/calc/ops.py" in results["view"]
+    assert "Edited " not in results["str_replace"]
+    assert "The file /testbed/calc/ops.py has been edited." in results["str_replace"]
+    assert "return sum(values) / len(values)" in results["str_replace"]

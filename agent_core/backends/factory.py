@@ -192,6 +192,15 @@ def create_backend(
     )
 
 
+def adapter_version(adapter: str | None) -> str:
+    """`v2` for an adapter whose navtui manifest says version 2, else ""."""
+    from agent_core.backends.identity import read_manifest
+
+    manifest = read_manifest(adapter)
+    version = manifest.get("version") if manifest else None
+    return f"v{version}" if version is not None else ""
+
+
 def describe(config: BackendConfig) -> dict[str, str]:
     """What the status bar and the log show about the backend (never the API key)."""
     info = {
@@ -199,6 +208,7 @@ def describe(config: BackendConfig) -> dict[str, str]:
         "preset": config.preset or "",
         "model": config.model or "",
         "adapter": config.adapter or "",
+        "adapter_version": adapter_version(config.adapter),
         "quantization": "4-bit" if config.load_in_4bit else "8-bit" if config.load_in_8bit else "",
         "base_url": split_credentials(config.base_url)[0] if config.base_url else "",
         "script": config.script or "",

@@ -29,9 +29,33 @@ from agent_core.backends.hf_load import (
     resolve_weights,
     use_cpu_threads,
 )
+from agent_core.backends.identity import adapter_identity, tokenizer_identity, weights_identity
 from agent_core.backends.kv_cache import PrefixCache
 from agent_core.backends.stop_strings import StopScanner
 from agent_core.backends.token_count import AddedTokenCounter
+
+
+def render_prompt(
+    tokenizer: Any, prompt: Prompt, template_kwargs: dict[str, Any] | None = None,
+    label: str = "the model",
+) -> str:
+    """The prompt as the model reads it: messages through the tokenizer's chat template (ending
+    with the generation prompt), or the completion text as it is."""
+    if prompt.messages is not None:
+        if not tokenizer.chat_template:
+            raise BackendError(
+                f"{label} has no chat template: use a text-dialect prompt or a chat model"
+            )
+        return tokenizer.apply_chat_template(
+            prompt.messages,
+            tools=prompt.tools,
+            add_generation_prompt=True,
+            tokenize=False,
+            **(template_kwargs or {}),
+        )
+    if prompt.text:
+        return prompt.text
+    raise BackendError("empty prompt: neither messages nor text were given")
 
 
 class _TurnClock:
@@ -93,6 +117,8 @@ class HFBackend:
         clock = LoadClock(progress)
         clock.report("resolving")
         model, adapter = resolve_weights(model, adapter)
+        self._resolved = (model, adapter)
+        self._identity: dict[str, Any] | None = None
         quantization = quantization_config(load_in_4bit, load_in_8bit)
         # Lines for the user (the session shows them as notices when it starts).
         self.notices: list[str] = []
@@ -116,6 +142,7 @@ class HFBackend:
             self.notices.append(use_cpu_threads(threads))
         clock.report("ready")
         self.last_usage: Usage | None = None
+        self.last_rendered: str | None = None  # the text of the last prompt, template applied
         self._prefix = PrefixCache(self._new_cache, enabled=reuse_cache)
         self._halt = threading.Event()
         self._busy = threading.Lock()
@@ -129,25 +156,35 @@ class HFBackend:
 
         return DynamicCache(config=self.model.config)
 
+    def render(self, prompt: Prompt) -> str:
+        """The prompt as the model reads it (`render_prompt`)."""
+        return render_prompt(self.tokenizer, prompt, self._template_kwargs(), self.label)
+
     def prompt_ids(self, prompt: Prompt) -> list[int]:
-        """Token ids of the rendered prompt: chat template for messages, plain text otherwise."""
-        if prompt.messages is not None:
-            if not self.tokenizer.chat_template:
-                raise BackendError(
-                    f"{self.label} has no chat template: use a text-dialect prompt or a chat model"
-                )
-            ids = self.tokenizer.apply_chat_template(
-                prompt.messages,
-                tools=prompt.tools,
-                add_generation_prompt=True,
-                tokenize=True,
-                return_dict=False,
-                **self._template_kwargs(),
-            )
-            return list(ids)
-        if prompt.text:
-            return self.tokenizer.encode(prompt.text, add_special_tokens=False)
-        raise BackendError("empty prompt: neither messages nor text were given")
+        """Token ids of the rendered prompt (the template's text encoded with no added tokens,
+        as `apply_chat_template(tokenize=True)` does it)."""
+        return self.tokenizer.encode(self.render(prompt), add_special_tokens=False)
+
+    def identity(self) -> dict[str, Any]:
+        """Model, adapter, tokenizer and chat template as loaded, and the generation settings."""
+        if self._identity is None:
+            model, adapter = self._resolved
+            config = self.model.generation_config
+            self._identity = {
+                "backend": self.name,
+                "model": weights_identity(self.model_ref, model),
+                "adapter": adapter_identity(self.adapter_ref, adapter) if adapter else None,
+                "tokenizer": tokenizer_identity(self.tokenizer),
+                "generation": {
+                    "do_sample": bool(config.do_sample),
+                    **{k: getattr(config, k, None)
+                       for k in ("temperature", "top_p", "top_k", "repetition_penalty")},
+                    "enable_thinking": self.enable_thinking,
+                    "quantized": self.quantized,
+                    "dtype": str(self.model.dtype).removeprefix("torch."),
+                },
+            }
+        return self._identity
 
     def _template_kwargs(self) -> dict[str, Any]:
         return {} if self.enable_thinking is None else {"enable_thinking": self.enable_thinking}
@@ -165,7 +202,8 @@ class HFBackend:
 
     def stream(self, prompt: Prompt) -> Iterator[str]:
         """Yield the reply in chunks; `last_usage` is set when the turn ends (cancelled or not)."""
-        ids = self.prompt_ids(prompt)
+        self.last_rendered = self.render(prompt)
+        ids = self.tokenizer.encode(self.last_rendered, add_special_tokens=False)
         if not self._busy.acquire(blocking=False):
             raise BackendError("the model is already generating: cancel that turn first")
         try:

@@ -455,8 +455,12 @@ def load_model(
 
 
 def describe(model: str, adapter: str | None) -> str:
-    """Short label for status lines: base name plus adapter name."""
+    """Short label for status lines: base name plus adapter name (and the version a
+    `navtui finetune` adapter's manifest gives)."""
+    from agent_core.backends.identity import adapter_label
+
     label = Path(model).name if _is_path_like(model) else model
     if adapter:
-        label += " + " + (Path(adapter).name if _is_path_like(adapter) else adapter)
+        name = Path(adapter).name if _is_path_like(adapter) else adapter
+        label += " + " + adapter_label(adapter, name)
     return label

@@ -43,6 +43,7 @@ from agent_core.backends.faults import (
     StreamDropped,
     context_too_long,
 )
+from agent_core.backends.identity import tokenizer_identity
 from agent_core.backends.openai_deltas import ChunkAssembler, malformed_tool_call_text
 from agent_core.backends.presets import resolve_preset
 from agent_core.backends.reply_budget import ReplyBudget
@@ -114,6 +115,7 @@ class OpenAIBackend:
         self.busy = shared_backoff or ServerBackoff(first=backoff, deadline=busy_deadline)
         self.thinking = thinking
         self.last_usage: Usage | None = None
+        self.last_request: tuple[str, dict[str, Any]] | None = None  # (path, body) last sent
         # The flag's key, else the URL's (given for this server), else the environment's.
         self._api_key = api_key or url_key or next(
             (os.environ[v] for v in API_KEY_ENV_VARS if os.environ.get(v)), None
@@ -164,6 +166,7 @@ class OpenAIBackend:
         if served is None:
             raise self._served_error or BackendError("no served model")
         path, body = self._request(prompt, served)
+        self.last_request = (path, body)
         started = time.monotonic()
         first: float | None = None
         produced: list[str] = []
@@ -253,6 +256,18 @@ class OpenAIBackend:
     def close(self) -> None:
         self.cancel()
         self._client.close()
+
+    def identity(self) -> dict[str, Any]:
+        """The server and model asked for; the tokenizer and its template when `--tokenizer`
+        names one (the server's own template is not visible from here)."""
+        tokenizer = self._load_tokenizer()
+        return {
+            "backend": self.name,
+            "base_url": self.base_url,
+            "model": {"ref": self.model},
+            "tokenizer": tokenizer_identity(tokenizer) if tokenizer is not None else None,
+            "generation": {"thinking": self.thinking},
+        }
 
     # -- request ---------------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ __all__ = [
     "ParseError",
     "Turn",
     "detect_dialect",
+    "dialect_words",
     "get_dialect",
     "parse",
     "render",
@@ -85,6 +86,11 @@ def detect_dialect(raw: str) -> str | None:
             return None
         return name
     return None
+
+
+def dialect_words(dialect: str) -> str:
+    """`toolcall` -> "expected the toolcall format"; `auto` -> "in none of the known formats"."""
+    return "in none of the known formats" if dialect == "auto" else f"expected the {dialect} format"
 
 
 def parses(raw: str, dialect: str) -> bool:

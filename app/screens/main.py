@@ -6,6 +6,7 @@ import asyncio
 import shlex
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -229,7 +230,10 @@ class MainScreen(Screen[None]):
             self.driver.rules.allow_prefix(prefix)
         status = self.query_one(StatusBar)
         info = session.config.backend_info
-        status.model = str(info.get("model") or info.get("name") or session.backend.name)
+        model = str(info.get("model") or info.get("name") or session.backend.name)
+        adapter = " ".join(filter(None, (Path(info.get("adapter") or "").name,
+                                         info.get("adapter_version"))))
+        status.model = f"{model} + {adapter}" if adapter else model
         status.dialect = session.config.dialect
         status.max_steps = session.config.max_steps
         status.state = "starting"

@@ -1,0 +1,156 @@
+"""Each model turn of a logged session with the exact prompt it had and what the user decided.
+
+`model_turns(trajectory)` folds over the log the way the session built its conversation (and the
+way `agent_core.resume` rebuilds it): turns are added as steps are decided, dropped by undo. At
+each `PromptSent` the conversation is snapshotted and the prompt rebuilt from it
+(`agent_core.prompt_log.rebuild`); the next model decision (or format error) is paired with it.
+Logs from before `PromptSent` get the prompt rebuilt untrimmed at `TurnStarted`.
+
+Only turns still standing after every undo are kept: undoing a step takes its decision back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from agent_core import prompts
+from agent_core.backends.base import Prompt
+from agent_core.events import (
+    FormatError,
+    PromptSent,
+    SessionStarted,
+    StepExecuted,
+    StepRejected,
+    StepUndone,
+    TurnStarted,
+    UserMessage,
+)
+from agent_core.formats import ParseError
+from agent_core.prompt_log import rebuild
+from agent_core.resume import logged_turn
+from agent_core.session import AUTO_PROMPT_DIALECT
+from agent_core.steps import USER_EDITS_KEY, EditAction, StepRecord
+from agent_core.trajectory import Trajectory, TrajectoryError
+
+
+class Label(StrEnum):
+    """What the user said about a model turn."""
+
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EDITED = "edited"
+    UNPARSED = "unparsed"  # a format error: nothing to decide
+
+
+@dataclass
+class ModelTurn:
+    """One model turn: the prompt it read, its reply, the user's label, and (for an edit) the
+    user's action as the model's turn then showed it."""
+
+    session: str
+    index: int
+    prompt: Prompt
+    reply: str
+    label: Label
+    edit: str | None = None
+    sent: PromptSent | None = None
+    identity: dict[str, Any] = field(default_factory=dict)
+    record: StepRecord | None = None
+
+    @property
+    def name(self) -> str:
+        """`<session id> step <index>`, for reports."""
+        return f"{self.session} step {self.index}"
+
+
+def _label(record: StepRecord) -> Label:
+    if record.observation is None:
+        return Label.REJECTED
+    return Label.EDITED if isinstance(record.decision, EditAction) else Label.APPROVED
+
+
+class _Fold:
+    """The conversation as the session had it, event by event."""
+
+    def __init__(self, trajectory: Trajectory) -> None:
+        self.trajectory = trajectory
+        self.config: dict[str, Any] = {}
+        self.turns: list[tuple[int, prompts.Turn]] = []
+        # The next decision's prompt: rebuilt from its PromptSent, or (older logs) the turns as
+        # they stood at TurnStarted, built when the decision comes.
+        self.pending: tuple[Prompt, PromptSent] | list[prompts.Turn] | None = None
+        self.identity: dict[str, Any] = {}
+        self.done: list[ModelTurn] = []
+        self.last_step = 0  # the index of the last decided step (user messages follow it)
+
+    @property
+    def dialect(self) -> str:
+        dialect = self.config.get("dialect") or self.trajectory.dialect
+        return AUTO_PROMPT_DIALECT if dialect == "auto" else dialect
+
+    def untrimmed(self, turns: list[prompts.Turn]) -> Prompt:
+        """The prompt of a log without `PromptSent`: every turn, the configured profile."""
+        return prompts.build_prompt(
+            self.dialect,
+            self.trajectory.issue,
+            turns,
+            max_new_tokens=int(self.config.get("max_new_tokens") or 1024),
+            repo_path=self.config.get("path_alias") or "/testbed",
+            profile=self.config.get("prompt_profile"),
+        )
+
+    def feed(self, event: object) -> None:
+        if isinstance(event, SessionStarted):
+            self.config = dict(event.config)
+        elif isinstance(event, TurnStarted):
+            self.pending = [turn for _, turn in self.turns]
+        elif isinstance(event, PromptSent):
+            if event.identity is not None:
+                self.identity = event.identity
+            turns = [turn for _, turn in self.turns]
+            try:
+                self.pending = (rebuild(event, self.trajectory.issue, turns), event)
+            except ValueError as error:
+                raise TrajectoryError(f"{self.trajectory.path}: {error}") from None
+        elif isinstance(event, FormatError):
+            self._close(event.index, event.raw, Label.UNPARSED, None)
+            observation = event.observation or prompts.format_parse_error(
+                self.dialect, ParseError(event.message, self.dialect)
+            )
+            self.turns.append((event.index, prompts.Turn(event.raw, observation)))
+        elif isinstance(event, (StepExecuted, StepRejected)):
+            record = event.record
+            self.last_step = record.index
+            if record.extra.get("source") != "user":
+                self._close(record.index, record.proposed.raw, _label(record), record)
+            if USER_EDITS_KEY not in record.extra:
+                self.turns.append((record.index, logged_turn(record, self.dialect)))
+        elif isinstance(event, UserMessage):
+            note = event.observation or prompts.format_user_message(self.dialect, event.text)
+            self.turns.append((self.last_step, prompts.Turn("", note)))
+        elif isinstance(event, StepUndone):
+            self.last_step = min(self.last_step, event.to_index)
+            self.turns = [t for t in self.turns if t[0] <= event.to_index]
+            self.done = [t for t in self.done if t.index <= event.to_index]
+
+    def _close(self, index: int, raw: str, label: Label, record: StepRecord | None) -> None:
+        pending = self.pending if self.pending is not None else [t for _, t in self.turns]
+        self.pending = None
+        prompt, sent = pending if isinstance(pending, tuple) else (self.untrimmed(pending), None)
+        edit = None
+        if label is Label.EDITED and record is not None:
+            edit = logged_turn(record, self.dialect).assistant
+        self.done.append(ModelTurn(
+            session=self.trajectory.session_id, index=index, prompt=prompt, reply=raw,
+            label=label, edit=edit, sent=sent, identity=self.identity, record=record,
+        ))
+
+
+def model_turns(trajectory: Trajectory) -> list[ModelTurn]:
+    """Every model turn still standing after the session's undos, in order."""
+    fold = _Fold(trajectory)
+    for event in trajectory.events:
+        fold.feed(event)
+    return fold.done
