@@ -100,7 +100,7 @@ def test_openai_request_bodies_rebuilt_from_the_log(git_repo, scripted_http):
     assert any(t.sent.elided or t.sent.cap_chars for t in turns)
     rebuild = OpenAIBackend(scripted_http.base_url, "m")
     for turn, request in zip(turns, scripted_http.requests, strict=True):
-        path, body = rebuild._request(turn.prompt)
+        path, body = rebuild.request_for(turn.prompt)
         assert request.path.endswith(path)
         assert body == request.body
         assert request_sha256(body) == turn.sent.sha256

@@ -271,6 +271,13 @@ class OpenAIBackend:
 
     # -- request ---------------------------------------------------------------------------------
 
+    def request_for(self, prompt: Prompt) -> tuple[str, dict[str, Any]]:
+        """The (path, body) `stream` would send for `prompt`, with the served model's name."""
+        served = self._served_model()
+        if served is None:
+            raise self._served_error or BackendError("no served model")
+        return self._request(prompt, served)
+
     def _request(self, prompt: Prompt, served: ServedModel) -> tuple[str, dict[str, Any]]:
         body: dict[str, Any] = {
             "model": served.name,
