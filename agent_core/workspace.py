@@ -31,11 +31,13 @@ import git as gitpython
 
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
+from agent_core.git.guard import ControlGuard
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps
 from agent_core.git.ignored_store import IgnoredStore
 from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.nested import NestedTrees
+from agent_core.git.quarantine import Quarantine
 from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
@@ -136,7 +138,7 @@ def _find_repo(path: Path) -> tuple[Path, Path, Path]:
 
 def _message(
     head: HeadState, staged: str | None, ignored: str | None, control: str | None,
-    nested: str | None,
+    nested: str | None, quarantined: str | None = None,
 ) -> str:
     return (
         "navtui checkpoint\n\n"
@@ -146,6 +148,7 @@ def _message(
         f"ignored: {ignored or _MISSING}\n"
         f"control: {control or _MISSING}\n"
         f"nested: {nested or _MISSING}\n"
+        + (f"quarantined: {quarantined}\n" if quarantined else "")
     )
 
 
@@ -173,7 +176,15 @@ class Workspace:
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
         self._control = ControlFiles(self._git, root, git_dir, common_dir)
         self._controls: dict[str, str | None] = {}  # checkpoint commit -> its git-files commit
-        self._control_told: str | None = None  # the git-files commit last reported
+        # checkpoint commit -> the git files as its step left them, when some were quarantined
+        self._planted: dict[str, str] = {}
+        quarantine = self.state_dir / "quarantine"
+        try:
+            quarantine_shown = quarantine.relative_to(root).as_posix()
+        except ValueError:
+            quarantine_shown = str(quarantine)
+        self._guard = ControlGuard(self._control, Quarantine(
+            quarantine, common_dir, self._control.shown_prefix, quarantine_shown))
         self._objects = common_dir / "objects"
         # Made again for each session (its private indexes live under the session's name).
         self._nested = NestedTrees(self._git, self._objects, self.state_dir)
@@ -257,8 +268,12 @@ class Workspace:
         self._save_modes(listing)
         return self._record(0, tree, head, ignored)
 
-    def checkpoint(self, index: int) -> Checkpoint:
-        """Snapshot the working tree after step `index` (greater than the last checkpoint's)."""
+    def checkpoint(self, index: int, *, trusted: bool = False) -> Checkpoint:
+        """Snapshot the working tree after step `index` (greater than the last checkpoint's).
+
+        Git's control files the step changed are named (`git_warnings`); those that plant code
+        are moved to quarantine first, unless the change is `trusted` (the user's own edits).
+        """
         last = self._last()
         if index <= last.index:
             raise WorkspaceError(
@@ -277,9 +292,11 @@ class Workspace:
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
         previous = self._trees[last.commit]
         if tree != previous:
-            self._note_gitlinks(self._raw_changes(previous, tree))
+            raw = self._raw_changes(previous, tree)
+            self._note_gitlinks(raw)
+            self._guard.tree_hooks([os.fsdecode(p) for p in raw.split(b"\0")[1::2]])
         return self._record(index, tree, self._heads.read(), ignored,
-                            ref_at=guessed[0] if guessed else None)
+                            ref_at=guessed[0] if guessed else None, trusted=trusted)
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
@@ -299,6 +316,8 @@ class Workspace:
             self._trees[commit] = tree
             self._ignored[commit] = fields.get("ignored")
             self._controls[commit] = fields.get("control")
+            if fields.get("quarantined"):
+                self._planted[commit] = fields["quarantined"] or ""
             self._nesteds[commit] = fields.get("nested")
             self._checkpoints.append(
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
@@ -308,8 +327,8 @@ class Workspace:
             shutil.copyfile(self._user_index(), self._index_path())
         self._index_stamp = None
         self._raw.point_head(self._checkpoints[-1].commit)
-        self._control_told = self._controls.get(self._checkpoints[-1].commit)
-        self._control.adopt(self._control_told)
+        self._guard.told = self._controls.get(self._checkpoints[-1].commit)
+        self._control.adopt(self._guard.told)
         self._gitlinks = set(self._nested.trees(self._nesteds.get(self._checkpoints[-1].commit)))
         return self.checkpoints
 
@@ -354,7 +373,8 @@ class Workspace:
             self._nesteds.get(previous.commit), self._nesteds.get(current.commit),
             self.diff_caps.total_bytes,
         )
-        old, new = self._controls.get(previous.commit), self._controls.get(current.commit)
+        old = self._controls.get(previous.commit)
+        new = self._planted.get(current.commit) or self._controls.get(current.commit)
         if old and new:
             diff += self._control.diff(old, new, self.diff_caps.total_bytes)
         return diff
@@ -473,7 +493,7 @@ class Workspace:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
         self._checkpoints = self._checkpoints[: position + 1]
-        self._control_told = self._controls.get(self._checkpoints[-1].commit)
+        self._guard.told = self._controls.get(self._checkpoints[-1].commit)
 
     def dirty_since(self, index: int) -> bool:
         """True if the working tree or HEAD/branch no longer match checkpoint `index`."""
@@ -489,28 +509,27 @@ class Workspace:
         navtui's own git calls never run them; the user's own git commands would. Checkpoints
         keep them: the step diff shows them and undo puts them back.
         """
-        now = self._controls.get(self._last().commit)
-        told, self._control_told = self._control_told, now
-        if told is None or now is None:
-            return []
-        return self._control.describe(self._control.changes(told, now))
+        return self._guard.changes_to_tell(self._controls.get(self._last().commit))
+
+    def git_warnings(self) -> list[str]:
+        """What the user should hear about git's files since the last call, one line each:
+        control files a step changed and what each does on their next git command, files moved
+        to quarantine (where, and how to put them back), navtui's private git dirs rebuilt."""
+        lines = []
+        for view in [self._raw, *self._nested.views()]:
+            lines += view.repairs
+            view.repairs = []
+        return lines + self._guard.warnings()
+
+    def quarantined(self) -> list[str]:
+        """Every file this session moved to quarantine (one line each, as `git_warnings` said)."""
+        return list(self._guard.quarantine.taken)
 
     def control_changed_since_start(self) -> str | None:
         """What the session left changed in git's own files (checkpoint 0 -> the last one) and
         how to get the originals back by hand, or None when nothing is."""
-        first = self._controls.get(self._first().commit)
-        last = self._controls.get(self._last().commit)
-        if not first or not last:
-            return None
-        changes = self._control.changes(first, last)
-        if not changes:
-            return None
-        added = [self._control.shown_prefix + c.path for c in changes if c.what == "added"]
-        return (
-            "; ".join(self._control.describe(changes))
-            + f". As they were before the session: `git show {first}:PATH` (PATH inside "
-            f"{self._control.shown_prefix}, e.g. `config`)"
-            + (f"; not there before: {', '.join(added)}" if added else "")
+        return self._guard.changed_since_start(
+            self._controls.get(self._first().commit), self._controls.get(self._last().commit)
         )
 
     # -- internals --------------------------------------------------------------------------
@@ -594,7 +613,7 @@ class Workspace:
         changed, left = self._control.restore(self._control.current(self._control_index()), wanted)
         for line in left:
             self._outside.setdefault(line, f"{line} (git's own file, left as it is by undo)")
-        self._control_told = wanted
+        self._guard.told = wanted
         return changed
 
     def _modes_path(self) -> Path:
@@ -863,11 +882,17 @@ class Workspace:
 
     def _record(
         self, index: int, tree: str, head: HeadState, ignored: str | None,
-        ref_at: str | None = None,
+        ref_at: str | None = None, trusted: bool = False,
     ) -> Checkpoint:
         """Commit (or reuse) the checkpoint and point its ref at it (unless it is at `ref_at`)."""
         previous = self._checkpoints[-1] if self._checkpoints else None
         control = self._control.current(self._control_index())
+        planted = None
+        if previous is not None:
+            control, planted = self._guard.after_step(
+                f"{self.session_id}-{index}", self._controls.get(previous.commit), control,
+                self._control_index(), trusted,
+            )
         for name in self._control.shown_left_out():
             self._outside.setdefault(name, f"{name} (git's own file, over 1 MB or unreadable)")
         nested = self._snapshot_nested()
@@ -878,11 +903,13 @@ class Workspace:
             and self._ignored.get(previous.commit) == ignored
             and self._controls.get(previous.commit) == control
             and self._nesteds.get(previous.commit) == nested
+            and planted is None
         ):
             commit = previous.commit
         else:
             parents = [
                 head.commit, previous.commit if previous else self._staged, ignored, control, nested,
+                planted,
             ]
             args: list[str] = []
             for parent in dict.fromkeys(p for p in parents if p):
@@ -890,15 +917,17 @@ class Workspace:
             staged = self._staged if index == 0 else None
             commit = self._git.line(
                 "commit-tree", "--no-gpg-sign", *args, "-m",
-                _message(head, staged, ignored, control, nested), tree,
+                _message(head, staged, ignored, control, nested, planted), tree,
             )
+            if planted:
+                self._planted[commit] = planted
             if tree == self._index_tree:
                 self._raw.point_head(commit)
         self._ignored[commit] = ignored
         self._controls[commit] = control
         self._nesteds[commit] = nested
-        if self._control_told is None:
-            self._control_told = control
+        if self._guard.told is None:
+            self._guard.told = control
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         if commit != ref_at:
             self._set_ref(ref, commit)

@@ -81,6 +81,10 @@ class NestedTrees:
         self._commit: str | None = None
         self._map_tree: dict[str, str] = {}  # commit -> tree of the map
 
+    def views(self) -> list[RawView]:
+        """The private git dirs of the nested repositories seen so far."""
+        return [runner.raw for runner in self._runners.values() if runner.raw is not None]
+
     # -- snapshot ----------------------------------------------------------------------
 
     def snapshot(self, paths: set[str]) -> str | None:
