@@ -223,6 +223,6 @@ def test_the_end_of_a_session_names_git_files_it_leaves_changed(git_repo: Path, 
     # The config held a planted pager, so all of it went back (the copy is in quarantine).
     assert ".git/config" not in left and "not there before: .git/info/attributes" in left
     [kept] = [e.message for e in events if isinstance(e, Notice) and "are in quarantine" in e.message]
-    assert ".git/navtui/quarantine/s-1/hooks/post-commit" in kept
+    assert ".git/navtui/quarantine/" in kept and "-1/hooks/post-commit" in kept
     original = left.split("`git show ", 1)[1].split(":PATH`")[0]
     assert git(git_repo, "show", f"{original}:config") == config
