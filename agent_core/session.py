@@ -709,5 +709,10 @@ class Session:
         self._stuck.reset()
         event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)
+        if report.restored_refs:
+            self._emit(Notice(
+                "undo put back branches and tags deleted during the session, at their tips "
+                f"when it started: {', '.join(report.restored_refs)}"
+            ))
         self._warn_outside()
         return event

@@ -24,7 +24,7 @@ import stat
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import git as gitpython
@@ -41,6 +41,7 @@ from agent_core.git.quarantine import Quarantine
 from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
+from agent_core.git.survival import SurvivalStore
 from agent_core.git.tree_watch import TreeWatch
 from agent_core.git.treeops import apply_tree, huge_files, raw_changes
 from agent_core.steps import Checkpoint
@@ -91,10 +92,12 @@ class DiffCaps:
 
 @dataclass
 class RestoreReport:
-    """What an undo changed: working-tree paths rewritten or removed, and whether HEAD moved."""
+    """What an undo changed: working-tree paths rewritten or removed, whether HEAD moved, and
+    the branches and tags (as at the session's start) it put back after they were deleted."""
 
     changed_paths: list[str]
     head_moved: bool
+    restored_refs: list[str] = field(default_factory=list)
 
 
 def _run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
@@ -191,6 +194,10 @@ class Workspace:
         self._nesteds: dict[str, str | None] = {}  # checkpoint commit -> its nested-trees commit
         self._gitlinks: set[str] = set()  # paths of submodules / nested repositories now
         self._checkpoints: list[Checkpoint] = []
+        self._store = SurvivalStore(self._git, self.state_dir / "store", self._objects,
+                                    self._raw.path)
+        self._tips: dict[str, str] = {}  # branches and tags at the session's start
+        self._saved_refs: dict[str, str] = {}  # before-undo refs -> their commits
         self._trees: dict[str, str] = {}
         self._staged: str | None = None
         self._index_stamp: FileStamp | None = None
@@ -266,7 +273,12 @@ class Workspace:
         listing = self._git.run("ls-files", "-z", "-s", index=index)
         self._note_gitlinks(listing, staged=True)
         self._save_modes(listing)
-        return self._record(0, tree, head, ignored)
+        first = self._record(0, tree, head, ignored)
+        self._raw.env()
+        self._tips = self._store.current_tips()
+        self._store.save_tips(session_id, self._tips)
+        self._store.keep_start()
+        return first
 
     def checkpoint(self, index: int, *, trusted: bool = False) -> Checkpoint:
         """Snapshot the working tree after step `index` (greater than the last checkpoint's).
@@ -279,6 +291,7 @@ class Workspace:
             raise WorkspaceError(
                 f"checkpoint {index} would not follow checkpoint {last.index}: steps only move forward"
             )
+        self._ensure_kept()
         # Most steps (reads, searches, `ls`) change nothing: point the new ref at the previous
         # commit while the tree is snapshotted (creating a file costs as much as a small git
         # call on some file systems), and move it only if the step did change it.
@@ -326,6 +339,8 @@ class Workspace:
         if not self._index_path().exists() and self._user_index().exists():
             shutil.copyfile(self._user_index(), self._index_path())
         self._index_stamp = None
+        self._tips = self._store.tips(session_id)
+        self._heal()
         self._raw.point_head(self._checkpoints[-1].commit)
         self._guard.told = self._controls.get(self._checkpoints[-1].commit)
         self._control.adopt(self._guard.told)
@@ -413,6 +428,7 @@ class Workspace:
         """Make the working tree (and HEAD/branch) exactly checkpoint `index`; later ones are dropped."""
         position = self._position(index)
         target = self._checkpoints[position]
+        self._ensure_kept()
         now, wanted = self._snapshot(), self._trees[target.commit]
         changed: list[str] = []
         if now != wanted:
@@ -432,7 +448,7 @@ class Workspace:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
         self._checkpoints = self._checkpoints[: position + 1]
-        return RestoreReport(sorted(changed), head_moved)
+        return RestoreReport(sorted(changed), head_moved, self._restore_tips())
 
     def foreign_changes(self) -> list[str]:
         """What changed since the last checkpoint: paths (git's own files as `.git/...`), then
@@ -483,6 +499,9 @@ class Workspace:
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
         ref = f"{prefix}{len(taken) + 1}"
         self._git.run("update-ref", ref, commit, "0" * 40)
+        if commit != last.commit:
+            self._store.keep(commit, last.commit)
+        self._saved_refs[ref] = commit
         return ref
 
     def drop_after(self, index: int) -> None:
@@ -921,6 +940,8 @@ class Workspace:
             )
             if planted:
                 self._planted[commit] = planted
+            if previous is not None:
+                self._store.keep(commit, previous.commit)
             if tree == self._index_tree:
                 self._raw.point_head(commit)
         self._ignored[commit] = ignored
@@ -957,6 +978,49 @@ class Workspace:
                 os.replace(lock, path)
                 return
         self._git.run("update-ref", ref, commit)
+
+    # -- surviving the model's git commands (agent_core/git/survival.py) ---------------------
+
+    def _ensure_kept(self) -> None:
+        """Before navtui uses its checkpoints: if the last one's ref is not as navtui wrote it
+        (deleted, packed by a gc, rewritten), bring back what is missing and write the refs."""
+        last = self._last()
+        if (self._common_dir / "reftable").exists():
+            return
+        try:
+            if (self._common_dir / last.ref).read_text(encoding="ascii") == last.commit + "\n":
+                return
+        except (OSError, UnicodeDecodeError):
+            pass
+        self._heal()
+
+    def _heal(self) -> None:
+        """Bring the checkpoints' objects back from the store where the repository lost them,
+        and point every checkpoint ref (and saved state) at its commit again."""
+        if not self._checkpoints:
+            return
+        now = self._store.current_tips()
+        same = [oid for ref, oid in self._tips.items() if now.get(ref) == oid]
+        self._raw.env()
+        self._store.bring_back([self._checkpoints[-1].commit, *self._saved_refs.values()], same)
+        refs = {c.ref: c.commit for c in self._checkpoints} | self._saved_refs
+        self._git.run("update-ref", "--stdin", stdin="".join(
+            f"update {ref} {commit}\n" for ref, commit in refs.items()).encode())
+
+    def _restore_tips(self) -> list[str]:
+        """Put back the branches and tags that were there at the session's start and are gone
+        now (at their tips then); their names."""
+        if not self._tips:
+            return []
+        now = self._store.current_tips()
+        gone = {ref: oid for ref, oid in self._tips.items() if ref not in now}
+        if not gone:
+            return []
+        same = [oid for ref, oid in self._tips.items() if now.get(ref) == oid]
+        self._store.bring_back(sorted(set(gone.values())), same)
+        self._git.run("update-ref", "--stdin", stdin="".join(
+            f"create {ref} {oid}\n" for ref, oid in sorted(gone.items())).encode())
+        return sorted(gone)
 
     def _first(self) -> Checkpoint:
         if not self._checkpoints:
