@@ -27,21 +27,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import git as gitpython
-
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.guard import ControlGuard
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps
 from agent_core.git.ignored_store import IgnoredStore
+from agent_core.git.messages import checkpoint_message as _message
+from agent_core.git.messages import parse_message as _parse_message
 from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.nested import NestedTrees
 from agent_core.git.quarantine import Quarantine
+from agent_core.git.repo import clear_operation_state, find_repo
 from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
-from agent_core.git.survival import SurvivalStore
+from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.tree_watch import TreeWatch
 from agent_core.git.treeops import apply_tree, huge_files, raw_changes
 from agent_core.steps import Checkpoint
@@ -50,7 +51,6 @@ __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspa
 
 REF_ROOT = "refs/navtui"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-_MISSING = "-"
 _VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
 _VANISHED_RETRIES = 20
 _MAX_EXCLUDES = 500
@@ -70,15 +70,6 @@ _NO_PRELOAD = ("-c", "core.preloadIndex=false")
 # Beyond this many changed paths one whole-tree `git add -A` is cheaper than a pathspec list.
 _MAX_PATHSPECS = 200
 
-# Files and directories git leaves behind while an operation waits for the user.
-_IN_PROGRESS = {
-    "MERGE_HEAD": "a merge is in progress: finish it with `git commit` or undo it with `git merge --abort`",
-    "rebase-merge": "a rebase is in progress: finish it with `git rebase --continue` or `git rebase --abort`",
-    "rebase-apply": "a rebase or `git am` is in progress: finish it or run `git rebase --abort` / `git am --abort`",
-    "CHERRY_PICK_HEAD": "a cherry-pick is in progress: finish it or run `git cherry-pick --abort`",
-    "REVERT_HEAD": "a revert is in progress: finish it or run `git revert --abort`",
-}
-_OPERATION_LEFTOVERS = (*_IN_PROGRESS, "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "sequencer")
 
 
 @dataclass(frozen=True)
@@ -107,61 +98,6 @@ def _run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
             meanwhile()
     except (OSError, WorkspaceError):
         pass
-
-
-def _find_repo(path: Path) -> tuple[Path, Path, Path]:
-    """Validate `path`; return (working tree root, git dir, common dir) or raise an actionable error."""
-    if not path.exists():
-        raise WorkspaceError(f"{path} does not exist: pass the path of your repository")
-    if not path.is_dir():
-        raise WorkspaceError(f"{path} is not a directory: pass the repository's top directory")
-    try:
-        repo = gitpython.Repo(path, search_parent_directories=True)
-    except gitpython.InvalidGitRepositoryError:
-        raise WorkspaceError(
-            f"{path} is not a git repository: navtui checkpoints every step with git. "
-            f"Run `git init && git add -A && git commit -m initial` in {path} first."
-        ) from None
-    try:
-        if repo.bare or repo.working_tree_dir is None:
-            raise WorkspaceError(
-                f"{path} is a bare repository (no working tree): clone it first, "
-                f"e.g. `git clone {path} {path.name}-work`, and open the clone."
-            )
-        root = Path(repo.working_tree_dir).resolve()
-        git_dir = Path(repo.git_dir).resolve()
-        common_dir = Path(repo.common_dir).resolve()
-    finally:
-        repo.close()
-    for name, advice in _IN_PROGRESS.items():
-        if (git_dir / name).exists():
-            raise WorkspaceError(f"{root}: {advice}, then start navtui again.")
-    return root, git_dir, common_dir
-
-
-def _message(
-    head: HeadState, staged: str | None, ignored: str | None, control: str | None,
-    nested: str | None, quarantined: str | None = None,
-) -> str:
-    return (
-        "navtui checkpoint\n\n"
-        f"head: {head.commit or _MISSING}\n"
-        f"branch: {head.branch or _MISSING}\n"
-        f"staged: {staged or _MISSING}\n"
-        f"ignored: {ignored or _MISSING}\n"
-        f"control: {control or _MISSING}\n"
-        f"nested: {nested or _MISSING}\n"
-        + (f"quarantined: {quarantined}\n" if quarantined else "")
-    )
-
-
-def _parse_message(message: str) -> dict[str, str | None]:
-    fields: dict[str, str | None] = {}
-    for line in message.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep:
-            fields[key] = None if value == _MISSING else value
-    return fields
 
 
 class Workspace:
@@ -220,7 +156,7 @@ class Workspace:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
         """Open the repository containing `path`; refuses what navtui cannot safely work in."""
-        return cls(*_find_repo(Path(path).expanduser().absolute()))
+        return cls(*find_repo(Path(path).expanduser().absolute()))
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -441,14 +377,14 @@ class Workspace:
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
-        self._clear_operation_state()
+        clear_operation_state(self.git_dir)
         self._restore_user_index(head, head_moved)
         dropped = self._checkpoints[position + 1:]
         if dropped:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
         self._checkpoints = self._checkpoints[: position + 1]
-        return RestoreReport(sorted(changed), head_moved, self._restore_tips())
+        return RestoreReport(sorted(changed), head_moved, self._store.restore_tips(self._tips))
 
     def foreign_changes(self) -> list[str]:
         """What changed since the last checkpoint: paths (git's own files as `.git/...`), then
@@ -985,42 +921,14 @@ class Workspace:
         """Before navtui uses its checkpoints: if the last one's ref is not as navtui wrote it
         (deleted, packed by a gc, rewritten), bring back what is missing and write the refs."""
         last = self._last()
-        if (self._common_dir / "reftable").exists():
-            return
-        try:
-            if (self._common_dir / last.ref).read_text(encoding="ascii") == last.commit + "\n":
-                return
-        except (OSError, UnicodeDecodeError):
-            pass
-        self._heal()
+        if not ref_intact(self._common_dir, last.ref, last.commit):
+            self._heal()
 
     def _heal(self) -> None:
-        """Bring the checkpoints' objects back from the store where the repository lost them,
-        and point every checkpoint ref (and saved state) at its commit again."""
-        if not self._checkpoints:
-            return
-        now = self._store.current_tips()
-        same = [oid for ref, oid in self._tips.items() if now.get(ref) == oid]
-        self._raw.env()
-        self._store.bring_back([self._checkpoints[-1].commit, *self._saved_refs.values()], same)
-        refs = {c.ref: c.commit for c in self._checkpoints} | self._saved_refs
-        self._git.run("update-ref", "--stdin", stdin="".join(
-            f"update {ref} {commit}\n" for ref, commit in refs.items()).encode())
-
-    def _restore_tips(self) -> list[str]:
-        """Put back the branches and tags that were there at the session's start and are gone
-        now (at their tips then); their names."""
-        if not self._tips:
-            return []
-        now = self._store.current_tips()
-        gone = {ref: oid for ref, oid in self._tips.items() if ref not in now}
-        if not gone:
-            return []
-        same = [oid for ref, oid in self._tips.items() if now.get(ref) == oid]
-        self._store.bring_back(sorted(set(gone.values())), same)
-        self._git.run("update-ref", "--stdin", stdin="".join(
-            f"create {ref} {oid}\n" for ref, oid in sorted(gone.items())).encode())
-        return sorted(gone)
+        if self._checkpoints:
+            self._raw.env()  # the store is read through navtui's checked private git dir
+            refs = {c.ref: c.commit for c in self._checkpoints} | self._saved_refs
+            self._store.heal(refs, self._checkpoints[-1].commit, self._tips)
 
     def _first(self) -> Checkpoint:
         if not self._checkpoints:
@@ -1080,17 +988,6 @@ class Workspace:
             )
             complete = False
         return text + "".join(change.summary() for change in big), complete
-
-    def _clear_operation_state(self) -> None:
-        """Forget merges/rebases/cherry-picks the model left half-done (none existed at open)."""
-        if not any((self.git_dir / name).exists() for name in _IN_PROGRESS):
-            return
-        for name in _OPERATION_LEFTOVERS:
-            path = self.git_dir / name
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink(missing_ok=True)
 
     def _restore_user_index(self, head: HeadState, head_moved: bool) -> None:
         """Put back the user's staged state if HEAD is where it started, else match the new HEAD."""

@@ -8,8 +8,9 @@ under `.git/navtui/store/objects` (read-only inside the sandbox):
 - at the start, a copy (never a hard link: an in-place rewrite of the repository's pack would
   change the copy too) of the repository's packs, and one pack of its loose objects, which hold
   checkpoint 0 and every branch and tag tip (`tips`);
-- after each checkpoint, one pack of only what is new since the previous one
-  (`git pack-objects --revs <new> --not <previous>`);
+- after each checkpoint with a new commit, one pack of only what is new since the previous one
+  (`git pack-objects --revs --sparse <new> --not <previous>`: it walks only the paths whose
+  trees differ; a step that changed nothing reuses its commit and packs nothing);
 - when something is missing from the repository, it is brought back from the store through
   `git index-pack`, which computes each object's hash from its content: an object the store
   holds under a wrong name (rewritten outside the sandbox) never reaches the repository.
@@ -76,7 +77,7 @@ class SurvivalStore:
         self._packs.mkdir(parents=True, exist_ok=True)
         revs = f"{commit}\n" + (f"--not\n{since}\n" if since else "")
         result = self._git.run_full(
-            "pack-objects", "--revs", "-q", "--window=0", "--non-empty",
+            "pack-objects", "--revs", "--sparse", "-q", "--window=0", "--non-empty",
             str(self._packs / "pack"), stdin=revs.encode(), ok_codes=(0, 128),
         )
         if result.returncode and since:
@@ -131,6 +132,30 @@ class SurvivalStore:
 
     # -- bringing back -----------------------------------------------------------------
 
+    def heal(self, refs: dict[str, str], last: str, tips: dict[str, str]) -> None:
+        """Bring back what checkpoint commit `last` (and every commit of `refs`) reaches where
+        the repository lost it, and point each of navtui's `refs` at its commit again."""
+        now = self.current_tips()
+        same = [oid for ref, oid in tips.items() if now.get(ref) == oid]
+        self.bring_back(list(dict.fromkeys([last, *refs.values()])), same)
+        self._git.run("update-ref", "--stdin", stdin="".join(
+            f"update {ref} {commit}\n" for ref, commit in refs.items()).encode())
+
+    def restore_tips(self, tips: dict[str, str]) -> list[str]:
+        """Put back the branches and tags of `tips` (the session's start) that are gone now, at
+        their tips then; their names."""
+        if not tips:
+            return []
+        now = self.current_tips()
+        gone = {ref: oid for ref, oid in tips.items() if ref not in now}
+        if not gone:
+            return []
+        same = [oid for ref, oid in tips.items() if now.get(ref) == oid]
+        self.bring_back(sorted(set(gone.values())), same)
+        self._git.run("update-ref", "--stdin", stdin="".join(
+            f"create {ref} {oid}\n" for ref, oid in sorted(gone.items())).encode())
+        return sorted(gone)
+
     def missing(self, ids: list[str]) -> list[str]:
         """Those of `ids` the repository does not have."""
         if not ids:
@@ -173,6 +198,17 @@ class SurvivalStore:
                 f"store ({self.path}) cannot give them back{': ' + why if why else ''}. "
                 "Something outside git's commands removed or rewrote them."
             )
+
+
+def ref_intact(common_dir: Path, ref: str, commit: str) -> bool:
+    """Whether loose ref `ref` still holds `commit` as navtui wrote it (no git process); True
+    where refs are not files (reftable)."""
+    if (common_dir / "reftable").exists():
+        return True
+    try:
+        return (common_dir / ref).read_text(encoding="ascii") == commit + "\n"
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _copy(source: Path, target: Path) -> None:
