@@ -180,6 +180,11 @@ class Workspace:
             parts = ref.split("/")
             if len(parts) == 4 and parts[3] == "0" and parts[2] not in ids:
                 ids.append(parts[2])
+        for session_id in self._store.recorded_sessions():  # refs the model deleted
+            if session_id not in ids and _SESSION_ID.fullmatch(session_id) and any(
+                ref.endswith("/0") for ref in self._store.recorded_refs(session_id)
+            ):
+                ids.append(session_id)
         return ids
 
     def begin(self, session_id: str) -> Checkpoint:
@@ -251,6 +256,16 @@ class Workspace:
         """Reload an existing session's checkpoints from its refs (for resume)."""
         self._check_session_id(session_id)
         records = self._session_refs(session_id)
+        recorded = self._store.recorded_refs(session_id)
+        numbered = {ref: c for ref, c in recorded.items() if ref.rsplit("/", 1)[1].isdigit()}
+        if numbered and {r[0]: r[1] for r in records} != numbered:
+            # The model deleted or moved the session's refs: they come back from the store.
+            last = max((r for r in recorded if r.rsplit("/", 1)[1].isdigit()),
+                       key=lambda r: int(r.rsplit("/", 1)[1]), default=None)
+            if last is not None:
+                self._raw.env()
+                self._store.heal(recorded, recorded[last], self._store.tips(session_id))
+                records = self._session_refs(session_id)
         if not records:
             raise WorkspaceError(
                 f"no session {session_id!r} in {self.root}; known: {', '.join(self.sessions()) or 'none'}"
@@ -300,6 +315,7 @@ class Workspace:
         ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
+        self._store.forget(session_id)
         for suffix in (".index", ".ignored.index", ".control.index", ".user-index", ".modes.json"):
             (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         shutil.rmtree(self.state_dir / "checkpoints" / f"{session_id}.nested", ignore_errors=True)
@@ -383,6 +399,7 @@ class Workspace:
         if dropped:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
+            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
         self._checkpoints = self._checkpoints[: position + 1]
         return RestoreReport(sorted(changed), head_moved, self._store.restore_tips(self._tips))
 
@@ -435,6 +452,7 @@ class Workspace:
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
         ref = f"{prefix}{len(taken) + 1}"
         self._git.run("update-ref", ref, commit, "0" * 40)
+        self._store.note_refs(self.session_id or "", {ref: commit})
         if commit != last.commit:
             self._store.keep(commit, last.commit)
         self._saved_refs[ref] = commit
@@ -447,6 +465,7 @@ class Workspace:
         if dropped:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
+            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
         self._checkpoints = self._checkpoints[: position + 1]
         self._guard.told = self._controls.get(self._checkpoints[-1].commit)
 
@@ -896,7 +915,9 @@ class Workspace:
     def _set_ref(self, ref: str, commit: str) -> None:
         """Point `ref` (one of navtui's own, never the user's) at `commit`: a loose ref file
         written as git writes it (lock file, then rename), without a git process; through
-        `update-ref` where refs are not files (reftable) or the lock is taken."""
+        `update-ref` where refs are not files (reftable) or the lock is taken. The store's
+        ref log notes it too."""
+        self._store.note_refs(self.session_id or "", {ref: commit})
         path = self._common_dir / ref
         if not (self._common_dir / "reftable").exists():
             lock = path.with_name(path.name + ".lock")

@@ -107,3 +107,22 @@ def test_a_rewritten_store_object_is_refused_not_restored(git_repo: Path):
     with pytest.raises(WorkspaceError, match="cannot give them back"):
         ws.checkpoint(1)
     assert not exists(git_repo, first.commit)
+
+
+def test_sessions_and_resume_work_when_the_refs_went_while_navtui_was_not_running(git_repo: Path):
+    (git_repo / "calc" / "ops.py").write_text("the user's uncommitted edit\n")
+    before = files(git_repo)
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "echo step one >> README.md")
+    ws.checkpoint(1)
+    ws.close()
+    bash(git_repo, WIPE)
+
+    again = Workspace.open(git_repo)
+    assert again.sessions() == ["s"]
+    assert [c.index for c in again.attach("s")] == [0, 1]
+    again.restore(0)
+    assert files(git_repo) == before
+    again.delete_session("s")
+    assert again.sessions() == []

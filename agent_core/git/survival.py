@@ -130,6 +130,55 @@ class SurvivalStore:
             tips[ref] = oid
         return tips
 
+    # -- navtui's refs, written down beside git's ------------------------------------
+
+    def note_refs(self, session_id: str, refs: dict[str, str | None]) -> None:
+        """Append what navtui did to its refs (`None`: deleted) to the session's ref log, from
+        which `recorded_refs` rebuilds them when the model deleted them."""
+        log = self.path / "refs" / f"{session_id}.log"
+        text = "".join(f"{ref} {commit or '-'}\n" for ref, commit in refs.items())
+        try:
+            with log.open("a", encoding="ascii") as handle:
+                handle.write(text)
+        except FileNotFoundError:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("a", encoding="ascii") as handle:
+                handle.write(text)
+
+    def recorded_refs(self, session_id: str) -> dict[str, str]:
+        """The session's refs as its ref log has them (untrusted: only navtui's own ref names
+        and well-formed ids are taken)."""
+        try:
+            text = (self.path / "refs" / f"{session_id}.log").read_text(encoding="ascii")
+        except (OSError, UnicodeDecodeError):
+            return {}
+        prefix = f"refs/navtui/{session_id}/"
+        refs: dict[str, str] = {}
+        for line in text.splitlines():
+            ref, _, commit = line.partition(" ")
+            name = ref[len(prefix):]
+            if not ref.startswith(prefix) or not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+                continue
+            if commit == "-":
+                refs.pop(ref, None)
+            elif _ID.fullmatch(commit):
+                refs[ref] = commit
+        return refs
+
+    def recorded_sessions(self) -> list[str]:
+        """Ids of the sessions with a ref log, oldest first."""
+        logs = (self.path / "refs").glob("*.log")
+        try:
+            ordered = sorted(logs, key=lambda p: p.stat().st_mtime_ns)
+        except OSError:
+            return []
+        return [p.name[:-4] for p in ordered]
+
+    def forget(self, session_id: str) -> None:
+        """Drop what the store knows of a deleted session (its objects stay, shared)."""
+        (self.path / "refs" / f"{session_id}.log").unlink(missing_ok=True)
+        (self.path / "tips" / f"{session_id}.json").unlink(missing_ok=True)
+
     # -- bringing back -----------------------------------------------------------------
 
     def heal(self, refs: dict[str, str], last: str, tips: dict[str, str]) -> None:
