@@ -341,7 +341,9 @@ class Workspace:
             self.diff_caps.total_bytes,
         )
         old = self._controls.get(previous.commit)
-        new = self._planted.get(current.commit) or self._controls.get(current.commit)
+        new = self._controls.get(current.commit)
+        if current.commit != previous.commit:  # a reused commit: the step changed nothing
+            new = self._planted.get(current.commit) or new
         if old and new:
             diff += self._control.diff(old, new, self.diff_caps.total_bytes)
         return diff

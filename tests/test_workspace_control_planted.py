@@ -129,3 +129,17 @@ def test_planted_alternates_and_include_are_quarantined(git_repo: Path, tmp_path
                for w in warnings)
     assert not (git_repo / ".git" / "objects" / "info" / "alternates").exists()
     assert "include" not in (git_repo / ".git" / "config").read_text()
+
+
+def test_a_quarantined_step_is_shown_once_and_gc_is_not_a_control_change(git_repo: Path):
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "printf '#!/bin/sh\\nexit 0\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit")
+    ws.checkpoint(1)
+    assert "+exit 0" in ws.step_diff(1)
+    ws.checkpoint(2)  # nothing changed: its diff is empty, the hook not shown again
+    assert ws.step_diff(2) == ""
+    bash(git_repo, "git gc -q")
+    ws.git_warnings()
+    ws.checkpoint(3)
+    assert ws.git_warnings() == [] and ws.step_diff(3) == ""

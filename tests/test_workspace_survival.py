@@ -55,10 +55,14 @@ def test_a_session_goes_on_after_the_wipe_and_undo_brings_everything_back(git_re
     from agent_core.policy import AutoPolicy
     from tests.test_session import make_session, write_script
 
+    from agent_core.events import Notice
+
+    git(git_repo, "branch", "feature")
     (git_repo / "calc" / "ops.py").write_text("the user's uncommitted edit\n")
     (git_repo / "notes.txt").write_text("the user's untracked notes\n")
     before = files(git_repo)
-    outputs = [f"Thought: Clean up.\nAction: bash {WIPE}", "Thought: Done.\nAction: submit"]
+    outputs = [f"Thought: Clean up.\nAction: bash git branch -D feature && {WIPE}",
+               "Thought: Done.\nAction: submit"]
     session, _, events = make_session(git_repo, write_script(tmp_path / "s.jsonl", outputs), "text")
     try:
         session.start()
@@ -68,6 +72,9 @@ def test_a_session_goes_on_after_the_wipe_and_undo_brings_everything_back(git_re
     finally:
         session.close()
     assert files(git_repo) == before
+    assert git(git_repo, "branch", "--list", "feature").strip() == "feature"
+    assert any("put back branches and tags" in e.message and "refs/heads/feature" in e.message
+               for e in events if isinstance(e, Notice))
 
 
 def test_a_deleted_branch_comes_back_on_undo(git_repo: Path):

@@ -2,8 +2,8 @@
 
 Data is what git records: objects, refs, logs, the index, HEAD, packed-refs and the transient
 `*_HEAD` and lock files. Everything else that git reads is control, because it decides what git
-runs or where it looks: `config`, `config.worktree`, `commondir`, `info/*`, `hooks/*` (but the
-`.sample`s), `objects/info/alternates`, and the same inside each linked worktree's dir
+runs or where it looks: `config`, `config.worktree`, `commondir`, `info/*` (but `info/refs`,
+which `git gc` writes for dumb HTTP), `hooks/*` (but the `.sample`s), `objects/info/alternates`, and the same inside each linked worktree's dir
 (`worktrees/*/`, with its `gitdir`) and each submodule's git dir (`modules/*/`, nested ones
 too), and the hooks directory `core.hooksPath` names when it is inside the git dir.
 
@@ -20,6 +20,8 @@ from pathlib import Path
 # Files directly in a git dir that are control.
 _TOP = ("config", "config.worktree", "commondir", "objects/info/alternates")
 _WORKTREE_TOP = (*_TOP, "gitdir")
+# Data that lives in `info/`: what `git update-server-info` (run by `git gc`) writes.
+_INFO_DATA = ("refs",)
 _MAX_DEPTH = 6  # submodules inside submodules, and names with slashes (`modules/a/b`)
 _MAX_ENTRIES = 500  # a directory with more is listed up to this many
 
@@ -49,7 +51,8 @@ class ControlPaths:
 
     def _contents(self, git_dir: Path) -> list[Path]:
         """`info/*` and `hooks/*` (no `.sample`) of one git dir."""
-        info = [Path(e.path) for e in self._entries(git_dir / "info") if _is_file(e)]
+        info = [Path(e.path) for e in self._entries(git_dir / "info")
+                if _is_file(e) and e.name not in _INFO_DATA]
         hooks = [Path(e.path) for e in self._entries(git_dir / "hooks") if _is_hook(e)]
         return info + hooks
 
