@@ -16,30 +16,29 @@ changed neither the tree nor HEAD reuses the previous checkpoint's commit under 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import stat
-import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_core.git.adds import add_changed
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.guard import ControlGuard
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps
 from agent_core.git.ignored_store import IgnoredStore
+from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.messages import checkpoint_message as _message
 from agent_core.git.messages import parse_message as _parse_message
-from agent_core.git.lock import acquire, check_free, release
+from agent_core.git.modes import restore_modes, save_modes
 from agent_core.git.nested import NestedTrees
 from agent_core.git.quarantine import Quarantine
-from agent_core.git.repo import clear_operation_state, find_repo
+from agent_core.git.refs import write_ref
 from agent_core.git.rawview import RawView
+from agent_core.git.repo import clear_operation_state, find_repo
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.survival import SurvivalStore, ref_intact
@@ -51,11 +50,8 @@ __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspa
 
 REF_ROOT = "refs/navtui"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-_VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
-_VANISHED_RETRIES = 20
 _MAX_EXCLUDES = 500
 _EMBEDDED = "warning: adding embedded git repository: "
-_GIT_MODES = (0o644, 0o755, 0o664, 0o775)  # what a checkout makes under the usual umasks
 _PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 # What changed in the working tree against the private index (and which directories git had to
 # read again: it then rewrites the index's untracked cache). Submodules: only their commit.
@@ -67,8 +63,6 @@ _STATUS_ARGS = (
 # (bench/checkpoint.py: 0.26 ms of CPU at 1,000 files; at 10,000 they win).
 _SMALL_INDEX_BYTES = 300_000
 _NO_PRELOAD = ("-c", "core.preloadIndex=false")
-# Beyond this many changed paths one whole-tree `git add -A` is cheaper than a pathspec list.
-_MAX_PATHSPECS = 200
 
 
 
@@ -213,7 +207,7 @@ class Workspace:
         tree, ignored = self._snapshot_all()
         listing = self._git.run("ls-files", "-z", "-s", index=index)
         self._note_gitlinks(listing, staged=True)
-        self._save_modes(listing)
+        save_modes(self.root, listing, self._modes_path())
         first = self._record(0, tree, head, ignored)
         self._raw.env()
         self._tips = self._store.current_tips()
@@ -389,7 +383,7 @@ class Workspace:
             changed = apply_tree(self._git, self._index_path(), now, wanted)
             self._index_tree, self._index_stamp = wanted, self._stamp()
         changed += self._restore_ignored(self._checkpoints[-1], target)
-        self._restore_modes(changed)
+        restore_modes(self.root, changed, self._modes_path())
         changed += self._restore_nested(target)
         changed += self._restore_control(target)
         head = HeadState(target.head, target.branch)
@@ -592,33 +586,14 @@ class Workspace:
         self._guard.told = wanted
         return changed
 
+    def _set_ref(self, ref: str, commit: str) -> None:
+        """Point `ref` (one of navtui's own) at `commit` (`refs.write_ref`), noted in the store's
+        ref log too."""
+        self._store.note_refs(self.session_id or "", {ref: commit})
+        write_ref(self._git, self._common_dir, ref, commit)
+
     def _modes_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.modes.json"
-
-    def _save_modes(self, listing: bytes) -> None:
-        """Remember permissions git does not record (read-only, private, ...) at the start."""
-        modes = {}
-        for field in listing.split(b"\0"):
-            path = os.fsdecode(field.split(b"\t", 1)[-1]) if b"\t" in field else ""
-            try:
-                st = os.lstat(self.root / path) if path else None
-            except OSError:
-                continue
-            if st is not None and stat.S_ISREG(st.st_mode) and st.st_mode & 0o777 not in _GIT_MODES:
-                modes[path] = st.st_mode & 0o7777
-        self._modes_path().write_text(json.dumps(modes), encoding="utf-8")
-
-    def _restore_modes(self, paths: list[str]) -> None:
-        """Give restored files the permissions they had at the start (git only keeps +x)."""
-        try:
-            modes = json.loads(self._modes_path().read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        for path in paths:
-            mode = modes.get(path)
-            target = self.root / path
-            if mode is not None and target.is_file() and not target.is_symlink():
-                os.chmod(target, mode)
 
     def _saved_user_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.user-index"
@@ -678,7 +653,7 @@ class Workspace:
             )
         try:
             if changed != []:
-                result = self._add_changed(index, None if changed is None else
+                result = add_changed(self._git, index, None if changed is None else
                                            [path for _, path in changed])
                 self.snapshot_warnings = [
                     line for line in result.stderr.decode("utf-8", "replace").splitlines()
@@ -752,41 +727,6 @@ class Workspace:
             elif kind == b"? ":
                 changes.append(("?", entry[2:]))
         return [(kind, os.fsdecode(path)) for kind, path in changes]
-
-    def _add_changed(
-        self, index: Path, paths: list[str] | None
-    ) -> subprocess.CompletedProcess[bytes]:
-        """`git add -A` of `paths` (literal pathspecs) into the private index; the whole tree
-        (`_add_all`) when there are many, when status could not tell, or when one vanished."""
-        if paths is None or len(paths) > _MAX_PATHSPECS:
-            return self._add_all(index)
-        result = self._git.run_full(
-            "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
-            index=index, stdin=b"".join(os.fsencode(p.rstrip("/")) + b"\0" for p in paths),
-            ok_codes=(0, 1, 128), env={"GIT_LITERAL_PATHSPECS": "1"},
-        )
-        return self._add_all(index) if result.returncode == 128 else result
-
-    def _add_all(self, index: Path) -> subprocess.CompletedProcess[bytes]:
-        """`git add -A` into the private index, retried while files vanish under it.
-
-        A watcher or build tool that creates and deletes files makes git die with "unable to
-        stat" when a file it just listed is gone; the next try sees the directory afresh.
-        """
-        for attempt in range(_VANISHED_RETRIES):
-            result = self._git.run_full(
-                "add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128)
-            )
-            if result.returncode != 128:
-                return result
-            error = result.stderr.decode("utf-8", "replace").strip()
-            if not any(sign in error for sign in _VANISHED):
-                break
-            time.sleep(0.005 * attempt)
-        raise WorkspaceError(
-            f"could not snapshot {self.root}: {error}. If a tool keeps creating and deleting "
-            "files there, pause it (or ignore its files in .gitignore) and try again."
-        )
 
     # -- ignored files and what stays outside ------------------------------------------------
 
@@ -913,30 +853,6 @@ class Workspace:
         checkpoint = Checkpoint(index, ref, commit, head.commit, head.branch)
         self._checkpoints.append(checkpoint)
         return checkpoint
-
-    def _set_ref(self, ref: str, commit: str) -> None:
-        """Point `ref` (one of navtui's own, never the user's) at `commit`: a loose ref file
-        written as git writes it (lock file, then rename), without a git process; through
-        `update-ref` where refs are not files (reftable) or the lock is taken. The store's
-        ref log notes it too."""
-        self._store.note_refs(self.session_id or "", {ref: commit})
-        path = self._common_dir / ref
-        if not (self._common_dir / "reftable").exists():
-            lock = path.with_name(path.name + ".lock")
-            try:
-                try:
-                    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-                except FileNotFoundError:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            except OSError:
-                pass
-            else:
-                with os.fdopen(fd, "w", encoding="ascii") as handle:
-                    handle.write(commit + "\n")
-                os.replace(lock, path)
-                return
-        self._git.run("update-ref", ref, commit)
 
     # -- surviving the model's git commands (agent_core/git/survival.py) ---------------------
 
