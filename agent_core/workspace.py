@@ -104,7 +104,12 @@ class Workspace:
         self.session_id: str | None = None
         self.snapshot_warnings: list[str] = []
         self._raw = RawView(self.state_dir / "raw-git", root, git_dir, common_dir)
-        self._git = GitRunner(root, raw=self._raw)
+        # Where the repository's parts are, given: a `.git/commondir` or `core.worktree` the
+        # model plants never redirects navtui's own git calls (or where they write objects).
+        self._git = GitRunner(root, raw=self._raw, location={
+            "GIT_DIR": str(git_dir), "GIT_COMMON_DIR": str(common_dir),
+            "GIT_OBJECT_DIRECTORY": str(common_dir / "objects"), "GIT_WORK_TREE": str(root),
+        })
         self._common_dir = common_dir
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
         self._control = ControlFiles(self._git, root, git_dir, common_dir)

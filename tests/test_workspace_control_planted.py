@@ -143,3 +143,22 @@ def test_a_quarantined_step_is_shown_once_and_gc_is_not_a_control_change(git_rep
     ws.git_warnings()
     ws.checkpoint(3)
     assert ws.git_warnings() == [] and ws.step_diff(3) == ""
+
+
+def test_a_commondir_with_its_own_objects_never_takes_navtuis_checkpoints(git_repo: Path,
+                                                                          tmp_path: Path):
+    """navtui's own git calls name the repository's dirs: they never follow a planted
+    `commondir` (nor write checkpoint objects into the directory it names)."""
+    (git_repo / "calc" / "ops.py").write_text("the user's uncommitted edit\n")
+    before = (git_repo / "calc" / "ops.py").read_text()
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "git init -q --bare .git/x && cp .git/HEAD .git/x/HEAD && echo x > .git/commondir"
+                   " && echo more >> calc/ops.py")
+    ws.checkpoint(1)
+    assert not (git_repo / ".git" / "commondir").exists()
+    written = [p.name for p in (git_repo / ".git" / "x" / "objects").iterdir()]
+    assert sorted(written) == ["info", "pack"]  # no object of navtui's went there
+    assert "+more" in ws.step_diff(1)
+    ws.restore(0)
+    assert (git_repo / "calc" / "ops.py").read_text() == before

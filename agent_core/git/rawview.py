@@ -54,6 +54,7 @@ class RawView:
         self._args: tuple[str, ...] = ()
         self._env = {
             "GIT_DIR": str(path),
+            "GIT_COMMON_DIR": str(path),  # a `commondir` planted there is never read
             "GIT_WORK_TREE": str(root),
             "GIT_OBJECT_DIRECTORY": str(objects or common_dir / "objects"),
         }

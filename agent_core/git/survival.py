@@ -45,7 +45,8 @@ class SurvivalStore:
         self._objects = objects
         self._packs = path / "objects" / "pack"
         self._store_git = GitRunner(git.root, location={
-            "GIT_DIR": str(private_git_dir), "GIT_OBJECT_DIRECTORY": str(path / "objects"),
+            "GIT_DIR": str(private_git_dir), "GIT_COMMON_DIR": str(private_git_dir),
+            "GIT_OBJECT_DIRECTORY": str(path / "objects"),
         })
 
     # -- keeping -----------------------------------------------------------------------
