@@ -365,6 +365,7 @@ class Workspace:
         Binary files are included (`--binary`); bytes that are not UTF-8 are kept as surrogate
         escapes, so write it with `errors="surrogateescape"` to get the exact patch back.
         """
+        self._ensure_kept()
         old, new = self._trees[self._first().commit], self._snapshot()
         if old == new:
             return ""
@@ -373,6 +374,7 @@ class Workspace:
 
     def bounded_patch(self) -> tuple[str, bool]:
         """`patch()` within `diff_caps` (for logs and events), and whether it is complete."""
+        self._ensure_kept()
         return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True)
 
     # -- undo -------------------------------------------------------------------------------
@@ -412,6 +414,7 @@ class Workspace:
         user's edits while the model thought, a session that stopped mid-step, ...).
         """
         last = self._last()
+        self._ensure_kept()
         paths = self.changed_files(last.index)
         paths += self._nested.changed_files(self._nesteds.get(last.commit), self._snapshot_nested())
         control = self._control.changed_since(
@@ -431,6 +434,7 @@ class Workspace:
         returns the ref (`git restore --source=<ref> -- PATH` brings a file back).
         """
         last = self._last()
+        self._ensure_kept()
         (tree, ignored), head = self._snapshot_all(), self._heads.read()
         control = self._control.current(self._control_index())
         nested = self._snapshot_nested()
@@ -473,6 +477,7 @@ class Workspace:
     def dirty_since(self, index: int) -> bool:
         """True if the working tree or HEAD/branch no longer match checkpoint `index`."""
         target = self._checkpoints[self._position(index)]
+        self._ensure_kept()
         if self._snapshot() != self._trees[target.commit]:
             return True
         return self._heads.read() != HeadState(target.head, target.branch)

@@ -133,3 +133,20 @@ def test_sessions_and_resume_work_when_the_refs_went_while_navtui_was_not_runnin
     assert files(git_repo) == before
     again.delete_session("s")
     assert again.sessions() == []
+
+
+def test_a_wipe_after_the_last_checkpoint_is_healed_before_undo_looks(git_repo: Path):
+    """A process the model left behind may wipe the refs after the step was checkpointed: the
+    check before undo, the saved state and the patch still find every checkpoint."""
+    (git_repo / "calc" / "ops.py").write_text("the user's uncommitted edit\n")
+    before = files(git_repo)
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "echo step >> README.md")
+    ws.checkpoint(1)
+    bash(git_repo, WIPE.replace("git checkout -- . && git clean -fdq && ", ""))
+    assert ws.foreign_changes() == []
+    assert "+step" in ws.patch()
+    ws.save_state("before-undo")
+    ws.restore(0)
+    assert files(git_repo) == before
