@@ -34,9 +34,24 @@ class ControlPaths:
         self._git_dir = git_dir
         self._listings: dict[Path, tuple[tuple[int, int], list[os.DirEntry[str]]]] = {}
         self.hooks_dir: Path | None = None  # core.hooksPath, when it is inside the git dir
+        # The last answer, and the stamps of every directory it listed (or found missing).
+        self._answer: tuple[tuple[object, ...], list[Path]] | None = None
+        self._looked: dict[str, None] = {}  # directories listed, in order
 
     def files(self) -> list[Path]:
         """Every control file there is now (paths that may be missing are included)."""
+        if self._answer is not None and self._answer[0] == self._stamps():
+            return self._answer[1]
+        self._looked = {}
+        found = self._collect()
+        self._answer = (self._stamps(), found)
+        return found
+
+    def _stamps(self) -> tuple[object, ...]:
+        """The stamps of the directories the last answer came from, and where hooks are."""
+        return (self.hooks_dir, *((path, _dir_stamp(path)) for path in self._looked))
+
+    def _collect(self) -> list[Path]:
         found = [*(self._common / name for name in _TOP), *self._contents(self._common)]
         if self._git_dir != self._common:
             found.append(self._git_dir / "config.worktree")
@@ -73,6 +88,7 @@ class ControlPaths:
         return found
 
     def _entries(self, directory: Path) -> list[os.DirEntry[str]]:
+        self._looked[str(directory)] = None
         try:
             st = os.lstat(directory)
         except OSError:
@@ -91,6 +107,14 @@ class ControlPaths:
             entries = []
         self._listings[directory] = (stamp, entries)
         return entries
+
+
+def _dir_stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_mode
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
