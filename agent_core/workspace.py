@@ -314,10 +314,10 @@ class Workspace:
         ).decode().split()
         if refs:
             self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
-        self._store.forget(session_id)
         for suffix in (".index", ".ignored.index", ".control.index", ".user-index", ".modes.json"):
             (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         shutil.rmtree(self.state_dir / "checkpoints" / f"{session_id}.nested", ignore_errors=True)
+        self._store.forget(session_id, last=not [s for s in self.sessions() if s != session_id])
         if session_id == self.session_id:
             self.session_id = None
             self._checkpoints = []

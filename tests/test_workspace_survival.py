@@ -133,6 +133,7 @@ def test_sessions_and_resume_work_when_the_refs_went_while_navtui_was_not_runnin
     assert files(git_repo) == before
     again.delete_session("s")
     assert again.sessions() == []
+    assert not (git_repo / ".git" / "navtui" / "store").exists()  # the last session took it
 
 
 def test_a_wipe_after_the_last_checkpoint_is_healed_before_undo_looks(git_repo: Path):

@@ -68,7 +68,7 @@ class SurvivalStore:
                 continue
             for part in (name, index):  # the index last: a pack without one is never read
                 _copy(self._objects / "pack" / part, self._packs / part)
-        loose = self._loose_objects()
+        loose = _missing_from(self._store_git, self._loose_objects())  # kept by an earlier start
         if loose:
             self._git.run("pack-objects", "-q", "--window=0", "--non-empty",
                           str(self._packs / "pack"), stdin="".join(f"{i}\n" for i in loose).encode())
@@ -175,10 +175,13 @@ class SurvivalStore:
             return []
         return [p.name[:-4] for p in ordered]
 
-    def forget(self, session_id: str) -> None:
-        """Drop what the store knows of a deleted session (its objects stay, shared)."""
+    def forget(self, session_id: str, last: bool) -> None:
+        """Drop what the store knows of a deleted session; its objects are shared with the
+        other sessions, and go with the whole store when it was the `last` one."""
         (self.path / "refs" / f"{session_id}.log").unlink(missing_ok=True)
         (self.path / "tips" / f"{session_id}.json").unlink(missing_ok=True)
+        if last:
+            shutil.rmtree(self.path, ignore_errors=True)
 
     # -- bringing back -----------------------------------------------------------------
 
@@ -208,12 +211,7 @@ class SurvivalStore:
 
     def missing(self, ids: list[str]) -> list[str]:
         """Those of `ids` the repository does not have."""
-        if not ids:
-            return []
-        out = self._git.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
-                            stdin="".join(f"{i}\n" for i in ids).encode())
-        gone = {line.split()[0] for line in out.decode().splitlines() if line.endswith(" missing")}
-        return [i for i in ids if i in gone]
+        return _missing_from(self._git, ids)
 
     def bring_back(self, commits: list[str], have: list[str]) -> None:
         """Copy into the repository what `commits` reach (and `have`, commits the repository
@@ -248,6 +246,16 @@ class SurvivalStore:
                 f"store ({self.path}) cannot give them back{': ' + why if why else ''}. "
                 "Something outside git's commands removed or rewrote them."
             )
+
+
+def _missing_from(git: GitRunner, ids: list[str]) -> list[str]:
+    """Those of `ids` the object store `git` runs on does not have."""
+    if not ids:
+        return []
+    out = git.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
+                  stdin="".join(f"{i}\n" for i in ids).encode())
+    gone = {line.split()[0] for line in out.decode().splitlines() if line.endswith(" missing")}
+    return [i for i in ids if i in gone]
 
 
 def ref_intact(common_dir: Path, ref: str, commit: str) -> bool:
