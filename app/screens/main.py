@@ -568,8 +568,6 @@ class MainScreen(Screen[None]):
         warnings = record.extra.get(GIT_WARNINGS_KEY)
         if warnings:
             said = f"step {record.index} changed git's own files: " + "; ".join(warnings)
-            self._view("card", lambda: setattr(card, "border_subtitle", "⚠ git's own files changed"),
-                       replaces=False)
             self.notify(visible(said), severity="warning", timeout=10)
         output = self.query_one(OutputLog)
         self._view("output", lambda: output.show_observation(
