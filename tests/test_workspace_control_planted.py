@@ -162,3 +162,17 @@ def test_a_commondir_with_its_own_objects_never_takes_navtuis_checkpoints(git_re
     assert "+more" in ws.step_diff(1)
     ws.restore(0)
     assert (git_repo / "calc" / "ops.py").read_text() == before
+
+
+def test_the_users_own_hook_between_steps_is_kept_and_not_reported_as_the_models(git_repo: Path):
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    hook = git_repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nmake lint\n")
+    hook.chmod(0o755)
+    ws.checkpoint(1, trusted=True)  # the session's checkpoint of the user's own edits
+    assert hook.read_text() == "#!/bin/sh\nmake lint\n"
+    assert ws.git_warnings() == []
+    bash(git_repo, "echo more >> README.md")
+    ws.checkpoint(2)
+    assert ws.git_warnings() == [] and hook.exists()

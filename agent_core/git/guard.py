@@ -25,16 +25,16 @@ class ControlGuard:
         self, label: str, previous: str | None, now: str, index: Path, trusted: bool,
     ) -> tuple[str, str | None]:
         """Name what changed from capture `previous` to `now` and what each would do; move what
-        plants code (unless the change is `trusted`: the user's own) to quarantine entry
-        `label` and put the previous file back. Returns (the capture to record, the capture as
+        plants code to quarantine entry `label` and put the previous file back (nothing of that
+        for a `trusted` change: the user's own). Returns (the capture to record, the capture as
         the step left it when something was quarantined)."""
-        if previous is None or previous == now:
+        if previous is None or previous == now or trusted:
             return now, None
         prefix = self.control.shown_prefix
         planted: dict[str, str] = {}
         for change in self.control.changes(previous, now):
             effect = self.control.effect(change)
-            if effect.planted and not trusted:
+            if effect.planted:
                 planted[change.path] = effect.what
             else:
                 self._warnings.append(f"{prefix}{change.path} ({change.what}): {effect.what}")
