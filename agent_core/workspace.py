@@ -133,6 +133,7 @@ class Workspace:
                                     self._raw.path)
         self._tips: dict[str, str] = {}  # branches and tags at the session's start
         self._saved_refs: dict[str, str] = {}  # before-undo refs -> their commits
+        self._repairs: list[str] = []  # navtui's own state found tampered with and rebuilt
         self._trees: dict[str, str] = {}
         self._staged: str | None = None
         self._index_stamp: FileStamp | None = None
@@ -495,7 +496,7 @@ class Workspace:
         """What the user should hear about git's files since the last call, one line each:
         control files a step changed and what each does on their next git command, files moved
         to quarantine (where, and how to put them back), navtui's private git dirs rebuilt."""
-        lines = []
+        lines, self._repairs = self._repairs, []
         for view in [self._raw, *self._nested.views()]:
             lines += view.repairs
             view.repairs = []
@@ -636,6 +637,8 @@ class Workspace:
             raise WorkspaceError("no session: call begin() or attach() first")
         index = self._index_path()
         before = self._stamp()
+        if self._index_stamp is not None and before != self._index_stamp and self._index_tree:
+            before = self._rebuild_index(index, self._index_tree)
         known = self._index_tree if before is not None and before == self._index_stamp else None
         rules_changed = list_ignored and self._control.touched()  # info/exclude, excludesFile
         if trust_watch and not rules_changed and self._watch is not None and self._watch.quiet():
@@ -683,6 +686,19 @@ class Workspace:
         if list_ignored and looked:
             self._keep_watching(rules_changed)
         return known, (self._ignored_listing or b"") if list_ignored else b""
+
+    def _rebuild_index(self, index: Path, tree: str) -> FileStamp | None:
+        """The private index changed since navtui last wrote it (only navtui writes it): it is
+        untrusted (an entry marked assume-unchanged, forged stat data or blob ids, garbage), so
+        it is made again from `tree`, the last snapshot's; its new stamp."""
+        index.unlink(missing_ok=True)
+        self._git.run("read-tree", tree, index=index)
+        self._index_stamp = self._stamp()
+        self._repairs.append(
+            f"{index} (navtui's private index) was changed by someone else since navtui wrote "
+            "it: made again from the last checkpoint before use"
+        )
+        return self._index_stamp
 
     def _keep_watching(self, rules_changed: bool) -> None:
         """After a `git status` and a fresh ignored listing: start the tree watch (once a

@@ -86,3 +86,19 @@ def test_a_config_rewritten_in_place_in_the_raw_view_is_written_again(git_repo: 
     assert not marker.exists()
     assert "fsmonitor" not in (view / "config").read_text()
     assert "filter=x" not in (view / "info" / "attributes").read_text()
+
+
+@pytest.mark.parametrize("tamper", [
+    "GIT_INDEX_FILE=.git/navtui/checkpoints/s.index git update-index --assume-unchanged calc/ops.py",
+    "echo garbage > .git/navtui/checkpoints/s.index",
+])
+def test_a_private_index_changed_behind_navtuis_back_is_made_again(git_repo: Path, tamper: str):
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    before = (git_repo / "calc" / "ops.py").read_text()
+    bash(git_repo, f"{tamper} && echo hidden >> calc/ops.py")
+    ws.checkpoint(1)
+    assert "+hidden" in ws.step_diff(1)
+    assert any("navtui's private index" in line for line in ws.git_warnings())
+    ws.restore(0)
+    assert (git_repo / "calc" / "ops.py").read_text() == before
