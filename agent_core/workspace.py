@@ -496,7 +496,8 @@ class Workspace:
         """What the user should hear about git's files since the last call, one line each:
         control files a step changed and what each does on their next git command, files moved
         to quarantine (where, and how to put them back), navtui's private git dirs rebuilt."""
-        lines, self._repairs = self._repairs, []
+        lines = self._repairs + self._ignored_store.repairs + self._nested.repairs
+        self._repairs, self._ignored_store.repairs, self._nested.repairs = [], [], []
         for view in [self._raw, *self._nested.views()]:
             lines += view.repairs
             view.repairs = []

@@ -102,3 +102,33 @@ def test_a_private_index_changed_behind_navtuis_back_is_made_again(git_repo: Pat
     assert any("navtui's private index" in line for line in ws.git_warnings())
     ws.restore(0)
     assert (git_repo / "calc" / "ops.py").read_text() == before
+
+
+def test_an_ignored_files_index_changed_behind_navtuis_back_is_made_again(git_repo: Path):
+    (git_repo / "cache.pyc").write_bytes(b"the user's ignored file\n")
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "GIT_INDEX_FILE=.git/navtui/checkpoints/s.ignored.index git rm -q --cached cache.pyc"
+                   " && echo more > other.pyc")
+    ws.checkpoint(1)
+    assert any("private index of ignored files" in line for line in ws.git_warnings())
+    bash(git_repo, "rm cache.pyc other.pyc")
+    ws.checkpoint(2)
+    ws.restore(0)
+    assert (git_repo / "cache.pyc").read_bytes() == b"the user's ignored file\n"
+    assert not (git_repo / "other.pyc").exists()
+
+
+def test_a_nested_private_index_changed_behind_navtuis_back_is_made_again(tmp_path: Path):
+    outer = make_repo(tmp_path / "outer", {"a.txt": "a\n"})
+    inner = make_repo(outer / "inner", {"b.txt": "b\n"})
+    ws = Workspace.open(outer)
+    ws.begin("s")
+    [index] = (outer / ".git" / "navtui" / "checkpoints" / "s.nested").glob("*.index")
+    bash(outer, f"GIT_DIR=inner/.git GIT_WORK_TREE=inner GIT_INDEX_FILE={index}"
+                " git update-index --assume-unchanged b.txt && echo hidden >> inner/b.txt")
+    ws.checkpoint(1)
+    assert "+hidden" in ws.step_diff(1)
+    assert any("private index of inner" in line for line in ws.git_warnings())
+    ws.restore(0)
+    assert (inner / "b.txt").read_text() == "b\n"
