@@ -176,3 +176,20 @@ def test_the_users_own_hook_between_steps_is_kept_and_not_reported_as_the_models
     bash(git_repo, "echo more >> README.md")
     ws.checkpoint(2)
     assert ws.git_warnings() == [] and hook.exists()
+
+
+def test_a_submodule_the_model_initialises_keeps_its_config(tmp_path: Path):
+    library = make_repo(tmp_path / "library", {"lib.txt": "lib\n"})
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "sub")
+    git(repo, "commit", "-qm", "add sub")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    ws = Workspace.open(clone)
+    ws.begin("s")
+    bash(clone, "git -c protocol.file.allow=always submodule -q update --init")
+    ws.checkpoint(1)
+    assert (clone / "sub" / "lib.txt").read_text() == "lib\n"
+    assert "worktree" in (clone / ".git" / "modules" / "sub" / "config").read_text()
+    assert users_git(clone / "sub", "status", "--porcelain").returncode == 0
+    assert not any("quarantine" in line for line in ws.git_warnings())

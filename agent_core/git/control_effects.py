@@ -24,12 +24,13 @@ _RUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "makes every git command here read another config file"),
         (r"gpg\.(.+\.)?program", "runs on your next signed commit or tag"),
         (r"core\.alternaterefscommand", "runs on your next `git push` / `git fetch`"),
-        (r"core\.worktree", "points every git command here at another working tree"),
         (r"(uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack|vcs))",
          "runs on your next `git fetch` / `git push`"),
         (r"alias\..+", "runs when you type the alias (a `!` alias is a shell command)"),
     )
 )
+
+_WORKTREE = re.compile(r"core\.worktree", re.IGNORECASE)
 
 _HOOK_COMMANDS = {
     "pre-commit": "`git commit`", "prepare-commit-msg": "`git commit`",
@@ -73,6 +74,9 @@ def config_effect(added: list[str]) -> Effect:
                 break
     if runs:
         return Effect("; ".join(runs[:4]), planted=True)
+    if any(_WORKTREE.fullmatch(line.split(" = ", 1)[0]) for line in added):
+        # What `git submodule update --init` writes into a new submodule's config.
+        return Effect("core.worktree points git at another working tree", planted=False)
     return Effect("settings your next git commands read", planted=False)
 
 
