@@ -25,6 +25,7 @@ from pathlib import Path
 
 from agent_core.git.adds import add_changed
 from agent_core.git.control import ControlFiles
+from agent_core.git.diffs import PATCH_ARGS, DiffCaps, bounded_diff
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.guard import ControlGuard
 from agent_core.git.head import HeadState, HeadWatcher, move_head
@@ -43,16 +44,14 @@ from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.tree_watch import TreeWatch
-from agent_core.git.treeops import apply_tree, huge_files, raw_changes
+from agent_core.git.treeops import apply_tree, raw_changes
 from agent_core.steps import Checkpoint
 
 __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
 REF_ROOT = "refs/navtui"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-_MAX_EXCLUDES = 500
 _EMBEDDED = "warning: adding embedded git repository: "
-_PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 # What changed in the working tree against the private index (and which directories git had to
 # read again: it then rewrites the index's untracked cache). Submodules: only their commit.
 _STATUS_ARGS = (
@@ -64,15 +63,6 @@ _STATUS_ARGS = (
 _SMALL_INDEX_BYTES = 300_000
 _NO_PRELOAD = ("-c", "core.preloadIndex=false")
 
-
-
-@dataclass(frozen=True)
-class DiffCaps:
-    """What goes into a step diff or logged patch: files over `file_bytes` are named (size and
-    blob id) instead of shown, and the text stops at about `total_bytes`."""
-
-    file_bytes: int = 256_000
-    total_bytes: int = 1_000_000
 
 
 @dataclass
@@ -370,7 +360,7 @@ class Workspace:
         old, new = self._trees[self._first().commit], self._snapshot()
         if old == new:
             return ""
-        out = self._git.run("diff-tree", *_PATCH_ARGS, "--binary", old, new)
+        out = self._git.run("diff-tree", *PATCH_ARGS, "--binary", old, new)
         return out.decode("utf-8", "surrogateescape")
 
     def bounded_patch(self) -> tuple[str, bool]:
@@ -921,39 +911,19 @@ class Workspace:
     def _diff(self, old: str, new: str) -> str:
         return self._bounded(old, new)[0]
 
+    def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
+        """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
+        if old == new:
+            return "", True
+        return bounded_diff(self._git, self._raw_changes(old, new), old, new, self.diff_caps,
+                            binary=binary)
+
     def _raw_changes(self, old: str, new: str) -> bytes:
         """`diff-tree --raw` from `old` to `new`, kept for the pair last asked (a checkpoint
         reads it for submodules, then its step diff for sizes)."""
         if self._raw_cache[:2] != (old, new):
             self._raw_cache = (old, new, raw_changes(self._git, old, new))
         return self._raw_cache[2]
-
-    def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
-        """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
-        if old == new:
-            return "", True
-        caps = self.diff_caps
-        raw = self._raw_changes(old, new)
-        big = huge_files(self._git, raw, caps.file_bytes)
-        extra = ["--binary"] if binary else []
-        if len(big) <= _MAX_EXCLUDES:
-            excludes = [f":(exclude,literal){change.path}" for change in big]
-            out = self._git.run("diff-tree", *_PATCH_ARGS, *extra, old, new, "--", *excludes)
-            text = out.decode("utf-8", "surrogateescape" if binary else "replace")
-        else:
-            text = ""
-            big = huge_files(self._git, raw, -1)
-        complete = not big
-        if len(text) > caps.total_bytes:
-            cut = text.rfind("\ndiff --git ", 0, caps.total_bytes) + 1
-            rest = text[cut:]
-            more = rest.count("diff --git ") if rest.startswith("diff --git ") else 1
-            text = text[:cut] + (
-                f"# navtui: {more} more file(s) not shown ({len(rest)} characters of diff); "
-                f"`git diff-tree -p {old} {new}` shows everything\n"
-            )
-            complete = False
-        return text + "".join(change.summary() for change in big), complete
 
     def _restore_user_index(self, head: HeadState, head_moved: bool) -> None:
         """Put back the user's staged state if HEAD is where it started, else match the new HEAD."""
