@@ -208,7 +208,7 @@ class Workspace:
         self._raw.env()
         self._tips = self._store.current_tips()
         self._store.save_tips(session_id, self._tips)
-        self._store.keep_start()
+        self._keep(self._store.keep_start)
         return first
 
     def checkpoint(self, index: int, *, trusted: bool = False) -> Checkpoint:
@@ -450,7 +450,7 @@ class Workspace:
         self._git.run("update-ref", ref, commit, "0" * 40)
         self._store.note_refs(self.session_id or "", {ref: commit})
         if commit != last.commit:
-            self._store.keep(commit, last.commit)
+            self._keep(lambda: self._store.keep(commit, last.commit))
         self._saved_refs[ref] = commit
         return ref
 
@@ -855,7 +855,7 @@ class Workspace:
             if planted:
                 self._planted[commit] = planted
             if previous is not None:
-                self._store.keep(commit, previous.commit)
+                self._keep(lambda: self._store.keep(commit, previous.commit))
             if tree == self._index_tree:
                 self._raw.point_head(commit)
         self._ignored[commit] = ignored
@@ -879,6 +879,18 @@ class Workspace:
         last = self._last()
         if not ref_intact(self._common_dir, last.ref, last.commit):
             self._heal()
+
+    def _keep(self, keep: Callable[[], None]) -> None:
+        """Copy into the store (`keep`); when that fails (a full disk, ...) the checkpoint
+        still stands in the repository, and the user is told what it no longer survives."""
+        try:
+            keep()
+        except (OSError, WorkspaceError) as error:
+            self._repairs.append(
+                f"navtui's object store ({self._store.path}) could not keep this checkpoint "
+                f"({error}): it is in the repository, but deleting navtui's refs and a "
+                "`git gc --prune=now` would now lose it"
+            )
 
     def _heal(self) -> None:
         if self._checkpoints:

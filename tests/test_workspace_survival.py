@@ -151,3 +151,17 @@ def test_a_wipe_after_the_last_checkpoint_is_healed_before_undo_looks(git_repo: 
     ws.save_state("before-undo")
     ws.restore(0)
     assert files(git_repo) == before
+
+
+def test_a_store_that_cannot_be_written_leaves_the_checkpoint_and_says_so(git_repo: Path):
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    packs = git_repo / ".git" / "navtui" / "store" / "objects" / "pack"
+    for pack in packs.iterdir():
+        pack.unlink()
+    packs.rmdir()
+    packs.write_text("not a directory\n")  # as a full or broken disk would fail it
+    bash(git_repo, "echo more >> README.md")
+    one = ws.checkpoint(1)
+    assert exists(git_repo, one.commit) and "+more" in ws.step_diff(1)
+    assert any("could not keep this checkpoint" in line for line in ws.git_warnings())
