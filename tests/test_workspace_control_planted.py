@@ -36,7 +36,8 @@ def test_a_planted_commondir_is_quarantined_and_the_users_git_runs_nothing(git_r
     ws.checkpoint(1)
     warnings = ws.git_warnings()
     line = next(w for w in warnings if w.startswith(".git/commondir"))
-    assert "read config, hooks and refs from another directory" in line
+    assert "(your next `git status`, `git commit`) read config, hooks and refs from another " \
+           "directory" in line
     assert "moved to quarantine: .git/navtui/quarantine/s-1/commondir" in line
     assert not (git_repo / ".git" / "commondir").exists()
     assert (git_repo / ".git/navtui/quarantine/s-1/commondir").read_text() == "x\n"

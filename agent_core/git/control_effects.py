@@ -91,10 +91,11 @@ def file_effect(path: str, what: str, is_hook: bool, runnable: bool) -> Effect:
                           planted=False)
         return Effect("removed", planted=False)
     if name == "commondir":
-        return Effect("makes every git command here read config, hooks and refs from another "
-                      "directory", planted=True)
+        return Effect("makes every git command here (your next `git status`, `git commit`) read "
+                      "config, hooks and refs from another directory", planted=True)
     if path.endswith("objects/info/alternates"):
-        return Effect("makes git read objects from other directories", planted=True)
+        return Effect("makes git read objects from other directories on your next `git status`, "
+                      "`git log`, ...", planted=True)
     if is_hook:
         if not runnable:
             return Effect(f"a hook that is not executable: git skips it on your next "
