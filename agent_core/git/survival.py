@@ -271,7 +271,7 @@ def ref_intact(common_dir: Path, ref: str, commit: str) -> bool:
 
 def _copy(source: Path, target: Path) -> None:
     """A copy of `source` that shares no inode with it, written under a temporary name first."""
-    temporary = target.with_name(target.name + ".navtui-copy")
+    temporary = target.with_name(f"{target.name}.navtui-copy-{os.getpid()}")
     shutil.copyfile(source, temporary)
     os.chmod(temporary, 0o444)
     os.replace(temporary, target)
