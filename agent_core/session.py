@@ -48,6 +48,7 @@ from agent_core.repetition import RepetitionGuard
 from agent_core.stored_turns import store_turn
 from agent_core.stuck import StuckDetector
 from agent_core.steps import (
+    GIT_WARNINGS_KEY,
     USER_EDITS_KEY,
     Approve,
     Decision,
@@ -484,7 +485,7 @@ class Session:
             changed = self.workspace.foreign_changes()
             if not changed:
                 return proposal
-            checkpoint = self.workspace.checkpoint(proposal.index)
+            checkpoint = self.workspace.checkpoint(proposal.index, trusted=True)
             diff = self.workspace.step_diff(proposal.index)
         except WorkspaceError as error:
             self._fail(f"could not checkpoint your edits before step {proposal.index}: {error}")
@@ -525,7 +526,7 @@ class Session:
         except WorkspaceError as error:
             self._fail(f"could not checkpoint step {proposal.index}: {error}")
             return None
-        self._warn_repo_control(proposal.index)
+        warnings = self._warn_repo_control(proposal.index)
         record = StepRecord(
             index=proposal.index,
             proposed=proposal.step,
@@ -535,6 +536,8 @@ class Session:
             checkpoint=checkpoint,
             diff=diff,
         )
+        if warnings:
+            record.extra[GIT_WARNINGS_KEY] = warnings
         if review is not None:
             record.extra[REVIEW_KEY] = self._submits_reviewed()
         stuck = None if isinstance(action, Submit) else self._stuck.executed(action, observation)
@@ -564,15 +567,19 @@ class Session:
                 + "; ".join(outside)
             ))
 
-    def _warn_repo_control(self, index: int) -> None:
+    def _warn_repo_control(self, index: int) -> list[str]:
+        """Say what step `index` did to git's own files; the lines said (for the step's card)."""
         self._warn_outside()
         changed = self.workspace.repo_control_changes()
-        if changed:
+        warnings = self.workspace.git_warnings()
+        if changed or warnings:
             self._emit(Notice(
-                f"step {index} changed git's own config or hooks: {', '.join(changed)}. "
-                "The step's diff shows them and undo puts them back; navtui's git calls never "
-                "run them, but your own git commands would: check them before you run git here."
+                f"step {index} changed git's own config or hooks: "
+                f"{'; '.join(warnings or changed)}. The step's diff shows them and undo puts "
+                "back what is not in quarantine; navtui's git calls never run them, but your "
+                "own git commands would: check them before you run git here."
             ))
+        return warnings or changed
 
     def _warn_control_left(self) -> None:
         """At the end: say which of git's own files the session leaves changed (the patch and
@@ -587,6 +594,12 @@ class Session:
             self._emit(Notice(
                 f"the session leaves git's own config or hooks changed: {left}. navtui never "
                 "runs them; your own git commands would."
+            ))
+        quarantined = self.workspace.quarantined()
+        if quarantined:
+            self._emit(Notice(
+                "files the model planted in git's own dir (they would have run on your next git "
+                f"command) are in quarantine: {'; '.join(quarantined)}"
             ))
 
     def _submits_reviewed(self) -> int:
@@ -705,5 +718,10 @@ class Session:
         self._stuck.reset()
         event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)
+        if report.restored_refs:
+            self._emit(Notice(
+                "undo put back branches and tags deleted during the session, at their tips "
+                f"when it started: {', '.join(report.restored_refs)}"
+            ))
         self._warn_outside()
         return event

@@ -74,6 +74,9 @@ class Checkpoint:
 # `StepRecord.extra` key of a checkpoint of the user's own edits (made while a proposal waited):
 # the paths that changed. Such a record has no action, observation or conversation turn.
 USER_EDITS_KEY = "user_edits"
+# `StepRecord.extra` key of what the step did to git's own files (one line each: the file, what
+# it would do on the user's next git command, or where it went in quarantine).
+GIT_WARNINGS_KEY = "git_warnings"
 
 
 @dataclass

@@ -16,44 +16,42 @@ changed neither the tree nor HEAD reuses the previous checkpoint's commit under 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import stat
-import subprocess
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import git as gitpython
-
+from agent_core.git.adds import add_changed
 from agent_core.git.control import ControlFiles
+from agent_core.git.diffs import PATCH_ARGS, DiffCaps, bounded_diff
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
+from agent_core.git.guard import ControlGuard
 from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps
 from agent_core.git.ignored_store import IgnoredStore
 from agent_core.git.lock import acquire, check_free, release
+from agent_core.git.messages import checkpoint_message as _message
+from agent_core.git.messages import parse_message as _parse_message
+from agent_core.git.modes import restore_modes, save_modes
 from agent_core.git.nested import NestedTrees
+from agent_core.git.quarantine import Quarantine
+from agent_core.git.refs import write_ref
 from agent_core.git.rawview import RawView
+from agent_core.git.repo import clear_operation_state, find_repo
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
+from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.tree_watch import TreeWatch
-from agent_core.git.treeops import apply_tree, huge_files, raw_changes
+from agent_core.git.treeops import apply_tree, raw_changes
 from agent_core.steps import Checkpoint
 
 __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
 REF_ROOT = "refs/navtui"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-_MISSING = "-"
-_VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
-_VANISHED_RETRIES = 20
-_MAX_EXCLUDES = 500
 _EMBEDDED = "warning: adding embedded git repository: "
-_GIT_MODES = (0o644, 0o755, 0o664, 0o775)  # what a checkout makes under the usual umasks
-_PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 # What changed in the working tree against the private index (and which directories git had to
 # read again: it then rewrites the index's untracked cache). Submodules: only their commit.
 _STATUS_ARGS = (
@@ -64,35 +62,17 @@ _STATUS_ARGS = (
 # (bench/checkpoint.py: 0.26 ms of CPU at 1,000 files; at 10,000 they win).
 _SMALL_INDEX_BYTES = 300_000
 _NO_PRELOAD = ("-c", "core.preloadIndex=false")
-# Beyond this many changed paths one whole-tree `git add -A` is cheaper than a pathspec list.
-_MAX_PATHSPECS = 200
 
-# Files and directories git leaves behind while an operation waits for the user.
-_IN_PROGRESS = {
-    "MERGE_HEAD": "a merge is in progress: finish it with `git commit` or undo it with `git merge --abort`",
-    "rebase-merge": "a rebase is in progress: finish it with `git rebase --continue` or `git rebase --abort`",
-    "rebase-apply": "a rebase or `git am` is in progress: finish it or run `git rebase --abort` / `git am --abort`",
-    "CHERRY_PICK_HEAD": "a cherry-pick is in progress: finish it or run `git cherry-pick --abort`",
-    "REVERT_HEAD": "a revert is in progress: finish it or run `git revert --abort`",
-}
-_OPERATION_LEFTOVERS = (*_IN_PROGRESS, "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "sequencer")
-
-
-@dataclass(frozen=True)
-class DiffCaps:
-    """What goes into a step diff or logged patch: files over `file_bytes` are named (size and
-    blob id) instead of shown, and the text stops at about `total_bytes`."""
-
-    file_bytes: int = 256_000
-    total_bytes: int = 1_000_000
 
 
 @dataclass
 class RestoreReport:
-    """What an undo changed: working-tree paths rewritten or removed, and whether HEAD moved."""
+    """What an undo changed: working-tree paths rewritten or removed, whether HEAD moved, and
+    the branches and tags (as at the session's start) it put back after they were deleted."""
 
     changed_paths: list[str]
     head_moved: bool
+    restored_refs: list[str] = field(default_factory=list)
 
 
 def _run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
@@ -102,60 +82,6 @@ def _run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
             meanwhile()
     except (OSError, WorkspaceError):
         pass
-
-
-def _find_repo(path: Path) -> tuple[Path, Path, Path]:
-    """Validate `path`; return (working tree root, git dir, common dir) or raise an actionable error."""
-    if not path.exists():
-        raise WorkspaceError(f"{path} does not exist: pass the path of your repository")
-    if not path.is_dir():
-        raise WorkspaceError(f"{path} is not a directory: pass the repository's top directory")
-    try:
-        repo = gitpython.Repo(path, search_parent_directories=True)
-    except gitpython.InvalidGitRepositoryError:
-        raise WorkspaceError(
-            f"{path} is not a git repository: navtui checkpoints every step with git. "
-            f"Run `git init && git add -A && git commit -m initial` in {path} first."
-        ) from None
-    try:
-        if repo.bare or repo.working_tree_dir is None:
-            raise WorkspaceError(
-                f"{path} is a bare repository (no working tree): clone it first, "
-                f"e.g. `git clone {path} {path.name}-work`, and open the clone."
-            )
-        root = Path(repo.working_tree_dir).resolve()
-        git_dir = Path(repo.git_dir).resolve()
-        common_dir = Path(repo.common_dir).resolve()
-    finally:
-        repo.close()
-    for name, advice in _IN_PROGRESS.items():
-        if (git_dir / name).exists():
-            raise WorkspaceError(f"{root}: {advice}, then start navtui again.")
-    return root, git_dir, common_dir
-
-
-def _message(
-    head: HeadState, staged: str | None, ignored: str | None, control: str | None,
-    nested: str | None,
-) -> str:
-    return (
-        "navtui checkpoint\n\n"
-        f"head: {head.commit or _MISSING}\n"
-        f"branch: {head.branch or _MISSING}\n"
-        f"staged: {staged or _MISSING}\n"
-        f"ignored: {ignored or _MISSING}\n"
-        f"control: {control or _MISSING}\n"
-        f"nested: {nested or _MISSING}\n"
-    )
-
-
-def _parse_message(message: str) -> dict[str, str | None]:
-    fields: dict[str, str | None] = {}
-    for line in message.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep:
-            fields[key] = None if value == _MISSING else value
-    return fields
 
 
 class Workspace:
@@ -168,18 +94,36 @@ class Workspace:
         self.session_id: str | None = None
         self.snapshot_warnings: list[str] = []
         self._raw = RawView(self.state_dir / "raw-git", root, git_dir, common_dir)
-        self._git = GitRunner(root, raw=self._raw)
+        # Where the repository's parts are, given: a `.git/commondir` or `core.worktree` the
+        # model plants never redirects navtui's own git calls (or where they write objects).
+        self._git = GitRunner(root, raw=self._raw, location={
+            "GIT_DIR": str(git_dir), "GIT_COMMON_DIR": str(common_dir),
+            "GIT_OBJECT_DIRECTORY": str(common_dir / "objects"), "GIT_WORK_TREE": str(root),
+        })
         self._common_dir = common_dir
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
         self._control = ControlFiles(self._git, root, git_dir, common_dir)
         self._controls: dict[str, str | None] = {}  # checkpoint commit -> its git-files commit
-        self._control_told: str | None = None  # the git-files commit last reported
+        # checkpoint commit -> the git files as its step left them, when some were quarantined
+        self._planted: dict[str, str] = {}
+        quarantine = self.state_dir / "quarantine"
+        try:
+            quarantine_shown = quarantine.relative_to(root).as_posix()
+        except ValueError:
+            quarantine_shown = str(quarantine)
+        self._guard = ControlGuard(self._control, Quarantine(
+            quarantine, common_dir, self._control.shown_prefix, quarantine_shown))
         self._objects = common_dir / "objects"
         # Made again for each session (its private indexes live under the session's name).
         self._nested = NestedTrees(self._git, self._objects, self.state_dir)
         self._nesteds: dict[str, str | None] = {}  # checkpoint commit -> its nested-trees commit
         self._gitlinks: set[str] = set()  # paths of submodules / nested repositories now
         self._checkpoints: list[Checkpoint] = []
+        self._store = SurvivalStore(self._git, self.state_dir / "store", self._objects,
+                                    self._raw.path)
+        self._tips: dict[str, str] = {}  # branches and tags at the session's start
+        self._saved_refs: dict[str, str] = {}  # before-undo refs -> their commits
+        self._repairs: list[str] = []  # navtui's own state found tampered with and rebuilt
         self._trees: dict[str, str] = {}
         self._staged: str | None = None
         self._index_stamp: FileStamp | None = None
@@ -202,7 +146,7 @@ class Workspace:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
         """Open the repository containing `path`; refuses what navtui cannot safely work in."""
-        return cls(*_find_repo(Path(path).expanduser().absolute()))
+        return cls(*find_repo(Path(path).expanduser().absolute()))
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -226,6 +170,11 @@ class Workspace:
             parts = ref.split("/")
             if len(parts) == 4 and parts[3] == "0" and parts[2] not in ids:
                 ids.append(parts[2])
+        for session_id in self._store.recorded_sessions():  # refs the model deleted
+            if session_id not in ids and _SESSION_ID.fullmatch(session_id) and any(
+                ref.endswith("/0") for ref in self._store.recorded_refs(session_id)
+            ):
+                ids.append(session_id)
         return ids
 
     def begin(self, session_id: str) -> Checkpoint:
@@ -254,16 +203,26 @@ class Workspace:
         tree, ignored = self._snapshot_all()
         listing = self._git.run("ls-files", "-z", "-s", index=index)
         self._note_gitlinks(listing, staged=True)
-        self._save_modes(listing)
-        return self._record(0, tree, head, ignored)
+        save_modes(self.root, listing, self._modes_path())
+        first = self._record(0, tree, head, ignored)
+        self._raw.env()
+        self._tips = self._store.current_tips()
+        self._store.save_tips(session_id, self._tips)
+        self._keep(self._store.keep_start)
+        return first
 
-    def checkpoint(self, index: int) -> Checkpoint:
-        """Snapshot the working tree after step `index` (greater than the last checkpoint's)."""
+    def checkpoint(self, index: int, *, trusted: bool = False) -> Checkpoint:
+        """Snapshot the working tree after step `index` (greater than the last checkpoint's).
+
+        Git's control files the step changed are named (`git_warnings`); those that plant code
+        are moved to quarantine first, unless the change is `trusted` (the user's own edits).
+        """
         last = self._last()
         if index <= last.index:
             raise WorkspaceError(
                 f"checkpoint {index} would not follow checkpoint {last.index}: steps only move forward"
             )
+        self._ensure_kept()
         # Most steps (reads, searches, `ls`) change nothing: point the new ref at the previous
         # commit while the tree is snapshotted (creating a file costs as much as a small git
         # call on some file systems), and move it only if the step did change it.
@@ -277,14 +236,26 @@ class Workspace:
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
         previous = self._trees[last.commit]
         if tree != previous:
-            self._note_gitlinks(self._raw_changes(previous, tree))
+            raw = self._raw_changes(previous, tree)
+            self._note_gitlinks(raw)
+            self._guard.tree_hooks([os.fsdecode(p) for p in raw.split(b"\0")[1::2]])
         return self._record(index, tree, self._heads.read(), ignored,
-                            ref_at=guessed[0] if guessed else None)
+                            ref_at=guessed[0] if guessed else None, trusted=trusted)
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
         self._check_session_id(session_id)
         records = self._session_refs(session_id)
+        recorded = self._store.recorded_refs(session_id)
+        numbered = {ref: c for ref, c in recorded.items() if ref.rsplit("/", 1)[1].isdigit()}
+        if numbered and {r[0]: r[1] for r in records} != numbered:
+            # The model deleted or moved the session's refs: they come back from the store.
+            last = max((r for r in recorded if r.rsplit("/", 1)[1].isdigit()),
+                       key=lambda r: int(r.rsplit("/", 1)[1]), default=None)
+            if last is not None:
+                self._raw.env()
+                self._store.heal(recorded, recorded[last], self._store.tips(session_id))
+                records = self._session_refs(session_id)
         if not records:
             raise WorkspaceError(
                 f"no session {session_id!r} in {self.root}; known: {', '.join(self.sessions()) or 'none'}"
@@ -299,6 +270,8 @@ class Workspace:
             self._trees[commit] = tree
             self._ignored[commit] = fields.get("ignored")
             self._controls[commit] = fields.get("control")
+            if fields.get("quarantined"):
+                self._planted[commit] = fields["quarantined"] or ""
             self._nesteds[commit] = fields.get("nested")
             self._checkpoints.append(
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
@@ -307,9 +280,11 @@ class Workspace:
         if not self._index_path().exists() and self._user_index().exists():
             shutil.copyfile(self._user_index(), self._index_path())
         self._index_stamp = None
+        self._tips = self._store.tips(session_id)
+        self._heal()
         self._raw.point_head(self._checkpoints[-1].commit)
-        self._control_told = self._controls.get(self._checkpoints[-1].commit)
-        self._control.adopt(self._control_told)
+        self._guard.told = self._controls.get(self._checkpoints[-1].commit)
+        self._control.adopt(self._guard.told)
         self._gitlinks = set(self._nested.trees(self._nesteds.get(self._checkpoints[-1].commit)))
         return self.checkpoints
 
@@ -333,6 +308,7 @@ class Workspace:
         for suffix in (".index", ".ignored.index", ".control.index", ".user-index", ".modes.json"):
             (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         shutil.rmtree(self.state_dir / "checkpoints" / f"{session_id}.nested", ignore_errors=True)
+        self._store.forget(session_id, last=not [s for s in self.sessions() if s != session_id])
         if session_id == self.session_id:
             self.session_id = None
             self._checkpoints = []
@@ -354,7 +330,10 @@ class Workspace:
             self._nesteds.get(previous.commit), self._nesteds.get(current.commit),
             self.diff_caps.total_bytes,
         )
-        old, new = self._controls.get(previous.commit), self._controls.get(current.commit)
+        old = self._controls.get(previous.commit)
+        new = self._controls.get(current.commit)
+        if current.commit != previous.commit:  # a reused commit: the step changed nothing
+            new = self._planted.get(current.commit) or new
         if old and new:
             diff += self._control.diff(old, new, self.diff_caps.total_bytes)
         return diff
@@ -377,14 +356,16 @@ class Workspace:
         Binary files are included (`--binary`); bytes that are not UTF-8 are kept as surrogate
         escapes, so write it with `errors="surrogateescape"` to get the exact patch back.
         """
+        self._ensure_kept()
         old, new = self._trees[self._first().commit], self._snapshot()
         if old == new:
             return ""
-        out = self._git.run("diff-tree", *_PATCH_ARGS, "--binary", old, new)
+        out = self._git.run("diff-tree", *PATCH_ARGS, "--binary", old, new)
         return out.decode("utf-8", "surrogateescape")
 
     def bounded_patch(self) -> tuple[str, bool]:
         """`patch()` within `diff_caps` (for logs and events), and whether it is complete."""
+        self._ensure_kept()
         return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True)
 
     # -- undo -------------------------------------------------------------------------------
@@ -393,26 +374,28 @@ class Workspace:
         """Make the working tree (and HEAD/branch) exactly checkpoint `index`; later ones are dropped."""
         position = self._position(index)
         target = self._checkpoints[position]
+        self._ensure_kept()
         now, wanted = self._snapshot(), self._trees[target.commit]
         changed: list[str] = []
         if now != wanted:
             changed = apply_tree(self._git, self._index_path(), now, wanted)
             self._index_tree, self._index_stamp = wanted, self._stamp()
         changed += self._restore_ignored(self._checkpoints[-1], target)
-        self._restore_modes(changed)
+        restore_modes(self.root, changed, self._modes_path())
         changed += self._restore_nested(target)
         changed += self._restore_control(target)
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
-        self._clear_operation_state()
+        clear_operation_state(self.git_dir)
         self._restore_user_index(head, head_moved)
         dropped = self._checkpoints[position + 1:]
         if dropped:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
+            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
         self._checkpoints = self._checkpoints[: position + 1]
-        return RestoreReport(sorted(changed), head_moved)
+        return RestoreReport(sorted(changed), head_moved, self._store.restore_tips(self._tips))
 
     def foreign_changes(self) -> list[str]:
         """What changed since the last checkpoint: paths (git's own files as `.git/...`), then
@@ -422,6 +405,7 @@ class Workspace:
         user's edits while the model thought, a session that stopped mid-step, ...).
         """
         last = self._last()
+        self._ensure_kept()
         paths = self.changed_files(last.index)
         paths += self._nested.changed_files(self._nesteds.get(last.commit), self._snapshot_nested())
         control = self._control.changed_since(
@@ -441,6 +425,7 @@ class Workspace:
         returns the ref (`git restore --source=<ref> -- PATH` brings a file back).
         """
         last = self._last()
+        self._ensure_kept()
         (tree, ignored), head = self._snapshot_all(), self._heads.read()
         control = self._control.current(self._control_index())
         nested = self._snapshot_nested()
@@ -463,6 +448,10 @@ class Workspace:
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
         ref = f"{prefix}{len(taken) + 1}"
         self._git.run("update-ref", ref, commit, "0" * 40)
+        self._store.note_refs(self.session_id or "", {ref: commit})
+        if commit != last.commit:
+            self._keep(lambda: self._store.keep(commit, last.commit))
+        self._saved_refs[ref] = commit
         return ref
 
     def drop_after(self, index: int) -> None:
@@ -472,12 +461,14 @@ class Workspace:
         if dropped:
             lines = "".join(f"delete {c.ref}\n" for c in dropped)
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
+            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
         self._checkpoints = self._checkpoints[: position + 1]
-        self._control_told = self._controls.get(self._checkpoints[-1].commit)
+        self._guard.told = self._controls.get(self._checkpoints[-1].commit)
 
     def dirty_since(self, index: int) -> bool:
         """True if the working tree or HEAD/branch no longer match checkpoint `index`."""
         target = self._checkpoints[self._position(index)]
+        self._ensure_kept()
         if self._snapshot() != self._trees[target.commit]:
             return True
         return self._heads.read() != HeadState(target.head, target.branch)
@@ -489,28 +480,28 @@ class Workspace:
         navtui's own git calls never run them; the user's own git commands would. Checkpoints
         keep them: the step diff shows them and undo puts them back.
         """
-        now = self._controls.get(self._last().commit)
-        told, self._control_told = self._control_told, now
-        if told is None or now is None:
-            return []
-        return self._control.describe(self._control.changes(told, now))
+        return self._guard.changes_to_tell(self._controls.get(self._last().commit))
+
+    def git_warnings(self) -> list[str]:
+        """What the user should hear about git's files since the last call, one line each:
+        control files a step changed and what each does on their next git command, files moved
+        to quarantine (where, and how to put them back), navtui's private git dirs rebuilt."""
+        lines = self._repairs + self._ignored_store.repairs + self._nested.repairs
+        self._repairs, self._ignored_store.repairs, self._nested.repairs = [], [], []
+        for view in [self._raw, *self._nested.views()]:
+            lines += view.repairs
+            view.repairs = []
+        return lines + self._guard.warnings()
+
+    def quarantined(self) -> list[str]:
+        """Every file this session moved to quarantine (one line each, as `git_warnings` said)."""
+        return list(self._guard.quarantine.taken)
 
     def control_changed_since_start(self) -> str | None:
         """What the session left changed in git's own files (checkpoint 0 -> the last one) and
         how to get the originals back by hand, or None when nothing is."""
-        first = self._controls.get(self._first().commit)
-        last = self._controls.get(self._last().commit)
-        if not first or not last:
-            return None
-        changes = self._control.changes(first, last)
-        if not changes:
-            return None
-        added = [self._control.shown_prefix + c.path for c in changes if c.what == "added"]
-        return (
-            "; ".join(self._control.describe(changes))
-            + f". As they were before the session: `git show {first}:PATH` (PATH inside "
-            f"{self._control.shown_prefix}, e.g. `config`)"
-            + (f"; not there before: {', '.join(added)}" if added else "")
+        return self._guard.changed_since_start(
+            self._controls.get(self._first().commit), self._controls.get(self._last().commit)
         )
 
     # -- internals --------------------------------------------------------------------------
@@ -594,36 +585,17 @@ class Workspace:
         changed, left = self._control.restore(self._control.current(self._control_index()), wanted)
         for line in left:
             self._outside.setdefault(line, f"{line} (git's own file, left as it is by undo)")
-        self._control_told = wanted
+        self._guard.told = wanted
         return changed
+
+    def _set_ref(self, ref: str, commit: str) -> None:
+        """Point `ref` (one of navtui's own) at `commit` (`refs.write_ref`), noted in the store's
+        ref log too."""
+        self._store.note_refs(self.session_id or "", {ref: commit})
+        write_ref(self._git, self._common_dir, ref, commit)
 
     def _modes_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.modes.json"
-
-    def _save_modes(self, listing: bytes) -> None:
-        """Remember permissions git does not record (read-only, private, ...) at the start."""
-        modes = {}
-        for field in listing.split(b"\0"):
-            path = os.fsdecode(field.split(b"\t", 1)[-1]) if b"\t" in field else ""
-            try:
-                st = os.lstat(self.root / path) if path else None
-            except OSError:
-                continue
-            if st is not None and stat.S_ISREG(st.st_mode) and st.st_mode & 0o777 not in _GIT_MODES:
-                modes[path] = st.st_mode & 0o7777
-        self._modes_path().write_text(json.dumps(modes), encoding="utf-8")
-
-    def _restore_modes(self, paths: list[str]) -> None:
-        """Give restored files the permissions they had at the start (git only keeps +x)."""
-        try:
-            modes = json.loads(self._modes_path().read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        for path in paths:
-            mode = modes.get(path)
-            target = self.root / path
-            if mode is not None and target.is_file() and not target.is_symlink():
-                os.chmod(target, mode)
 
     def _saved_user_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.user-index"
@@ -656,6 +628,8 @@ class Workspace:
             raise WorkspaceError("no session: call begin() or attach() first")
         index = self._index_path()
         before = self._stamp()
+        if self._index_stamp is not None and before != self._index_stamp and self._index_tree:
+            before = self._rebuild_index(index, self._index_tree)
         known = self._index_tree if before is not None and before == self._index_stamp else None
         rules_changed = list_ignored and self._control.touched()  # info/exclude, excludesFile
         if trust_watch and not rules_changed and self._watch is not None and self._watch.quiet():
@@ -683,7 +657,7 @@ class Workspace:
             )
         try:
             if changed != []:
-                result = self._add_changed(index, None if changed is None else
+                result = add_changed(self._git, index, None if changed is None else
                                            [path for _, path in changed])
                 self.snapshot_warnings = [
                     line for line in result.stderr.decode("utf-8", "replace").splitlines()
@@ -703,6 +677,19 @@ class Workspace:
         if list_ignored and looked:
             self._keep_watching(rules_changed)
         return known, (self._ignored_listing or b"") if list_ignored else b""
+
+    def _rebuild_index(self, index: Path, tree: str) -> FileStamp | None:
+        """The private index changed since navtui last wrote it (only navtui writes it): it is
+        untrusted (an entry marked assume-unchanged, forged stat data or blob ids, garbage), so
+        it is made again from `tree`, the last snapshot's; its new stamp."""
+        index.unlink(missing_ok=True)
+        self._git.run("read-tree", tree, index=index)
+        self._index_stamp = self._stamp()
+        self._repairs.append(
+            f"{index} (navtui's private index) was changed by someone else since navtui wrote "
+            "it: made again from the last checkpoint before use"
+        )
+        return self._index_stamp
 
     def _keep_watching(self, rules_changed: bool) -> None:
         """After a `git status` and a fresh ignored listing: start the tree watch (once a
@@ -757,41 +744,6 @@ class Workspace:
             elif kind == b"? ":
                 changes.append(("?", entry[2:]))
         return [(kind, os.fsdecode(path)) for kind, path in changes]
-
-    def _add_changed(
-        self, index: Path, paths: list[str] | None
-    ) -> subprocess.CompletedProcess[bytes]:
-        """`git add -A` of `paths` (literal pathspecs) into the private index; the whole tree
-        (`_add_all`) when there are many, when status could not tell, or when one vanished."""
-        if paths is None or len(paths) > _MAX_PATHSPECS:
-            return self._add_all(index)
-        result = self._git.run_full(
-            "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
-            index=index, stdin=b"".join(os.fsencode(p.rstrip("/")) + b"\0" for p in paths),
-            ok_codes=(0, 1, 128), env={"GIT_LITERAL_PATHSPECS": "1"},
-        )
-        return self._add_all(index) if result.returncode == 128 else result
-
-    def _add_all(self, index: Path) -> subprocess.CompletedProcess[bytes]:
-        """`git add -A` into the private index, retried while files vanish under it.
-
-        A watcher or build tool that creates and deletes files makes git die with "unable to
-        stat" when a file it just listed is gone; the next try sees the directory afresh.
-        """
-        for attempt in range(_VANISHED_RETRIES):
-            result = self._git.run_full(
-                "add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128)
-            )
-            if result.returncode != 128:
-                return result
-            error = result.stderr.decode("utf-8", "replace").strip()
-            if not any(sign in error for sign in _VANISHED):
-                break
-            time.sleep(0.005 * attempt)
-        raise WorkspaceError(
-            f"could not snapshot {self.root}: {error}. If a tool keeps creating and deleting "
-            "files there, pause it (or ignore its files in .gitignore) and try again."
-        )
 
     # -- ignored files and what stays outside ------------------------------------------------
 
@@ -863,11 +815,17 @@ class Workspace:
 
     def _record(
         self, index: int, tree: str, head: HeadState, ignored: str | None,
-        ref_at: str | None = None,
+        ref_at: str | None = None, trusted: bool = False,
     ) -> Checkpoint:
         """Commit (or reuse) the checkpoint and point its ref at it (unless it is at `ref_at`)."""
         previous = self._checkpoints[-1] if self._checkpoints else None
         control = self._control.current(self._control_index())
+        planted = None
+        if previous is not None:
+            control, planted = self._guard.after_step(
+                f"{self.session_id}-{index}", self._controls.get(previous.commit), control,
+                self._control_index(), trusted,
+            )
         for name in self._control.shown_left_out():
             self._outside.setdefault(name, f"{name} (git's own file, over 1 MB or unreadable)")
         nested = self._snapshot_nested()
@@ -878,11 +836,13 @@ class Workspace:
             and self._ignored.get(previous.commit) == ignored
             and self._controls.get(previous.commit) == control
             and self._nesteds.get(previous.commit) == nested
+            and planted is None
         ):
             commit = previous.commit
         else:
             parents = [
                 head.commit, previous.commit if previous else self._staged, ignored, control, nested,
+                planted,
             ]
             args: list[str] = []
             for parent in dict.fromkeys(p for p in parents if p):
@@ -890,15 +850,19 @@ class Workspace:
             staged = self._staged if index == 0 else None
             commit = self._git.line(
                 "commit-tree", "--no-gpg-sign", *args, "-m",
-                _message(head, staged, ignored, control, nested), tree,
+                _message(head, staged, ignored, control, nested, planted), tree,
             )
+            if planted:
+                self._planted[commit] = planted
+            if previous is not None:
+                self._keep(lambda: self._store.keep(commit, previous.commit))
             if tree == self._index_tree:
                 self._raw.point_head(commit)
         self._ignored[commit] = ignored
         self._controls[commit] = control
         self._nesteds[commit] = nested
-        if self._control_told is None:
-            self._control_told = control
+        if self._guard.told is None:
+            self._guard.told = control
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         if commit != ref_at:
             self._set_ref(ref, commit)
@@ -907,27 +871,32 @@ class Workspace:
         self._checkpoints.append(checkpoint)
         return checkpoint
 
-    def _set_ref(self, ref: str, commit: str) -> None:
-        """Point `ref` (one of navtui's own, never the user's) at `commit`: a loose ref file
-        written as git writes it (lock file, then rename), without a git process; through
-        `update-ref` where refs are not files (reftable) or the lock is taken."""
-        path = self._common_dir / ref
-        if not (self._common_dir / "reftable").exists():
-            lock = path.with_name(path.name + ".lock")
-            try:
-                try:
-                    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-                except FileNotFoundError:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            except OSError:
-                pass
-            else:
-                with os.fdopen(fd, "w", encoding="ascii") as handle:
-                    handle.write(commit + "\n")
-                os.replace(lock, path)
-                return
-        self._git.run("update-ref", ref, commit)
+    # -- surviving the model's git commands (agent_core/git/survival.py) ---------------------
+
+    def _ensure_kept(self) -> None:
+        """Before navtui uses its checkpoints: if the last one's ref is not as navtui wrote it
+        (deleted, packed by a gc, rewritten), bring back what is missing and write the refs."""
+        last = self._last()
+        if not ref_intact(self._common_dir, last.ref, last.commit):
+            self._heal()
+
+    def _keep(self, keep: Callable[[], None]) -> None:
+        """Copy into the store (`keep`); when that fails (a full disk, ...) the checkpoint
+        still stands in the repository, and the user is told what it no longer survives."""
+        try:
+            keep()
+        except (OSError, WorkspaceError) as error:
+            self._repairs.append(
+                f"navtui's object store ({self._store.path}) could not keep this checkpoint "
+                f"({error}): it is in the repository, but deleting navtui's refs and a "
+                "`git gc --prune=now` would now lose it"
+            )
+
+    def _heal(self) -> None:
+        if self._checkpoints:
+            self._raw.env()  # the store is read through navtui's checked private git dir
+            refs = {c.ref: c.commit for c in self._checkpoints} | self._saved_refs
+            self._store.heal(refs, self._checkpoints[-1].commit, self._tips)
 
     def _first(self) -> Checkpoint:
         if not self._checkpoints:
@@ -954,50 +923,19 @@ class Workspace:
     def _diff(self, old: str, new: str) -> str:
         return self._bounded(old, new)[0]
 
+    def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
+        """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
+        if old == new:
+            return "", True
+        return bounded_diff(self._git, self._raw_changes(old, new), old, new, self.diff_caps,
+                            binary=binary)
+
     def _raw_changes(self, old: str, new: str) -> bytes:
         """`diff-tree --raw` from `old` to `new`, kept for the pair last asked (a checkpoint
         reads it for submodules, then its step diff for sizes)."""
         if self._raw_cache[:2] != (old, new):
             self._raw_cache = (old, new, raw_changes(self._git, old, new))
         return self._raw_cache[2]
-
-    def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
-        """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
-        if old == new:
-            return "", True
-        caps = self.diff_caps
-        raw = self._raw_changes(old, new)
-        big = huge_files(self._git, raw, caps.file_bytes)
-        extra = ["--binary"] if binary else []
-        if len(big) <= _MAX_EXCLUDES:
-            excludes = [f":(exclude,literal){change.path}" for change in big]
-            out = self._git.run("diff-tree", *_PATCH_ARGS, *extra, old, new, "--", *excludes)
-            text = out.decode("utf-8", "surrogateescape" if binary else "replace")
-        else:
-            text = ""
-            big = huge_files(self._git, raw, -1)
-        complete = not big
-        if len(text) > caps.total_bytes:
-            cut = text.rfind("\ndiff --git ", 0, caps.total_bytes) + 1
-            rest = text[cut:]
-            more = rest.count("diff --git ") if rest.startswith("diff --git ") else 1
-            text = text[:cut] + (
-                f"# navtui: {more} more file(s) not shown ({len(rest)} characters of diff); "
-                f"`git diff-tree -p {old} {new}` shows everything\n"
-            )
-            complete = False
-        return text + "".join(change.summary() for change in big), complete
-
-    def _clear_operation_state(self) -> None:
-        """Forget merges/rebases/cherry-picks the model left half-done (none existed at open)."""
-        if not any((self.git_dir / name).exists() for name in _IN_PROGRESS):
-            return
-        for name in _OPERATION_LEFTOVERS:
-            path = self.git_dir / name
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink(missing_ok=True)
 
     def _restore_user_index(self, head: HeadState, head_moved: bool) -> None:
         """Put back the user's staged state if HEAD is where it started, else match the new HEAD."""

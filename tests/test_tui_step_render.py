@@ -112,3 +112,25 @@ def _pane(title: str, child, pane_id: str):
     from textual.widgets import TabPane
 
     return TabPane(title, child, id=pane_id)
+
+
+async def test_a_step_that_plants_a_hook_raises_a_warning_with_its_step(git_repo: Path):
+    plant = ("printf '#!/bin/sh\\nexit 0\\n' > .git/hooks/pre-commit"
+             " && chmod +x .git/hooks/pre-commit")
+    session = make_session(git_repo, [("Plant.", Bash(plant)), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo, auto=True), Watch()
+    notified: list[str] = []
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        main = app.main
+        assert main is not None
+        real_notify = main.notify
+        main.notify = lambda message, **kw: (notified.append(str(message)),
+                                             real_notify(message, **kw))[1]
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen", timeout=60)
+        await pilot.press("q")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    [said] = [n for n in notified if "git's own files" in n]
+    assert "step 1 changed git's own files: .git/hooks/pre-commit (a hook" in said
+    assert "moved to quarantine" in said
+    assert "git_warnings" in session.records[0].extra
+    assert not (git_repo / ".git" / "hooks" / "pre-commit").exists()

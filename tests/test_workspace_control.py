@@ -24,11 +24,11 @@ def control_commit(repo: Path, ref: str) -> str:
     return next(line.split(": ", 1)[1] for line in message.splitlines() if line.startswith("control: "))
 
 
-def test_undo_removes_a_hook_and_config_the_model_wrote(git_repo: Path):
+def test_a_planted_hook_and_pager_go_to_quarantine_and_undo_restores_the_rest(git_repo: Path):
     config = (git_repo / ".git" / "config").read_bytes()
     ws = Workspace.open(git_repo)
     ws.begin("s")
-    bash(git_repo, PLANT + " && echo more >> README.md")
+    bash(git_repo, PLANT + " && git config user.name model && echo more >> README.md")
     ws.checkpoint(1)
 
     files, control = split_control_diff(ws.step_diff(1))
@@ -37,16 +37,24 @@ def test_undo_removes_a_hook_and_config_the_model_wrote(git_repo: Path):
     assert "+\tpager = \"less -+F; touch /tmp/x\"" in control
     assert "diff --git a/.git/hooks/post-commit b/.git/hooks/post-commit" in control
     assert "+echo planted" in control
-
-    saved = ws.save_state("before-undo")
-    report = ws.restore(0)
+    # Right after the step: what runs code is in quarantine, byte for byte, named.
     assert not (git_repo / ".git" / "hooks" / "post-commit").exists()
     assert (git_repo / ".git" / "config").read_bytes() == config
-    assert ".git/hooks/post-commit" in report.changed_paths and ".git/config" in report.changed_paths
-    # What undo replaced is kept: the saved state names the planted hook's commit.
-    kept = control_commit(git_repo, saved)
-    assert git(git_repo, "show", f"{kept}:hooks/post-commit") == "#!/bin/sh\necho planted\n"
-    assert "less -+F" in git(git_repo, "show", f"{kept}:config")
+    kept = git_repo / ".git" / "navtui" / "quarantine" / "s-1"
+    assert (kept / "hooks" / "post-commit").read_text() == "#!/bin/sh\necho planted\n"
+    assert "less -+F" in (kept / "config").read_text()
+    warnings = ws.git_warnings()
+    assert any(".git/hooks/post-commit (a hook: runs on your next `git commit`) moved to "
+               "quarantine: .git/navtui/quarantine/s-1/hooks/post-commit" in w for w in warnings)
+    assert any("core.pager runs on your next `git log`" in w for w in warnings)
+
+    # A setting that runs nothing stays, and undo puts it back byte for byte.
+    git(git_repo, "config", "user.name", "model")
+    ws.checkpoint(2)
+    assert ws.git_warnings() == [".git/config (changed): settings your next git commands read"]
+    report = ws.restore(0)
+    assert (git_repo / ".git" / "config").read_bytes() == config
+    assert ".git/config" in report.changed_paths
 
 
 def test_undo_puts_back_hooks_the_model_deleted_changed_or_made_plain(git_repo: Path):
@@ -61,9 +69,13 @@ def test_undo_puts_back_hooks_the_model_deleted_changed_or_made_plain(git_repo: 
     bash(git_repo, "rm .git/hooks/pre-commit && echo 'exit 1' >> .git/hooks/pre-push"
                    " && chmod -x .git/hooks/commit-msg && echo '*.py' >> .git/info/exclude")
     ws.checkpoint(1)
+    # The rewritten pre-push would run: it went to quarantine, the original is back.
+    assert (hooks / "pre-push").read_text() == "#!/bin/sh\necho pre-push\n"
+    kept = git_repo / ".git" / "navtui" / "quarantine" / "s-1" / "hooks" / "pre-push"
+    assert kept.read_text().endswith("exit 1\n") and not kept.stat().st_mode & stat.S_IXUSR
     assert ws.repo_control_changes() == [
         ".git/hooks/commit-msg (changed)", ".git/hooks/pre-commit (removed)",
-        ".git/hooks/pre-push (changed)", ".git/info/exclude (changed)",
+        ".git/info/exclude (changed)",
     ]
     assert "old mode 100755\nnew mode 100644" in split_control_diff(ws.step_diff(1))[1]
 
@@ -116,7 +128,7 @@ def test_git_files_changed_by_someone_else_count_as_foreign_and_resume_restores(
     assert "editor" not in (git_repo / ".git" / "config").read_text()
 
 
-def test_a_session_shows_and_undoes_a_planted_hook_with_real_bash(git_repo: Path, tmp_path: Path):
+def test_a_session_quarantines_a_planted_hook_with_real_bash(git_repo: Path, tmp_path: Path):
     from agent_core.events import Notice
     from agent_core.policy import AutoPolicy
     from tests.test_session import make_session, write_script
@@ -128,8 +140,11 @@ def test_a_session_shows_and_undoes_a_planted_hook_with_real_bash(git_repo: Path
         session.start()
         session.decide(AutoPolicy().decide(session.propose()))
         notice = next(e.message for e in events if isinstance(e, Notice) and "core.pager" in e.message)
-        assert ".git/hooks/post-commit (added)" in notice and "undo puts them back" in notice
+        assert ".git/hooks/post-commit (a hook: runs on your next `git commit`) moved to " \
+               "quarantine" in notice
         assert "+echo planted" in session.records[-1].diff
+        assert any("post-commit" in line for line in session.records[-1].extra["git_warnings"])
+        assert not (git_repo / ".git" / "hooks" / "post-commit").exists()
         session.undo()
     finally:
         session.close()
@@ -197,13 +212,17 @@ def test_the_end_of_a_session_names_git_files_it_leaves_changed(git_repo: Path, 
     from tests.test_session import make_session, write_script
 
     config = (git_repo / ".git" / "config").read_text()
-    outputs = [f"Thought: Persist.\nAction: bash {PLANT}", "Thought: Done.\nAction: submit"]
+    benign = "git config user.name model && echo '*.txt text' > .git/info/attributes"
+    outputs = [f"Thought: Persist.\nAction: bash {PLANT} && {benign}", "Thought: Done.\nAction: submit"]
     session, _, events = make_session(git_repo, write_script(tmp_path / "s.jsonl", outputs), "text")
     try:
         session.run(AutoPolicy())
     finally:
         session.close()
     [left] = [e.message for e in events if isinstance(e, Notice) and "leaves git's own" in e.message]
-    assert ".git/config (changed)" in left and "not there before: .git/hooks/post-commit" in left
+    # The config held a planted pager, so all of it went back (the copy is in quarantine).
+    assert ".git/config" not in left and "not there before: .git/info/attributes" in left
+    [kept] = [e.message for e in events if isinstance(e, Notice) and "are in quarantine" in e.message]
+    assert ".git/navtui/quarantine/" in kept and "-1/hooks/post-commit" in kept
     original = left.split("`git show ", 1)[1].split(":PATH`")[0]
     assert git(git_repo, "show", f"{original}:config") == config

@@ -62,11 +62,14 @@ def test_hooks_and_config_the_model_writes_are_reported_and_never_run(git_repo: 
     arm(git_repo, marks)
     bash(git_repo, "echo x >> README.md")
     ws.checkpoint(2)
-    changes = ws.repo_control_changes()
-    assert any("core.fsmonitor" in c for c in changes)
-    assert any(".git/hooks/reference-transaction" in c for c in changes)
-    assert any(".git/info/attributes" in c for c in changes)
-    assert ws.repo_control_changes() == []  # reported once
+    changes = ws.git_warnings()
+    assert any("core.fsmonitor runs on your next `git status`" in c for c in changes)
+    assert any(".git/hooks/reference-transaction (a hook" in c and "quarantine" in c
+               for c in changes)
+    assert any(".git/info/attributes (added)" in c for c in changes)
+    assert ws.git_warnings() == []  # reported once
+    assert not (git_repo / ".git" / "hooks" / "reference-transaction").exists()
+    assert "fsmonitor" not in (git_repo / ".git" / "config").read_text()
     ws.restore(0)
     assert sorted(p.name for p in marks.iterdir()) == []
 

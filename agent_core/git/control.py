@@ -1,6 +1,7 @@
-"""Git's own files in a repository, the ones through which it makes git run code: the config,
-hooks, attributes and excludes. Each checkpoint keeps them as a commit of their own, so a step's
-diff shows what it did to them and undo puts them back.
+"""Git's own files in a repository, the ones through which it makes git run code or look
+elsewhere: its control files (`control_paths`: config, hooks, `info/*`, `commondir`, alternates,
+those of linked worktrees and submodules, an in-git-dir `core.hooksPath`). Each checkpoint keeps
+them as a commit of their own, so a step's diff shows what it did to them and undo puts them back.
 
 navtui's own git calls ignore them (`agent_core.git.runner`), but the user's next `git commit`
 would not. A checkpoint only stats them; they are read (and hashed into git objects, never run)
@@ -14,6 +15,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.git.control_effects import Effect, config_effect, file_effect
+from agent_core.git.control_paths import ControlPaths, configured_hooks_dir
 from agent_core.git.runner import GitRunner
 
 # The line that starts a step diff's part about git's own files (`split_control_diff`).
@@ -34,6 +37,7 @@ class ControlChange:
     what: str  # added | removed | changed
     old_blob: str | None
     new_blob: str | None
+    new_mode: str = "000000"  # git's mode of the new file (100755: executable)
 
 
 def _config_lines(data: bytes) -> set[str]:
@@ -61,22 +65,28 @@ def split_control_diff(diff: str) -> tuple[str, str]:
 
 
 class ControlFiles:
-    """Captures and restores `config`, `config.worktree`, `info/attributes`, `info/exclude` and
-    every hook but the `.sample`s, as commits whose paths are relative to the common git dir."""
+    """Captures and restores git's control files (`control_paths`) as commits whose paths are
+    relative to the common git dir."""
 
     def __init__(self, git: GitRunner, root: Path, git_dir: Path, common_dir: Path) -> None:
         self._git = git
         self._root = root
         self._git_dir = git_dir
         self._common = common_dir
-        self._hooks_stamp: tuple[int, int] | None = None
-        self._hooks: list[Path] = []
+        self._paths = ControlPaths(common_dir, git_dir)
+        self.tree_hooks_dir: str | None = None  # core.hooksPath inside the working tree
+        self._hooks_read_for: tuple[object, ...] | None = None
         self._signature: Signature | None = None
         self._commit: str | None = None
         self._tree: dict[str, str] = {}  # commit -> tree
         self._left: dict[str, tuple[str, ...]] = {}  # commit -> files it could not hold
 
     # -- where they are ----------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        """The working tree's top directory."""
+        return self._root
 
     @property
     def shown_prefix(self) -> str:
@@ -86,28 +96,26 @@ class ControlFiles:
         except ValueError:
             return str(self._common).rstrip("/") + "/"
 
-    def _hook_files(self) -> list[Path]:
-        hooks = self._common / "hooks"
-        try:
-            st = hooks.stat()
-        except OSError:
-            self._hooks_stamp, self._hooks = None, []
-            return []
-        stamp = (st.st_ino, st.st_mtime_ns)
-        if stamp != self._hooks_stamp:
-            try:
-                names = sorted(p.name for p in os.scandir(hooks) if not p.name.endswith(".sample"))
-            except OSError:
-                names = []
-            self._hooks_stamp, self._hooks = stamp, [hooks / name for name in names]
-        return self._hooks
-
     def _files(self) -> list[Path]:
-        info = self._common / "info"
-        return [
-            self._common / "config", self._git_dir / "config.worktree",
-            info / "attributes", info / "exclude", *self._hook_files(),
-        ]
+        self._read_hooks_path()
+        return self._paths.files()
+
+    def _read_hooks_path(self) -> None:
+        """Where `core.hooksPath` points, read again when a config file changed: inside the
+        git dir its files are control files; inside the working tree it is `tree_hooks_dir`."""
+        configs = (self._common / "config", self._git_dir / "config.worktree")
+        stamp = tuple(_stat_stamp(p) for p in configs)
+        if stamp == self._hooks_read_for:
+            return
+        self._hooks_read_for = stamp
+        where = configured_hooks_dir(self._root, self._git.base_env)
+        self._paths.hooks_dir, self.tree_hooks_dir = None, None
+        if where is None:
+            return
+        if where == self._common or self._common in where.parents:
+            self._paths.hooks_dir = where
+        elif self._root in where.parents:
+            self.tree_hooks_dir = where.relative_to(self._root).as_posix()
 
     def _relative(self, path: Path) -> str | None:
         try:
@@ -263,6 +271,7 @@ class ControlFiles:
             found.append(ControlChange(
                 os.fsdecode(path), what,
                 None if old_blob == zero else old_blob, None if new_blob == zero else new_blob,
+                parts[1],
             ))
         return found
 
@@ -278,6 +287,17 @@ class ControlFiles:
                     detail = ": " + "; ".join(added[:8])
             lines.append(f"{self.shown_prefix}{change.path} ({change.what}){detail}")
         return lines
+
+    def effect(self, change: ControlChange) -> Effect:
+        """What `change` does to the user's next git commands, and whether it plants code."""
+        name = change.path.rsplit("/", 1)[-1]
+        if name in ("config", "config.worktree") and change.new_blob is not None:
+            added = self._config(change.new_blob) - self._config(change.old_blob)
+            return config_effect(sorted(added))
+        parent = (self._common / change.path).parent
+        is_hook = parent.name == "hooks" or parent == self._paths.hooks_dir
+        runnable = change.new_mode in (_EXEC, _LINK)
+        return file_effect(change.path, change.what, is_hook, runnable)
 
     def _config(self, blob: str | None) -> set[str]:
         if blob is None:
@@ -299,14 +319,17 @@ class ControlFiles:
                     f"`git diff-tree -p {old} {new}` shows all of it\n")
         return CONTROL_DIFF_HEADER + text
 
-    def restore(self, now: str, target: str) -> tuple[list[str], list[str]]:
+    def restore(
+        self, now: str, target: str, only: set[str] | None = None,
+    ) -> tuple[list[str], list[str]]:
         """Make the files match capture `target` (from `now`, a capture of them as they are):
-        rewritten with their mode, removed when `target` has none.
+        rewritten with their mode, removed when `target` has none; with `only`, just those
+        paths (relative to the git dir).
 
         Returns (names restored, `name: why` of those left as they are): nothing is written or
         removed through a directory that became a symlink (it could lead out of the git dir).
         """
-        changes = self.changes(now, target)
+        changes = [c for c in self.changes(now, target) if only is None or c.path in only]
         if not changes:
             return [], []
         listing = self._git.run("ls-tree", "-r", "-z", target).split(b"\0")
@@ -340,6 +363,14 @@ class ControlFiles:
             done.append(shown)
         self.adopt(target)
         return done, left
+
+
+def _stat_stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _write(path: Path, data: bytes, mode: str) -> None:

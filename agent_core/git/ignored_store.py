@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.runner import GitRunner
+from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.treeops import apply_tree
 
 
@@ -27,6 +28,8 @@ class IgnoredStore:
         self._commit: str | None = None
         self._over_cap: set[str] = set()  # directories out for the session
         self.left_out: dict[str, str] = {}  # path -> why, for every scan so far
+        self._stamp: FileStamp | None = None  # the private index as navtui last wrote it
+        self.repairs: list[str] = []
 
     @property
     def has_snapshot(self) -> bool:
@@ -41,6 +44,8 @@ class IgnoredStore:
         self.left_out.update(found.left_out)
         if found.signature == self._signature:
             return self._commit
+        if self._stamp is not None and file_stamp(self._index) != self._stamp:
+            self._rebuild()
         if self._files is None:
             listed = self._git.run("ls-files", "-z", index=self._index) if self._index.exists() else b""
             self._files = {os.fsdecode(p) for p in listed.split(b"\0") if p}
@@ -66,7 +71,18 @@ class IgnoredStore:
                 commit = self._git.line("commit-tree", "--no-gpg-sign", "-m",
                                         "navtui: ignored files", tree)
         self._signature, self._commit = found.signature, commit
+        self._stamp = file_stamp(self._index)
         return commit
+
+    def _rebuild(self) -> None:
+        """Only navtui writes the private index: one changed behind its back is untrusted, and
+        made again from the last commit of the ignored files."""
+        self._index.unlink(missing_ok=True)
+        if self._commit is not None:
+            self._git.run("read-tree", self._commit + "^{tree}", index=self._index)
+        self._files = None
+        self.repairs.append(f"{self._index} (navtui's private index of ignored files) was changed "
+                            "by someone else since navtui wrote it: made again before use")
 
     def restore(self, current: str | None, wanted: str | None) -> list[str]:
         """Rewrite the ignored files from commit `current` to commit `wanted` (None: none
@@ -77,5 +93,5 @@ class IgnoredStore:
         new = wanted + "^{tree}" if wanted else self._git.empty_tree
         self._git.run("read-tree", old, index=self._index)
         changed = apply_tree(self._git, self._index, old, new, keep_ignored=False)
-        self._files, self._signature = None, None
+        self._files, self._signature, self._stamp = None, None, file_stamp(self._index)
         return changed

@@ -24,6 +24,7 @@ from urllib.parse import quote_from_bytes, unquote_to_bytes
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
+from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.treeops import apply_tree
 
 MAX_TRACKED = 20_000
@@ -80,6 +81,12 @@ class NestedTrees:
         self.left_out: dict[str, str] = {}  # path -> why its files are not in checkpoints
         self._commit: str | None = None
         self._map_tree: dict[str, str] = {}  # commit -> tree of the map
+        self._written: dict[str, tuple[FileStamp | None, str]] = {}  # path -> its index, tree
+        self.repairs: list[str] = []
+
+    def views(self) -> list[RawView]:
+        """The private git dirs of the nested repositories seen so far."""
+        return [runner.raw for runner in self._runners.values() if runner.raw is not None]
 
     # -- snapshot ----------------------------------------------------------------------
 
@@ -134,10 +141,19 @@ class NestedTrees:
         """`git add -A` into the repository's private index (tried again while files vanish
         under it, as for the outer tree), then its tree."""
         index = self._index(path)
+        written = self._written.get(path)
+        if written is not None and file_stamp(index) != written[0]:
+            # Only navtui writes it: one changed behind its back is made again from its tree.
+            index.unlink(missing_ok=True)
+            runner.run("read-tree", written[1], index=index)
+            self.repairs.append(f"{index} (navtui's private index of {path}) was changed by "
+                                "someone else since navtui wrote it: made again before use")
         for _ in range(_VANISHED_RETRIES):
             result = runner.run_full("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128))
             if result.returncode != 128:
-                return runner.line("write-tree", index=index)
+                tree = runner.line("write-tree", index=index)
+                self._written[path] = (file_stamp(index), tree)
+                return tree
         error = result.stderr.decode("utf-8", "replace").strip()
         raise WorkspaceError(f"could not snapshot the nested repository {path}: {error}")
 
@@ -213,6 +229,7 @@ class NestedTrees:
                 continue
             try:
                 done = apply_tree(runner, self._index(path), current[path], tree)
+                self._written[path] = (file_stamp(self._index(path)), tree)
             except WorkspaceError as error:
                 left.append(f"{path}: {error}")
                 continue

@@ -10,6 +10,10 @@ repository's object store as `GIT_OBJECT_DIRECTORY` and its working tree as `GIT
 The repository's own config is not read there; the few settings that shape what a snapshot
 sees (file modes, case, symlinks, excludes, the object format) are copied in, and its
 `info/exclude` is linked.
+
+The directory is checked before every use (`private_dir`): whatever navtui did not write there
+(a `commondir`, alternates, hooks, another config) is removed and its own files written again,
+each repair named in `repairs`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from agent_core.git import private_dir
 from agent_core.git.stamps import FileStamp, file_stamp
 
 NO_CONVERSION = "* -text !eol -crlf -ident !filter !working-tree-encoding\n"
@@ -27,6 +32,7 @@ _COPIED = (
     r"|protecthfs|protectntfs)$"
 )
 _UNBORN = "ref: refs/heads/navtui-snapshots\n"
+_HEX = frozenset("0123456789abcdef")
 
 
 class RawView:
@@ -48,20 +54,19 @@ class RawView:
         self._args: tuple[str, ...] = ()
         self._env = {
             "GIT_DIR": str(path),
+            "GIT_COMMON_DIR": str(path),  # a `commondir` planted there is never read
             "GIT_WORK_TREE": str(root),
             "GIT_OBJECT_DIRECTORY": str(objects or common_dir / "objects"),
         }
-        self._prepared: tuple[FileStamp | None, ...] | None = None
+        self._prepared: private_dir.Stamp | None = None
+        self._head = _UNBORN
+        self.repairs: list[str] = []  # what was found there and undone, one line each
 
     def env(self) -> dict[str, str]:
-        if self._prepared != self._files_stamp():
+        """The variables that point git at the view, checked (and rebuilt) first."""
+        if self._prepared != private_dir.stamp(self.path):
             self._prepare()
         return self._env
-
-    def _files_stamp(self) -> tuple[FileStamp | None, ...]:
-        """Its attributes and config as last written: anything else (a command that rewrote
-        them) makes `env` write them again."""
-        return file_stamp(self.path / "info" / "attributes"), file_stamp(self.path / "config")
 
     def args(self, base_env: dict[str, str]) -> tuple[str, ...]:
         """`-c` settings copied from the repository (read again when its config changes)."""
@@ -74,29 +79,49 @@ class RawView:
     def point_head(self, commit: str) -> None:
         """Detach the private HEAD at `commit` (a commit of the private index's tree), so
         `git status` there compares the index with a tree it matches."""
-        if self._prepared is None:
+        if self._prepared != private_dir.stamp(self.path):
             self._prepare()
-        head = self.path / "HEAD"
+        self._head = commit + "\n"
+        self._write_head()
+        self._prepared = private_dir.stamp(self.path)
+
+    def _write_head(self) -> None:
         temporary = self.path / "HEAD.navtui-new"
-        temporary.write_text(commit + "\n", encoding="ascii")
-        os.replace(temporary, head)
+        temporary.unlink(missing_ok=True)
+        temporary.write_text(self._head, encoding="ascii")
+        os.replace(temporary, self.path / "HEAD")
 
     def _prepare(self) -> None:
+        """Make the view hold exactly what navtui writes there (see `private_dir`)."""
+        foreign = private_dir.foreign_entries(self.path)
+        private_dir.remove(self.path, foreign)
         info = self.path / "info"
         info.mkdir(parents=True, exist_ok=True)
         (self.path / "refs").mkdir(exist_ok=True)
-        if not (self.path / "HEAD").exists():
-            (self.path / "HEAD").write_text(_UNBORN, encoding="ascii")
-        attributes = info / "attributes"
-        if not attributes.exists() or attributes.read_text(encoding="utf-8") != NO_CONVERSION:
-            attributes.write_text(NO_CONVERSION, encoding="utf-8")
+        rewritten = []
+        config = self._format_config()
+        wanted = {"HEAD": self._head, "config": config, "info/attributes": NO_CONVERSION}
+        for name, text in wanted.items():
+            path = self.path / name
+            if _read(path) == text:
+                continue
+            if os.path.lexists(path) and not (name == "HEAD" and _plain_head(_read(path))):
+                rewritten.append(name)
+            if name == "HEAD":
+                self._head = _read(path) if _plain_head(_read(path)) else self._head
+                self._write_head()
+            else:
+                path.write_text(text, encoding="utf-8")
         exclude = info / "exclude"
         target = self._common_dir / "info" / "exclude"
         if not exclude.is_symlink() or os.readlink(exclude) != str(target):
+            if os.path.lexists(exclude):
+                rewritten.append("info/exclude")
             exclude.unlink(missing_ok=True)
             exclude.symlink_to(target)
-        (self.path / "config").write_text(self._format_config(), encoding="utf-8")
-        self._prepared = self._files_stamp()
+        if foreign or rewritten:
+            self.repairs.append(private_dir.repair_note(self.path, foreign, rewritten))
+        self._prepared = private_dir.stamp(self.path)
 
     def _format_config(self) -> str:
         """Repository format and object format: git only reads these from the repository's
@@ -125,3 +150,23 @@ class RawView:
             if key:
                 args += ["-c", f"{key}={value}"]
         return tuple(args)
+
+
+def _read(path: Path) -> str | None:
+    """A small file navtui wrote, as text; None when it is missing, not a file or too big."""
+    if not private_dir.is_regular(path):
+        return None
+    try:
+        with path.open("rb") as file:
+            data = file.read(4097)
+    except OSError:
+        return None
+    return None if len(data) > 4096 else data.decode("utf-8", "replace")
+
+
+def _plain_head(text: str | None) -> bool:
+    """Whether `text` is a HEAD navtui writes: a commit id, or its unborn branch."""
+    if text is None:
+        return False
+    return text == _UNBORN or (text.endswith("\n") and len(text) in (41, 65)
+                                and set(text[:-1]) <= _HEX)

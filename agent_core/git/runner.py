@@ -153,6 +153,11 @@ class GitRunner:
         self._env = {**_base_env(identity), **(location or {})}
         self._filters = _FilterBlanker(root, self._env)
 
+    @property
+    def base_env(self) -> dict[str, str]:
+        """The environment every call of this runner starts from (no safety settings in it)."""
+        return dict(self._env)
+
     @functools.cached_property
     def empty_tree(self) -> str:
         """The empty tree's id in this repository's object format (SHA-1 or SHA-256)."""

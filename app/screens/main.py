@@ -37,7 +37,8 @@ from agent_core.events import (
 )
 from agent_core.sanitize import visible
 from agent_core.steps import (
-    USER_EDITS_KEY, Approve, Decision, EditAction, Observation, Quit, Reject, StepRecord,
+    GIT_WARNINGS_KEY, USER_EDITS_KEY, Approve, Decision, EditAction, Observation, Quit, Reject,
+    StepRecord,
 )
 from app.config import AllowRules, save_allow_rule
 from app.screens.allow import AllowPrefixScreen
@@ -572,6 +573,10 @@ class MainScreen(Screen[None]):
             self._view("card", lambda: card.show_status("done", kept))
             self.executed_steps = len(self._executed_records())
             return
+        warnings = record.extra.get(GIT_WARNINGS_KEY)
+        if warnings:
+            said = f"step {record.index} changed git's own files: " + "; ".join(warnings)
+            self.notify(visible(said), severity="warning", timeout=10)
         output = self.query_one(OutputLog)
         self._view("output", lambda: output.show_observation(
             f"Step {record.index} · {self._summary(action, width=200)}",
