@@ -1,0 +1,33 @@
+"""The main screen while a turn streams: per-token work stays out of the widget tree."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from agent_core.actions import Bash
+from app.tui import NavApp
+from tests.fixtures.tui import Watch, make_session
+from widgets.step_timeline import StepTimeline
+from widgets.thought_stream import ThoughtStream
+
+
+async def test_streamed_tokens_look_up_no_widgets(git_repo: Path):
+    thought = " ".join(hashlib.sha1(str(n).encode()).hexdigest()[:7] for n in range(150))
+    session = make_session(git_repo, [(thought, Bash("ls"))], delay=0.002, chunk_size=2)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(120, 36), message_hook=watch):
+        main = app.main
+        assert main is not None
+        await watch.until(lambda: main.generating, "thinking")
+        lookups: list[tuple] = []
+        real = main.query_one
+        main.query_one = lambda *a, **k: (lookups.append(a), real(*a, **k))[1]  # type: ignore[method-assign]
+        wakes_before = sum(1 for m in watch.seen if type(m).__name__ == "SessionWake")
+        await watch.until(lambda: main._split.in_action, "the model writes its action")
+        wakes = sum(1 for m in watch.seen if type(m).__name__ == "SessionWake") - wakes_before
+        main.query_one = real  # type: ignore[method-assign]
+        streamed = main.query_one(ThoughtStream).text
+    assert wakes > 20 and thought[-40:] in streamed  # the thought streamed in many wakes...
+    # ...and no event looked a widget up: only the Footer's key checks, once per state change
+    assert all(args[0] is StepTimeline for args in lookups) and len(lookups) <= 6
