@@ -40,6 +40,7 @@ class Terminal:
         self._awaited: str | None = None
         self._awaited_at: float | None = None
         self.bytes_read = 0
+        self.ended_at: float | None = None  # when the program closed its terminal
         self.child = pexpect.spawn(command[0], list(command[1:]), dimensions=(rows, columns),
                                    env=env, cwd=str(cwd) if cwd else None, timeout=None)
         self._reader = threading.Thread(target=self._read, name="terminal-reader", daemon=True)
@@ -55,6 +56,7 @@ class Terminal:
             now = time.monotonic()
             with self._lock:
                 if not data:
+                    self.ended_at = now
                     self._changed.notify_all()
                     return
                 self.bytes_read += len(data)
@@ -114,6 +116,13 @@ class Terminal:
                 return self._awaited_at - sent
             finally:
                 self._awaited = None
+
+    def wait_exit(self, timeout: float = 600.0) -> float:
+        """Block until the program closes its terminal (exits); the monotonic time it did."""
+        self._reader.join(timeout)
+        if self.ended_at is None:
+            raise TimeoutError(f"still running after {timeout:g} s:\n" + self.text())
+        return self.ended_at
 
     def close(self) -> None:
         if self.child.isalive():

@@ -125,8 +125,10 @@ def quick_turns(earlier: int) -> list[str]:
             for n in range(earlier)]
 
 
-def one_run(program: str, rate: float, seconds: float, earlier: int, work: Path) -> dict:
-    """Stream one turn into `program` in a pty; lags and key latencies in seconds."""
+def one_run(program: str, rate: float, seconds: float, earlier: int, work: Path,
+            profile: Path | None = None) -> dict:
+    """Stream one turn into `program` in a pty; lags and key latencies in seconds. With
+    `profile`, py-spy samples the program while the turn streams (raw collapsed stacks)."""
     from agent_core.actions import Bash
     from agent_core.formats import render
 
@@ -153,6 +155,11 @@ def one_run(program: str, rate: float, seconds: float, earlier: int, work: Path)
         else:
             terminal.wait_for("keys: 0", 60)
         time.sleep(0.3)
+        spy = None
+        if profile is not None:
+            spy = subprocess.Popen(["py-spy", "record", "--pid", str(terminal.child.pid), "--threads",
+                                    "--format", "raw", "--rate", "200", "--duration", f"{seconds:.0f}",
+                                    "--output", str(profile)], stdout=subprocess.DEVNULL)
         feed.go.set()
         pressed = 0
         record = latencies
@@ -167,6 +174,8 @@ def one_run(program: str, rate: float, seconds: float, earlier: int, work: Path)
             time.sleep(KEY_INTERVAL)
         time.sleep(0.3)  # the last markers
         seen = dict(terminal.markers_seen)
+        if spy is not None:
+            spy.wait(60)
     finally:
         terminal.close()
         feed.stop()
@@ -345,7 +354,15 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(PROGRAMS), help="programs to run, comma-separated")
     parser.add_argument("--in-process", action="store_true", help="add the in-process figures")
     parser.add_argument("--sessions", type=int, default=100, help="logged sessions (0: skip)")
+    parser.add_argument("--profile", metavar="FILE",
+                        help="only py-spy navtui at the first rate into FILE (collapsed stacks) and stop")
     options = parser.parse_args()
+    if options.profile:
+        with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
+            rate = float(options.rates.split(",")[0])
+            one_run("navtui", rate, options.seconds, options.earlier, Path(tmp) / "run", Path(options.profile))
+        print(f"py-spy samples of navtui at {rate:g} tok/s (load {load()}) in {options.profile}")
+        return
     print(f"load average {load()} on {os.cpu_count()} CPUs (a shared machine: compare the ratios)")
     with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
         work = Path(tmp)
