@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -130,10 +131,16 @@ class Terminal:
         self._reader.join(5)
 
 
+# Bytecode of the programs under test, kept outside the checkout (as an installed package has its
+# own): without it every start would compile navtui from source.
+PYCACHE = Path(tempfile.gettempdir()) / "navtui-bench-pycache"
+
+
 def child_env(home: Path, **extra: str) -> dict[str, str]:
-    """A clean environment for a program under test: its own HOME, a real TERM, no bytecode."""
+    """A clean environment for a program under test: its own HOME, a real TERM, bytecode cached
+    under PYCACHE (never in the checkout)."""
     env = {"TERM": "xterm-256color", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8",
+           "HOME": str(home), "PYTHONPYCACHEPREFIX": str(PYCACHE), "LANG": "C.UTF-8",
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
            "COLORTERM": "truecolor"}
     if os.environ.get("PYTHONPATH"):

@@ -17,7 +17,8 @@ both, then each tool's submit (navtui's `submit` action; mini's `echo
 COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`). A submit-only session of each is timed too (start-up:
 imports, repository checks, the first prompt). Per step = (the 50-command session's time - the
 submit-only session's time) / 50. Wall time from spawn to exit, and CPU time (user + system of
-the process and its children, from wait4), output to /dev/null, runs alternated; medians.
+the process and its children, from wait4), output to /dev/null, runs alternated (after one uncounted run of each that fills the bytecode
+caches: navtui's under a temporary directory, as an install would have them); medians.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ sys.path.insert(0, str(BENCH.parent))
 sys.path.insert(0, str(BENCH))
 
 from step_overhead import generate_repo  # noqa: E402
+from terminal import PYCACHE  # noqa: E402
 
 SUBMIT_MINI = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 ISSUE = "bench: average is off by one"
@@ -131,8 +133,8 @@ def run_mini(mini: Path, repo: Path, config: Path, steps: int, home: Path) -> tu
 
 def base_env(home: Path) -> dict[str, str]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-           "PYTHONDONTWRITEBYTECODE": "1", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-           "TERM": "dumb"}
+           "PYTHONPYCACHEPREFIX": str(PYCACHE), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "TERM": "dumb"}
     if os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return env
@@ -156,7 +158,7 @@ def main() -> None:
         bash = commands(names, args.commands, args.seed)
         sessions = {"long": bash, "short": []}
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
-        for run in range(args.runs):
+        for run in range(-1, args.runs):  # run -1 warms the bytecode caches and is not counted
             for tool in ("navtui", "mini") if run % 2 == 0 else ("mini", "navtui"):
                 for length, cmds in sessions.items():
                     repo, home = work / f"{tool}-{run}-{length}", work / f"home-{tool}-{run}-{length}"
@@ -166,7 +168,8 @@ def main() -> None:
                         result = run_navtui(repo, navtui_script(home / "s.jsonl", cmds), len(cmds), home)
                     else:
                         result = run_mini(mini, repo, mini_config(home / "bench-mini.yaml", cmds, repo), len(cmds), home)
-                    times.setdefault((tool, length), []).append(result)
+                    if run >= 0:
+                        times.setdefault((tool, length), []).append(result)
                     shutil.rmtree(repo)
             loads.append(os.getloadavg()[0])
 
