@@ -260,9 +260,11 @@ def session_table(template: Path, names: list[str], steps: int, runs: int, in_pr
     print(f"  {'':<30} {'ms per step':>12} {'start-up s':>11} {'in-process ms/step':>19}")
     for kind, label in (("headless", "headless `navtui --auto`"), ("tui", "TUI `navtui` (t: auto)")):
         extra = f"{inproc[kind] * 1e3:>19.1f}" if kind in inproc else f"{'-':>19}"
-        print(f"  {label:<30} {per_step[kind] * 1e3:>12.1f} {statistics.median(times[(kind, 'short')]):>11.2f}{extra}")
+        start_up = statistics.median(times[(kind, "short")])
+        print(f"  {label:<30} {per_step[kind] * 1e3:>12.1f} {start_up:>11.2f}{extra}")
     ratio = f"{inproc['tui'] / inproc['headless']:>18.2f}x" if inproc else f"{'-':>19}"
-    print(f"  {'TUI / headless (target <= 1.3)':<30} {per_step['tui'] / per_step['headless']:>11.2f}x {'':>11}{ratio}")
+    tui_ratio = per_step["tui"] / per_step["headless"]
+    print(f"  {'TUI / headless (target <= 1.3)':<30} {tui_ratio:>11.2f}x {'':>11}{ratio}")
     print()
 
 

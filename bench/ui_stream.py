@@ -136,7 +136,8 @@ def one_run(program: str, rate: float, seconds: float, earlier: int, work: Path,
     work.mkdir(parents=True)
     if program == "navtui":
         feed = Feed(f"{body}\n" + render(Bash("true"), "toolcall"), rate, quick_turns(earlier))
-        command = navtui_command(make_repo(work / "repo"), feed.base_url, earlier + 5, len(feed.long) // CHUNK + 64)
+        tokens = len(feed.long) // CHUNK + 64
+        command = navtui_command(make_repo(work / "repo"), feed.base_url, earlier + 5, tokens)
         effects = [NAVTUI_TABS[n % 2] for n in range(100_000)]
     else:
         feed = Feed(body, rate)
@@ -222,9 +223,12 @@ def stream_table(rates: list[float], seconds: float, earlier: int, runs: int, pr
         for program in programs:
             values = pooled[program]
             lag99, key99 = percentile(values["lags"], 0.99), percentile(values["latencies"], 0.99)
-            ratios = "  " + (f"{lag99 / percentile(floor['lags'], 0.99):>5.2f}x "
-                             f"{key99 / percentile(floor['latencies'], 0.99):>5.2f}x" if floor else f"{'-':>6} {'-':>6}")
-            line = (f"{rate:>5.0f} {program:<12} {percentile(values['lags'], 0.5) * 1e3:>8.1f} {lag99 * 1e3:>8.1f} "
+            ratios = f"  {'-':>6} {'-':>6}"
+            if floor:
+                ratios = (f"  {lag99 / percentile(floor['lags'], 0.99):>5.2f}x "
+                          f"{key99 / percentile(floor['latencies'], 0.99):>5.2f}x")
+            line = (f"{rate:>5.0f} {program:<12} {percentile(values['lags'], 0.5) * 1e3:>8.1f} "
+                    f"{lag99 * 1e3:>8.1f} "
                     f"{percentile(values['latencies'], 0.5) * 1e3:>8.1f} {key99 * 1e3:>8.1f} "
                     f"{len(values['latencies']):>5} {unseen[program][0] / max(unseen[program][1], 1):>7.1%} "
                     f"{max(values['after'], default=float('nan')) * 1e3:>9.1f}{ratios}")
@@ -239,7 +243,8 @@ def in_process_figures(rate: float, seconds: float, earlier: int, runs: int, wor
     """(lag p99, key p99) from `ui_stream_inprocess` (the app's own loop, no terminal)."""
     from ui_stream_inprocess import stream_run
 
-    results = [asyncio.run(stream_run(rate, seconds, earlier, work / f"inproc-{rate:g}-{n}")) for n in range(runs)]
+    results = [asyncio.run(stream_run(rate, seconds, earlier, work / f"inproc-{rate:g}-{n}"))
+               for n in range(runs)]
     return (percentile([lag for r in results for lag in r["lags"]], 0.99),
             percentile([lat for r in results for lat in r["latencies"]], 0.99))
 

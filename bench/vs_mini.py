@@ -17,8 +17,9 @@ both, then each tool's submit (navtui's `submit` action; mini's `echo
 COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`). A submit-only session of each is timed too (start-up:
 imports, repository checks, the first prompt). Per step = (the 50-command session's time - the
 submit-only session's time) / 50. Wall time from spawn to exit, and CPU time (user + system of
-the process and its children, from wait4), output to /dev/null, runs alternated (after one uncounted run of each that fills the bytecode
-caches: navtui's under a temporary directory, as an install would have them); medians.
+the process and its children, from wait4), output to /dev/null, runs alternated (after one
+uncounted run of each that fills the bytecode caches: navtui's under a temporary directory, as
+an install would have them); medians.
 """
 
 from __future__ import annotations
@@ -165,9 +166,11 @@ def main() -> None:
                     subprocess.run(["cp", "-a", str(template), str(repo)], check=True)
                     home.mkdir()
                     if tool == "navtui":
-                        result = run_navtui(repo, navtui_script(home / "s.jsonl", cmds), len(cmds), home)
+                        script = navtui_script(home / "s.jsonl", cmds)
+                        result = run_navtui(repo, script, len(cmds), home)
                     else:
-                        result = run_mini(mini, repo, mini_config(home / "bench-mini.yaml", cmds, repo), len(cmds), home)
+                        config = mini_config(home / "bench-mini.yaml", cmds, repo)
+                        result = run_mini(mini, repo, config, len(cmds), home)
                     if run >= 0:
                         times.setdefault((tool, length), []).append(result)
                     shutil.rmtree(repo)
@@ -184,9 +187,11 @@ def main() -> None:
         wall = (median(tool, "long", 0) - median(tool, "short", 0)) / args.commands
         cpu = (median(tool, "long", 1) - median(tool, "short", 1)) / args.commands
         rows[tool] = (wall, cpu, median(tool, "short", 0), median(tool, "short", 1))
-        print(f"  {label:<34} {wall * 1e3:>12.1f} {cpu * 1e3:>12.1f} {rows[tool][2]:>14.2f} {rows[tool][3]:>10.2f}")
+        print(f"  {label:<34} {wall * 1e3:>12.1f} {cpu * 1e3:>12.1f} {rows[tool][2]:>14.2f} "
+              f"{rows[tool][3]:>10.2f}")
     ratio = [rows["navtui"][i] / rows["mini"][i] for i in range(4)]
-    print(f"  {'navtui / mini (target <= 1.0)':<34} {ratio[0]:>11.2f}x {ratio[1]:>11.2f}x {ratio[2]:>13.2f}x {ratio[3]:>9.2f}x")
+    print(f"  {'navtui / mini (target <= 1.0)':<34} {ratio[0]:>11.2f}x {ratio[1]:>11.2f}x "
+          f"{ratio[2]:>13.2f}x {ratio[3]:>9.2f}x")
 
 
 if __name__ == "__main__":

@@ -31,3 +31,16 @@ async def test_streamed_tokens_look_up_no_widgets(git_repo: Path):
     assert wakes > 20 and thought[-40:] in streamed  # the thought streamed in many wakes...
     # ...and no event looked a widget up: only the Footer's key checks, once per state change
     assert all(args[0] is StepTimeline for args in lookups) and len(lookups) <= 6
+
+
+def test_the_app_animates_nothing_unless_textual_animations_says_so(git_repo: Path, monkeypatch):
+    """The tabs' underline would slide over ~20 frames on every diff switch, in a real terminal
+    (under `run_test()` Textual finishes animations at once, so only the setting is checked)."""
+    session = make_session(git_repo, [("Look.", Bash("ls"))])
+    try:
+        monkeypatch.delenv("TEXTUAL_ANIMATIONS", raising=False)
+        assert NavApp(session, repo=git_repo).animation_level == "none"
+        monkeypatch.setenv("TEXTUAL_ANIMATIONS", "full")
+        assert NavApp(session, repo=git_repo).animation_level == "full"
+    finally:
+        session.close()
