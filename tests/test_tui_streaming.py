@@ -5,9 +5,12 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from textual.widgets import Static
+
 from agent_core.actions import Bash
 from app.tui import NavApp
 from tests.fixtures.tui import Watch, make_session
+from widgets.action_card import ActionCard
 from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import ThoughtStream
 
@@ -44,3 +47,27 @@ def test_the_app_animates_nothing_unless_textual_animations_says_so(git_repo: Pa
         assert NavApp(session, repo=git_repo).animation_level == "full"
     finally:
         session.close()
+
+
+async def test_the_tokens_of_an_action_update_the_card_once_it_is_named(git_repo: Path):
+    names = " ".join(hashlib.sha1(str(n).encode()).hexdigest()[:7] for n in range(120))  # no loop
+    command = f"touch {names}"  # not allowed without asking
+    session = make_session(git_repo, [("Creating.", Bash(command))], delay=0.002, chunk_size=3)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(120, 36), message_hook=watch):
+        main = app.main
+        assert main is not None
+        shown: list[str] = []
+        text = main.query_one("#card-command", Static)
+        real = text.update
+        text.update = lambda content="", **kw: (shown.append(str(content)), real(content, **kw))[1]  # type: ignore[method-assign]
+        await watch.until(lambda: main.pending is not None, "proposal 1")
+        text.update = real  # type: ignore[method-assign]
+        card = main.query_one(ActionCard)
+        card.show_status("thinking", "Step 1: the model is thinking…")
+        card.state = "running"
+        card.show_status("thinking", "Step 1: the model is thinking…")
+        assert card.state == "thinking"  # a repeated status still puts its colour back
+    writing = [s for s in shown if "the model is writing" in s]
+    assert writing and writing[-1].endswith("writing a bash action…")
+    assert len(writing) <= 2  # entering the action, then its name: not once per token
