@@ -25,7 +25,8 @@ async def test_streamed_tokens_look_up_no_widgets(git_repo: Path):
         await watch.until(lambda: main.generating, "thinking")
         lookups: list[tuple] = []
         real = main.query_one
-        main.query_one = lambda *a, **k: (lookups.append(a), real(*a, **k))[1]  # type: ignore[method-assign]
+        main.query_one = lambda *a, **k: (  # type: ignore[method-assign]
+            lookups.append(a), real(*a, **k))[1]
         wakes_before = sum(1 for m in watch.seen if type(m).__name__ == "SessionWake")
         await watch.until(lambda: main._split.in_action, "the model writes its action")
         wakes = sum(1 for m in watch.seen if type(m).__name__ == "SessionWake") - wakes_before
@@ -60,7 +61,8 @@ async def test_the_tokens_of_an_action_update_the_card_once_it_is_named(git_repo
         shown: list[str] = []
         text = main.query_one("#card-command", Static)
         real = text.update
-        text.update = lambda content="", **kw: (shown.append(str(content)), real(content, **kw))[1]  # type: ignore[method-assign]
+        text.update = lambda content="", **kw: (  # type: ignore[method-assign]
+            shown.append(str(content)), real(content, **kw))[1]
         await watch.until(lambda: main.pending is not None, "proposal 1")
         text.update = real  # type: ignore[method-assign]
         card = main.query_one(ActionCard)
