@@ -3,8 +3,9 @@
 `Terminal` spawns a command in a pty (pexpect) and reads everything it writes on a thread of
 the bench's own, feeding a VT emulator (pyte). After each read it looks only at the screen lines
 that read changed: the first time each marker word (`m00042`, see `marker`) appears, and the
-first time an awaited text appears, are recorded with the time of that read. Nothing runs inside the program
-watched: what is timed is bytes written to its terminal, as a terminal would show them.
+first time an awaited text appears, are recorded with the time of that read. Nothing runs
+inside the program watched: what is timed is the bytes it wrote to its terminal, as a terminal
+would show them.
 """
 
 from __future__ import annotations
