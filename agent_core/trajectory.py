@@ -320,7 +320,11 @@ def repo_state_dir(repo: Path | str) -> Path:
     """`<git dir>/navtui` of `repo` (`Workspace.state_dir`); raises TrajectoryError.
 
     A linked worktree has its own git dir, so its sessions are listed and resumed there only.
+    The top of a repository whose `.git` is a directory needs no git process to say so.
     """
+    dot_git = Path(repo) / ".git"
+    if dot_git.is_dir() and not dot_git.is_symlink() and (dot_git / "HEAD").is_file():
+        return dot_git.resolve() / "navtui"
     result = GitRunner(Path(repo)).run_full("rev-parse", "--absolute-git-dir", ok_codes=(0, 128))
     if result.returncode != 0:
         raise TrajectoryError(

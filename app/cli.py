@@ -337,10 +337,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """The command line over the config file's settings; ConfigError when the file is bad."""
-    from app.config import configure
+    from app.config import config_path, configure
 
     parser = build_parser()
-    configure(parser, argv, logged_backend=LOGGED_BACKEND_OPTIONS, also=(batch_parser(),))
+    # `navtui batch`'s settings are valid in the file too; its parser is built only for a file.
+    also = (batch_parser(),) if config_path().exists() else ()
+    configure(parser, argv, logged_backend=LOGGED_BACKEND_OPTIONS, also=also)
     return parser.parse_args(argv)
 
 

@@ -139,6 +139,10 @@ class NavApp(App[int]):
         self.register_theme(LIGHT)
         self.theme = theme or "navtui-dark"
         self.set_keymap(keymap or {})
+        # No animations (the tabs' sliding underline is the only one left): each is ~20 frames
+        # competing with a streaming turn for the UI thread. TEXTUAL_ANIMATIONS still decides.
+        if "TEXTUAL_ANIMATIONS" not in os.environ:
+            self.animation_level = "none"
         self.allow_rules = allow_rules or AllowRules()
         if load_relay is not None:
             load_relay.app = self

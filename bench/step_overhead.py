@@ -1,12 +1,16 @@
 """Per-step overhead of navtui on a 10,000-file, ~40 MB repository, against plain baselines.
 
-Part 1, whole sessions: the same scripted session (bash commands and editor actions, rendered
-as the navigator model writes them) run by `Session.run(AutoPolicy())` with its log and the
-`--auto` transcript (headless), and by the TUI (`NavApp` in auto mode, 120x40, everything it
-shows per step: timeline, thought stream, card, output, diffs), alternately on fresh copies of
-the repository. Per-step cost = wall time / steps. Target: TUI <= 1.5x headless. The TUI is
-only watched (the loop sleeps until the session finishes; the app draws at its own pace), and
-the UI thread's CPU time per step is printed beside it.
+Part 1, whole sessions, from outside: the same scripted session (bash commands and editor
+actions, rendered as the navigator model writes them; `--script`, `--sandbox off`) run by the
+real CLI in a 120x40 pseudo-terminal (`terminal.Terminal`): `navtui --auto` (headless, its
+transcript drawn in the terminal) until it exits, and `navtui` (the TUI; `t` turns auto mode on
+at the first step) until its finish screen is drawn, alternately on fresh copies of the
+repository. Each also runs a one-step (submit-only) session; per-step cost = (time of the long
+session - time of the one-step session) / (its steps - 1), so start-up is left out, and the
+one-step session's time is printed as start-up. Target: TUI <= 1.3x headless per step. The
+in-process figures (`Session.run(AutoPolicy())` with log and transcript, and `NavApp` under
+`run_test()`, whose headless driver never writes a frame) are printed beside them as a second
+column (`--in-process-runs 0` skips them).
 
 Part 2, one step's parts, interleaved step by step on two identical copies:
 
@@ -15,8 +19,9 @@ Part 2, one step's parts, interleaved step by step on two identical copies:
 * baseline: `subprocess.run(cmd, shell=True)` for each bash command and `git stash create` per
   step, on copy B (non-bash actions are applied there too, untimed, so both trees evolve alike).
 
-Run: `python bench/step_overhead.py [--files 10000] [--actions 200] [--session-steps 40]
-[--runs 2] [--seed 7]` (everything under a temporary directory; no bytecode written).
+Run: `python bench/step_overhead.py [--files 10000] [--actions 200] [--session-steps 200]
+[--runs 2] [--in-process-runs 1] [--seed 7]` (everything under a temporary directory; no
+bytecode written).
 """
 
 from __future__ import annotations
@@ -38,10 +43,12 @@ from pathlib import Path
 sys.dont_write_bytecode = True
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit  # noqa: E402
 from agent_core.executor import Executor  # noqa: E402
 from agent_core.workspace import Workspace  # noqa: E402
+from terminal import Terminal, child_env  # noqa: E402
 
 BUILTINS = {"echo", "printf", "cd", "true", "pwd", "export"}
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@navtui.invalid", "-c", "gc.auto=0"]
@@ -204,42 +211,86 @@ async def run_tui(repo: Path, script: Path) -> tuple[float, int, float]:
     return elapsed, len(session.records), ui
 
 
-def session_table(template: Path, names: list[str], steps: int, runs: int, seed: int, work: Path) -> None:
+def write_script(path: Path, actions: list[Action]) -> Path:
     from agent_core.formats import render, translate
 
-    script = work / "session.jsonl"
     lines = [json.dumps({"output": render(translate(a, "toolcall"), "toolcall", f"Step {n}.")})
-             for n, a in enumerate(session_actions(names, steps, seed))]
-    script.write_text("\n".join(lines) + "\n")
-    per_step: dict[str, list[float]] = {"headless": [], "tui": []}
-    ui_per_step: list[float] = []
+             for n, a in enumerate(actions)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def outside_run(kind: str, repo: Path, script: Path, steps: int, work: Path) -> float:
+    """Seconds from spawning the CLI to the end of its session, seen in its terminal."""
+    navtui = str(Path(sys.executable).with_name("navtui"))
+    flags = ["--script", str(script), "--sandbox", "off", "--max-steps", str(steps + 5),
+             "--issue", "bench: average is off by one"]
+    command = [navtui, "--auto", *flags, str(repo)] if kind == "headless" else [navtui, *flags, str(repo)]
+    started = time.monotonic()
+    terminal = Terminal(command, env=child_env(work), cwd=work)
+    try:
+        if kind == "headless":
+            return terminal.wait_exit(600) - started
+        terminal.wait_for("Step 1", 120)
+        terminal.press(b"t", "Auto mode on", 60)
+        return terminal.wait_for("The model submitted", 600) - started
+    finally:
+        terminal.close()
+
+
+def session_table(template: Path, names: list[str], steps: int, runs: int, in_process_runs: int,
+                  seed: int, work: Path) -> None:
+    long_script = write_script(work / "session.jsonl", session_actions(names, steps, seed))
+    short_script = write_script(work / "submit.jsonl", [Submit()])
+    times: dict[tuple[str, str], list[float]] = {}
+    loads = [os.getloadavg()[0]]
     for run in range(runs):
         for kind in ("headless", "tui") if run % 2 == 0 else ("tui", "headless"):
-            repo = work / f"{kind}-{run}"
+            for length, script in (("long", long_script), ("short", short_script)):
+                repo = work / f"{kind}-{run}-{length}"
+                subprocess.run(["cp", "-a", str(template), str(repo)], check=True)
+                times.setdefault((kind, length), []).append(outside_run(kind, repo, script, steps, work))
+                shutil.rmtree(repo)
+        loads.append(os.getloadavg()[0])
+    per_step = {kind: (statistics.median(times[(kind, "long")]) - statistics.median(times[(kind, "short")]))
+                / steps for kind in ("headless", "tui")}
+    inproc = in_process_table(template, long_script, in_process_runs, work) if in_process_runs else {}
+    print(f"whole sessions from outside (the CLI in a 120x40 pty): {steps + 1} steps and a submit-only "
+          f"session, {runs} runs each (alternating), medians; load average {min(loads):.1f}-{max(loads):.1f}")
+    print(f"  {'':<30} {'ms per step':>12} {'start-up s':>11} {'in-process ms/step':>19}")
+    for kind, label in (("headless", "headless `navtui --auto`"), ("tui", "TUI `navtui` (t: auto)")):
+        extra = f"{inproc[kind] * 1e3:>19.1f}" if kind in inproc else f"{'-':>19}"
+        start_up = statistics.median(times[(kind, "short")])
+        print(f"  {label:<30} {per_step[kind] * 1e3:>12.1f} {start_up:>11.2f}{extra}")
+    ratio = f"{inproc['tui'] / inproc['headless']:>18.2f}x" if inproc else f"{'-':>19}"
+    tui_ratio = per_step["tui"] / per_step["headless"]
+    print(f"  {'TUI / headless (target <= 1.3)':<30} {tui_ratio:>11.2f}x {'':>11}{ratio}")
+    print()
+
+
+def in_process_table(template: Path, script: Path, runs: int, work: Path) -> dict[str, float]:
+    """Median seconds per step in process: Session.run headless, and NavApp under run_test()."""
+    per_step: dict[str, list[float]] = {"headless": [], "tui": []}
+    for run in range(runs):
+        for kind in ("headless", "tui"):
+            repo = work / f"inproc-{kind}-{run}"
             subprocess.run(["cp", "-a", str(template), str(repo)], check=True)
             if kind == "headless":
                 elapsed, done = run_headless(repo, script)
             else:
-                elapsed, done, ui = asyncio.run(run_tui(repo, script))
-                ui_per_step.append(ui / max(done, 1))
+                elapsed, done, _ = asyncio.run(run_tui(repo, script))
             per_step[kind].append(elapsed / max(done, 1))
             shutil.rmtree(repo)
-    headless, tui = (statistics.median(per_step[k]) * 1e3 for k in ("headless", "tui"))
-    print(f"whole sessions: {steps + 1} steps, {runs} runs each (alternating), median ms per step"
-          f" (load average {os.getloadavg()[0]:.1f})")
-    print(f"  {'headless (Session.run + log + transcript)':<44} {headless:9.1f}")
-    print(f"  {'TUI (NavApp, auto mode, 120x40)':<44} {tui:9.1f}")
-    print(f"  {'  of which UI thread CPU':<44} {statistics.median(ui_per_step) * 1e3:9.1f}")
-    print(f"  {'TUI / headless (target <= 1.5)':<44} {tui / headless:8.2f}x")
-    print()
+    return {kind: statistics.median(values) for kind, values in per_step.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--actions", type=int, default=200, help="part 2's actions (0: skip it)")
-    parser.add_argument("--session-steps", type=int, default=40)
+    parser.add_argument("--session-steps", type=int, default=200)
     parser.add_argument("--runs", type=int, default=2, help="whole-session runs of each kind")
+    parser.add_argument("--in-process-runs", type=int, default=1, help="in-process runs (0: skip)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
@@ -249,7 +300,8 @@ def main() -> None:
         size = sum(p.stat().st_size for p in ours_root.rglob("*") if p.is_file() and ".git" not in p.parts)
         print(f"repository: {args.files} files, {size / 1e6:.0f} MB of source\n")
         if args.session_steps:
-            session_table(ours_root, names, args.session_steps, args.runs, args.seed, Path(tmp))
+            session_table(ours_root, names, args.session_steps, args.runs, args.in_process_runs,
+                          args.seed, Path(tmp))
         if not args.actions:
             return
         shutil.copytree(ours_root, base_root, symlinks=True)

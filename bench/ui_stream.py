@@ -1,34 +1,34 @@
-"""The TUI under a live model's pace: tokens shown, display lag and key latency while a turn
-streams with 50 earlier turns on screen; and the start screen's first frame with 100 logged
-sessions.
+"""The TUI under a live model's pace, measured from outside: the real `navtui` in a real
+pseudo-terminal, beside three anchors streaming the same text at the same pace in the same run;
+and the start screen's first frame with 100 logged sessions.
 
     python bench/ui_stream.py [--rates 100,2000] [--seconds 4] [--earlier 50] [--runs 3]
-                              [--sessions 100]
+                              [--sessions 100] [--in-process] [--only navtui,rich-live,...]
 
-Streaming (the real path): `NavApp` in auto mode over a Session on a temporary git repo. A paced
-backend answers `--earlier` short turns at once (each a step that runs `true`), then streams one
-long thought at `--rate` tokens per second (4-character tokens, released on an absolute
-schedule, so a slow consumer cannot slow the producer down), once the screen shows that turn's
-title (it has caught up with the earlier ones). While that turn streams:
+Every program reads the same OpenAI-compatible stream from `feed.Feed` (127.0.0.1): `navtui
+--backend openai` gets `--earlier` short turns at once (each a step that runs `true`; `t` turns
+auto mode on) and then, once its screen shows that turn's title, one long thought at `--rate`
+tokens per second; each anchor (bench/anchors/) gets the long thought alone:
 
-* shown/s: tokens that reached the screen per second, and the share of all tokens shown by the
-  end of the turn (must be 100%);
-* display lag: from the moment the backend yielded a token to the first frame that paints it
-  (the turn's widget records how much of its text the compositor drew when it drew the text's
-  last line; sampled every millisecond in the app's loop);
-* key latency: a key (`d`, switch the diff tab) sent 20 ms after the previous one was handled,
-  until its action runs; keys go on for a second after the turn, and the slowest of those is
-  printed too (the step that follows runs then, and the collector's full pass, which waits
-  while a turn streams).
+* rich-live: a `rich.live.Live` at 60 frames a second, plain text (no framework: the floor);
+* textual-log: a Textual `Log`;
+* textual-md: a Textual `Markdown` fed through `MarkdownStream`.
 
-Start screen: `navtui --script S REPO` in a 120x40 pseudo-terminal, with `--sessions` logs of
-20 steps each in the repo (about 40 KB per step, as real logs), from spawn to the first frame
-(the issue prompt) and to the session list, with the sessions index cold (logs never listed,
-as after an upgrade) and warm, side by side with a repo that has no sessions.
+The program runs in a 120x40 pty; the bench reads what it writes on a thread of its own and
+keeps the screen with pyte (`terminal.Terminal`). Nothing is timed inside the program.
 
-Targets: every token shown, display lag p99 <= 100 ms, key latency p99 <= 50 ms at 100 and
-2,000 tok/s; first frame <= 0.8 s with 100 sessions. Children run with PYTHONDONTWRITEBYTECODE
-and everything is written under a temporary directory.
+* display lag: the text carries a marker word every few tokens (`m00042`); lag is from the
+  moment the server sent the token that completes a marker to the first read of the terminal
+  in which the marker is on screen (a marker scrolled past unseen counts until a later one
+  was seen);
+* key -> screen: `d` written to the terminal as bytes, 20 ms after the previous key's effect,
+  until the screen shows its effect (navtui: the lower pane switches between the step and the
+  session diff; anchors: a `keys: N` line counts it), while the turn streams.
+
+Ratios are against rich-live measured in the same run (interleaved: one run of every program,
+then the next run). With --in-process the old in-process figures (`ui_stream_inprocess.py`,
+`run_test()`, no terminal) are printed as a second column. The load average is printed before
+and after: the machine is shared, so compare ratios, not milliseconds.
 """
 
 from __future__ import annotations
@@ -41,31 +41,55 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 sys.dont_write_bytecode = True
-ROOT = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(BENCH))
 
-from textual import events  # noqa: E402
-
-from agent_core.backends.base import Prompt, Usage  # noqa: E402
-from agent_core.backends.replay import ScriptExhausted  # noqa: E402
-from agent_core.backends.token_estimate import estimate_prompt_tokens  # noqa: E402
+from feed import CHUNK, Feed  # noqa: E402
+from terminal import Terminal, child_env, marker  # noqa: E402
 
 KEY_INTERVAL = 0.02
-AFTER_TURN = 1.0  # keys are timed this long after the turn too (its step; deferred collection)
-CHUNK = 4  # characters per token
+AFTER_TURN = 1.0  # keys are timed this long after the turn too (its step runs then)
+PROGRAMS = ("navtui", "rich-live", "textual-log", "textual-md")
+ANCHOR_SCRIPTS = {"rich-live": "rich_live.py", "textual-log": "textual_log.py",
+                  "textual-md": "textual_markdown.py"}
+NAVTUI_TABS = ("This step changed no file.", "No changes yet.")  # what `d` alternates between
 
 
-def thinking_text(tokens: int) -> str:
-    """About `tokens` tokens of model-like thinking: sentences, inline code, paragraphs, lists."""
-    sentence = "Looking at `average` in calc/ops.py the divisor adds one so the mean is low. "
-    paragraph = sentence * 4 + "\n\n- check `len(values)`\n- run the tests\n\n"
-    return (paragraph * (tokens * CHUNK // len(paragraph) + 1))[: tokens * CHUNK]
+def marked_text(tokens: int) -> tuple[str, list[int]]:
+    """About `tokens` tokens of model-like thinking in lines under 80 characters (a Textual `Log`
+    does not wrap), with a marker word every ~8 tokens; returns the text and where each marker
+    ends."""
+    parts: list[str] = []
+    ends: list[int] = []
+    length = 0
+    n = 0
+
+    def add(template: str) -> None:
+        nonlocal length, n
+        pieces = template.split("{m}")
+        for i, piece in enumerate(pieces):
+            parts.append(piece)
+            length += len(piece)
+            if i < len(pieces) - 1:
+                word = marker(n)
+                parts.append(word)
+                length += len(word)
+                ends.append(length)
+                n += 1
+
+    while length < tokens * CHUNK:
+        add("Looking at `average` {m} in calc/ops.py the divisor {m} adds one so {m}\n")
+        add("the mean is low; {m} the tests in **test_ops.py** {m} say so too, and {m}\n")
+        add("`len(values)` is {m} what it should divide by, {m} not one more.\n\n")
+        add("- check `len(values)` {m} first\n- run {m} the tests\n\n")
+    return "".join(parts), ends
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -87,181 +111,142 @@ def make_repo(root: Path) -> Path:
     return root
 
 
-class PacedBackend:
-    """Answers the first turns at once, then streams `long` at `rate` tokens/s, recording when
-    each token was yielded: (seconds, characters of the turn yielded so far)."""
-
-    name = "paced"
-
-    def __init__(self, quick: list[str], long: str, rate: float) -> None:
-        self.outputs = [*quick, long, long]
-        self.paced_turn = len(quick)
-        self.rate = rate
-        self.turn = 0
-        self.emitted: list[tuple[float, int]] = []
-        self.go = threading.Event()  # set by the bench once the screen has caught up
-        self.release = threading.Event()  # the turn after the paced one waits for it
-        self.last_usage: Usage | None = None
-        self._cancelled = threading.Event()
-
-    def stream(self, prompt: Prompt):
-        if self.turn >= len(self.outputs):
-            raise ScriptExhausted("the bench's turns are used up")
-        output, paced = self.outputs[self.turn], self.turn == self.paced_turn
-        self.turn += 1
-        self._cancelled.clear()
-        self.last_usage = Usage(prompt_tokens=estimate_prompt_tokens(prompt))
-        if self.turn - 1 > self.paced_turn:
-            self.release.wait(120)  # keep the session (and the main screen) up until measured
-            return
-        if not paced:
-            yield output
-            return
-        self.go.wait(120)
-        start = time.perf_counter()
-        for i in range(0, len(output), CHUNK):
-            due = start + (i // CHUNK) / self.rate
-            delay = due - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
-            if self._cancelled.is_set():
-                return
-            self.emitted.append((time.perf_counter(), i + CHUNK))
-            yield output[i : i + CHUNK]
-
-    def cancel(self) -> None:
-        self._cancelled.set()
-        self.release.set()
-
-    def count_tokens(self, prompt: Prompt) -> int:
-        return estimate_prompt_tokens(prompt)
-
-    def close(self) -> None:
-        self.cancel()
+def navtui_command(repo: Path, base_url: str, steps: int, tokens: int) -> list[str]:
+    return [str(Path(sys.executable).with_name("navtui")), "--backend", "openai", "--base-url", base_url,
+            "--model", "bench", "--dialect", "toolcall", "--sandbox", "off", "--max-steps", str(steps),
+            "--max-new-tokens", str(tokens), "--issue", "bench: average is off by one", str(repo)]
 
 
-async def stream_run(rate: float, seconds: float, earlier: int, workdir: Path) -> dict:
+def quick_turns(earlier: int) -> list[str]:
     from agent_core.actions import Bash
-    from agent_core.events import TurnStarted
-    from agent_core.executor import Executor
     from agent_core.formats import render
-    from agent_core.session import Session, SessionConfig
-    from agent_core.workspace import Workspace
-    from app.tui import NavApp
 
-    repo = make_repo(workdir / "repo")
-    quick = [
-        render(Bash("true"), "toolcall", f"Step {n}: checking **ops.py** again, `line {n}`.\n\n- a\n- b")
-        for n in range(earlier)
-    ]
-    body = thinking_text(int(rate * seconds))
-    long = f"{body}\n" + render(Bash("true"), "toolcall")
-    backend = PacedBackend(quick, long, rate)
-    session = Session(
-        workspace=Workspace.open(repo), executor=Executor(repo), backend=backend,
-        issue="bench: average is off by one",
-        config=SessionConfig("toolcall", max_steps=earlier + 5, context_window=1_000_000),
-    )
-    long_started = threading.Event()
-    session.subscribe(
-        lambda e: long_started.set() if isinstance(e, TurnStarted) and e.index == earlier + 1 else None
-    )
-    app = NavApp(session, repo=repo, auto=True)
+    return [render(Bash("true"), "toolcall", f"Step {n}: checking **ops.py** again, `line {n}`.\n\n- a\n- b")
+            for n in range(earlier)]
+
+
+def one_run(program: str, rate: float, seconds: float, earlier: int, work: Path,
+            profile: Path | None = None) -> dict:
+    """Stream one turn into `program` in a pty; lags and key latencies in seconds. With
+    `profile`, py-spy samples the program while the turn streams (raw collapsed stacks)."""
+    from agent_core.actions import Bash
+    from agent_core.formats import render
+
+    body, ends = marked_text(int(rate * seconds))
+    work.mkdir(parents=True)
+    if program == "navtui":
+        feed = Feed(f"{body}\n" + render(Bash("true"), "toolcall"), rate, quick_turns(earlier))
+        tokens = len(feed.long) // CHUNK + 64
+        command = navtui_command(make_repo(work / "repo"), feed.base_url, earlier + 5, tokens)
+        effects = [NAVTUI_TABS[n % 2] for n in range(100_000)]
+    else:
+        feed = Feed(body, rate)
+        command = [sys.executable, str(BENCH / "anchors" / ANCHOR_SCRIPTS[program]), feed.base_url]
+        effects = [f"keys: {n + 1}" for n in range(100_000)]
+    terminal = Terminal(command, env=child_env(work), cwd=work)
     latencies: list[float] = []
-    after_turn: list[float] = []
-    shown_at: list[float] = []
-    async with app.run_test(size=(120, 40)) as pilot:
-        while app.main is None or not long_started.is_set():
-            await pilot.pause(0.005)
-        main = app.main
-        thoughts = main.query_one("#thoughts")
-        title = f"Step {earlier + 1}"
-        while not any(str(w.render()) == title for w in thoughts.query(".turn-title")):
-            await pilot.pause(0.005)  # the screen has shown every earlier turn
-        await pilot.pause(0.2)
-        backend.go.set()
-        while not backend.emitted:
-            await asyncio.sleep(0.001)
-        total = len(body) // CHUNK  # the thought's tokens: the tool call goes to the card, not the stream
-        finished = asyncio.Event()
-
-        turn = thoughts.live  # the paced turn's text, as painted
-
-        async def watch() -> None:
-            """Record when each token (all its characters) was first in a painted frame, until
-            all are or the turn is over."""
-            shown = 0
-            while shown < total and not finished.is_set():
-                painted = turn.painted_length
-                now = time.perf_counter()
-                while shown < total and (shown + 1) * CHUNK <= painted and shown < len(backend.emitted):
-                    shown_at.append(now)
-                    shown += 1
-                await asyncio.sleep(0.001)
-
-        watcher = asyncio.create_task(watch())
-        handled = asyncio.Event()
-        sent = [0.0]
-        record = [latencies]
-        original = main.action_diff
-
-        def timed_diff() -> None:
-            record[0].append(time.perf_counter() - sent[0])
-            original()
-            handled.set()
-
-        async def press() -> None:
-            handled.clear()
-            sent[0] = time.perf_counter()
-            app.post_message(events.Key("d", "d"))
-            await asyncio.wait_for(handled.wait(), 60)
-            await asyncio.sleep(KEY_INTERVAL)
-
-        main.action_diff = timed_diff  # type: ignore[method-assign]
-        deadline = time.perf_counter() + seconds * 3 + 10
-        while not watcher.done() and time.perf_counter() < deadline:
-            await press()
-        finished.set()
-        await watcher
-        record[0] = after_turn  # the step that follows the turn, and what the turn left to do
-        until = time.perf_counter() + AFTER_TURN
-        while time.perf_counter() < until:
-            await press()
-        main.action_diff = original  # type: ignore[method-assign]
-        app.exit()
-    backend.release.set()
-    emitted = backend.emitted
-    lags = [shown - emitted[i][0] for i, shown in enumerate(shown_at)]
-    span = (shown_at[-1] - emitted[0][0]) if shown_at else float("nan")
-    return {
-        "tokens": total, "shown": len(shown_at), "shown_per_s": len(shown_at) / span,
-        "emitted_per_s": len(emitted) / (emitted[-1][0] - emitted[0][0]),
-        "lags": lags, "latencies": latencies, "after_turn": after_turn,
-    }
+    after: list[float] = []
+    try:
+        if program == "navtui":
+            terminal.wait_for("Step 1", 60)
+            terminal.press(b"t", "Auto mode on", 30)
+            terminal.wait_for(f"Step {earlier + 1}", 120)
+            while feed.requests <= earlier:
+                time.sleep(0.01)
+        else:
+            terminal.wait_for("keys: 0", 60)
+        time.sleep(0.3)
+        spy = None
+        if profile is not None:
+            spy = subprocess.Popen(["py-spy", "record", "--pid", str(terminal.child.pid), "--threads",
+                                    "--format", "raw", "--rate", "200", "--duration", f"{seconds:.0f}",
+                                    "--output", str(profile)], stdout=subprocess.DEVNULL)
+        feed.go.set()
+        pressed = 0
+        record = latencies
+        ended_at: float | None = None
+        while True:
+            if feed.paced_done.is_set() and ended_at is None:
+                ended_at, record = time.monotonic(), after
+            if ended_at is not None and time.monotonic() > ended_at + AFTER_TURN:
+                break
+            record.append(terminal.press(b"d", effects[pressed]))
+            pressed += 1
+            time.sleep(KEY_INTERVAL)
+        time.sleep(0.3)  # the last markers
+        seen = dict(terminal.markers_seen)
+        if spy is not None:
+            spy.wait(60)
+    finally:
+        terminal.close()
+        feed.stop()
+    sent = feed.emitted[-1][1] if feed.emitted else 0
+    if sent < len(body):
+        raise RuntimeError(f"{program} read {sent} of the turn's {len(body)} characters")
+    lags: list[float] = []
+    unseen = 0
+    shown_by = float("inf")
+    for n in range(len(ends) - 1, -1, -1):  # a marker never drawn counts until a later one was
+        if n in seen:
+            shown_by = min(shown_by, seen[n])
+        else:
+            unseen += 1
+        if shown_by != float("inf"):
+            lags.append(shown_by - feed.emitted_at(ends[n] - 1))
+    return {"lags": lags, "markers": len(ends), "unseen": unseen, "latencies": latencies,
+            "after": after}
 
 
-def stream_table(rates: list[float], seconds: float, earlier: int, runs: int, work: Path) -> None:
-    print(f"streaming one turn for ~{seconds:g} s with {earlier} earlier turns on screen "
-          f"(navtui in auto mode, 120x40; {runs} runs per rate, samples pooled)")
-    print(f"{'rate tok/s':>10} {'emitted/s':>10} {'shown/s':>9} {'shown':>7} {'lag p50':>8} {'lag p99':>8} "
-          f"{'key p50':>8} {'key p99':>8} {'keys':>5} {'after max':>10}")
+def stream_table(rates: list[float], seconds: float, earlier: int, runs: int, programs: list[str],
+                 in_process: bool, work: Path) -> None:
+    print(f"one turn streamed for ~{seconds:g} s into each program in a 120x40 pty "
+          f"(navtui with {earlier} earlier turns on screen); {runs} runs per rate, interleaved, "
+          "samples pooled; milliseconds")
+    header = (f"{'rate':>5} {'program':<12} {'lag p50':>8} {'lag p99':>8} {'key p50':>8} {'key p99':>8} "
+              f"{'keys':>5} {'unseen':>7} {'after max':>9}  {'lag/rl':>6} {'key/rl':>6}")
+    if in_process:
+        header += f"  {'in-proc lag p99':>15} {'in-proc key p99':>15}"
+    print(header)
     for rate in rates:
-        results = [
-            asyncio.run(stream_run(rate, seconds, earlier, work / f"stream-{rate:g}-{n}"))
-            for n in range(runs)
-        ]
-        lags = [lag for r in results for lag in r["lags"]]
-        keys = [lat for r in results for lat in r["latencies"]]
-        shown = sum(r["shown"] for r in results) / sum(r["tokens"] for r in results)
-        print(
-            f"{rate:>10.0f} {statistics.median(r['emitted_per_s'] for r in results):>10.0f} "
-            f"{statistics.median(r['shown_per_s'] for r in results):>9.0f} {shown:>7.1%} "
-            f"{percentile(lags, 0.5) * 1e3:>8.1f} {percentile(lags, 0.99) * 1e3:>8.1f} "
-            f"{percentile(keys, 0.5) * 1e3:>8.1f} {percentile(keys, 0.99) * 1e3:>8.1f} {len(keys):>5} "
-            f"{max((lat for r in results for lat in r['after_turn']), default=float('nan')) * 1e3:>10.1f}"
-        )
-    print("targets: shown 100%, display lag p99 <= 100 ms, key p99 <= 50 ms (ms columns); 'after max':\n"
-          f"the slowest key in the {AFTER_TURN:g} s after the turn (its step runs; no target)")
+        pooled: dict[str, dict[str, list[float]]] = {p: {"lags": [], "latencies": [], "after": []}
+                                                     for p in programs}
+        unseen = {p: [0, 0] for p in programs}
+        for run in range(runs):
+            for program in programs:
+                result = one_run(program, rate, seconds, earlier, work / f"{program}-{rate:g}-{run}")
+                for key in ("lags", "latencies", "after"):
+                    pooled[program][key].extend(result[key])
+                unseen[program][0] += result["unseen"]
+                unseen[program][1] += result["markers"]
+        inproc = in_process_figures(rate, seconds, earlier, runs, work) if in_process else None
+        floor = pooled.get("rich-live")
+        for program in programs:
+            values = pooled[program]
+            lag99, key99 = percentile(values["lags"], 0.99), percentile(values["latencies"], 0.99)
+            ratios = f"  {'-':>6} {'-':>6}"
+            if floor:
+                ratios = (f"  {lag99 / percentile(floor['lags'], 0.99):>5.2f}x "
+                          f"{key99 / percentile(floor['latencies'], 0.99):>5.2f}x")
+            line = (f"{rate:>5.0f} {program:<12} {percentile(values['lags'], 0.5) * 1e3:>8.1f} "
+                    f"{lag99 * 1e3:>8.1f} "
+                    f"{percentile(values['latencies'], 0.5) * 1e3:>8.1f} {key99 * 1e3:>8.1f} "
+                    f"{len(values['latencies']):>5} {unseen[program][0] / max(unseen[program][1], 1):>7.1%} "
+                    f"{max(values['after'], default=float('nan')) * 1e3:>9.1f}{ratios}")
+            if inproc and program == "navtui":
+                line += f"  {inproc[0] * 1e3:>15.1f} {inproc[1] * 1e3:>15.1f}"
+            print(line, flush=True)
+    print("targets: navtui lag p99 and key p99 <= 1.5x rich-live (lag/rl, key/rl); 'unseen': markers "
+          f"never on screen; 'after max': slowest key in the {AFTER_TURN:g} s after the turn (no target)")
+
+
+def in_process_figures(rate: float, seconds: float, earlier: int, runs: int, work: Path) -> tuple[float, float]:
+    """(lag p99, key p99) from `ui_stream_inprocess` (the app's own loop, no terminal)."""
+    from ui_stream_inprocess import stream_run
+
+    results = [asyncio.run(stream_run(rate, seconds, earlier, work / f"inproc-{rate:g}-{n}"))
+               for n in range(runs)]
+    return (percentile([lag for r in results for lag in r["lags"]], 0.99),
+            percentile([lat for r in results for lat in r["latencies"]], 0.99))
 
 
 # --- the start screen with many logged sessions ------------------------------------------------
@@ -361,21 +346,37 @@ def start_table(count: int, runs: int, work: Path) -> None:
           f"({cold / warm:.0f}x)")
 
 
+def load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rates", default="100,2000", help="tokens per second, comma-separated")
     parser.add_argument("--seconds", type=float, default=4.0, help="length of the streamed turn")
-    parser.add_argument("--earlier", type=int, default=50, help="turns before the streamed one")
+    parser.add_argument("--earlier", type=int, default=50, help="navtui's turns before the streamed one")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", default=",".join(PROGRAMS), help="programs to run, comma-separated")
+    parser.add_argument("--in-process", action="store_true", help="add the in-process figures")
     parser.add_argument("--sessions", type=int, default=100, help="logged sessions (0: skip)")
+    parser.add_argument("--profile", metavar="FILE",
+                        help="only py-spy navtui at the first rate into FILE (collapsed stacks) and stop")
     options = parser.parse_args()
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"load average {load} on {os.cpu_count()} CPUs (figures are only comparable at similar load)")
+    if options.profile:
+        with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
+            rate = float(options.rates.split(",")[0])
+            one_run("navtui", rate, options.seconds, options.earlier, Path(tmp) / "run", Path(options.profile))
+        print(f"py-spy samples of navtui at {rate:g} tok/s (load {load()}) in {options.profile}")
+        return
+    print(f"load average {load()} on {os.cpu_count()} CPUs (a shared machine: compare the ratios)")
     with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
         work = Path(tmp)
         rates = [float(r) for r in options.rates.split(",") if r]
+        programs = [p for p in options.only.split(",") if p]
         if rates:
-            stream_table(rates, options.seconds, options.earlier, options.runs, work)
+            stream_table(rates, options.seconds, options.earlier, options.runs, programs,
+                         options.in_process, work)
+            print(f"load average after: {load()}")
         if options.sessions:
             start_table(options.sessions, options.runs, work)
 

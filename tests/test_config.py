@@ -204,6 +204,18 @@ async def test_the_app_applies_keymap_theme_and_seeds_the_rules(git_repo: Path):
         assert session.finished is not None and session.finished.reason == "submitted"
 
 
+def test_without_a_config_file_the_main_command_leaves_batch_unloaded(tmp_path: Path):
+    """The batch parser only checks a config file's keys: with none, start-up does not build it."""
+    code = ("import sys; from app.cli import parse_args; parse_args(['repo']); "
+            "print(sorted(m for m in ('app.subcommands', 'agent_core.batch') if m in sys.modules))")
+    env = {**os.environ, "NAVTUI_CONFIG": str(tmp_path / "none.toml")}
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "[]"
+    (tmp_path / "none.toml").write_text("workers = 3\n")  # a batch setting: checked, so loaded
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert "app.subcommands" in shown.stdout
+
+
 def test_batch_and_the_main_command_accept_each_others_settings(config_file: Path):
     from app.cli import batch_parser
 

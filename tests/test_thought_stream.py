@@ -210,3 +210,68 @@ async def test_code_being_written_is_highlighted_once_its_turn_is_done():
         await stream.end_turn()
         await pilot.pause()
         assert "return x + 4  # add" in text_of(turn) and len(code_colours()) > 2  # highlighted
+
+
+def test_the_cut_is_at_the_last_list_item_or_after_the_last_code_line():
+    blocks = MarkdownBlocks()
+    blocks.add("Intro line\n- one\n- two\n- thr")
+    cut, fence = blocks.cut
+    assert blocks.tail[cut:] == "- thr" and fence == ""
+    blocks.add("ee\n\n```python\ndef f():\n\n    return 1\n    x")
+    cut, fence = blocks.cut
+    assert blocks.tail[cut:] == "    x" and fence == "```python"
+    blocks.add("\n```\nafter the fence")
+    assert blocks.cut == (0, "")  # a fence closed inside the block: the block is rendered whole
+
+
+async def test_a_frame_renders_the_item_being_written_and_the_turn_looks_as_rendered_whole():
+    items = "".join(f"- item {n} of the list, with `code` and **bold** words\n" for n in range(30))
+    code = "```python\n" + "".join(f"value_{n} = compute({n})  # step\n" for n in range(30))
+    document = f"A paragraph first.\n{items}\n\nThen code:\n{code}```\n\nThe end.\n"
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(90, 120)) as pilot:
+        await stream.begin_turn("Step 1")
+        await pilot.pause()
+        turn = stream.query_one(TurnText)
+        rendered_markup: list[str] = []
+        original = turn._lines
+        turn._lines = lambda markup, width, draft=False: (  # type: ignore[method-assign]
+            rendered_markup.append(markup), original(markup, width, draft))[1]
+        rng = random.Random(5)
+        i, width = 0, turn.content_size.width
+        while i < len(document):
+            fragment = document[i : i + rng.randint(1, 12)]
+            await stream.write(fragment)
+            i += len(fragment)
+            rendered_markup.clear()
+            turn.update_now()
+            if "\n" not in fragment:  # no line completed: only the line being written is rendered
+                if "item 25" in turn.source and "item 27" not in turn.source:
+                    assert max(map(len, rendered_markup)) < len(items) // 10  # one item, not the list
+                if "value_25" in turn.source and "value_27" not in turn.source:
+                    assert max(map(len, rendered_markup)) < len(code) // 10  # one line, not the block
+            shown = [strip.text.rstrip() for strip in turn._tail[1 if turn._fixed else 0 :]]
+            whole = turn._markdown_lines(turn._blocks.tail, width, draft=True)  # in one go
+            assert shown == [strip.text.rstrip() for strip in whole], turn.source[-80:]
+
+
+async def test_streaming_builds_no_markdown_parser(monkeypatch):
+    import rich.markdown
+
+    built = []
+    real = rich.markdown.MarkdownIt
+
+    def counting(*args, **kwargs):
+        built.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rich.markdown, "MarkdownIt", counting)
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(80, 30)) as pilot:
+        await stream.begin_turn("Step 1")
+        for n in range(40):
+            await stream.write(f"word{n} `code` and more ")
+            await pilot.pause(0.02)
+        await stream.end_turn()
+        await pilot.pause()
+        assert "word39" in text_of(stream.query_one(TurnText)) and built == []

@@ -241,3 +241,23 @@ def test_find_trajectory_by_prefix_path_or_error(git_repo: Path):
 def test_state_dir_of_a_non_repo_says_what_to_pass(tmp_path: Path):
     with pytest.raises(TrajectoryError, match="not a git repository"):
         repo_state_dir(tmp_path)
+
+
+def test_state_dir_of_a_repository_top_needs_no_git_and_agrees_with_the_workspace(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from agent_core.workspace import Workspace
+
+    link = tmp_path / "through-a-link"
+    link.symlink_to(git_repo)
+    expected = Workspace.open(link).state_dir
+    worktree = tmp_path / "linked-worktree"
+    git(git_repo, "worktree", "add", "-q", str(worktree))
+    worktree_state = repo_state_dir(worktree)  # `.git` is a file there: git says where
+    assert worktree_state.parent.parent == (git_repo / ".git" / "worktrees").resolve()
+    broken = tmp_path / "bin"
+    broken.mkdir()
+    (broken / "git").write_text("#!/bin/sh\nexit 1\n")
+    (broken / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{broken}{os.pathsep}{os.environ['PATH']}")
+    assert repo_state_dir(link) == repo_state_dir(git_repo) == expected  # no git process asked

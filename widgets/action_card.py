@@ -66,6 +66,7 @@ class ActionCard(VerticalScroll):
         super().__init__(id=id)
         self.border_title = "Action"
         self.command_shown = ""
+        self._status: tuple[str, str] | None = None  # the status shown, while no action is
         self.preview_diff: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -78,7 +79,11 @@ class ActionCard(VerticalScroll):
         self.add_class(f"-{new}")
 
     def show_status(self, state: str, message: str) -> None:
-        """No proposal on the card: just say what is happening."""
+        """No proposal on the card: just say what is happening (a status already shown is left
+        as it is: updating its text would lay the screen out again)."""
+        if self._status == (state, message) and self.state == state:
+            return
+        self._status = (state, message)
         self.state = state
         self.command_shown = ""
         self.preview_diff = None
@@ -93,6 +98,7 @@ class ActionCard(VerticalScroll):
         state: str = "pending",
     ) -> None:
         """Show `action` with the exact text that runs and, for edits, the diff it will make."""
+        self._status = None
         self.state = state
         self.command_shown = command_shown
         self.preview_diff = preview_diff

@@ -3,7 +3,9 @@
 A block ends at a blank line outside a fenced code block, unless the next line is indented (the
 continuation of a list item, or an indented code block, which belong with what comes before).
 Once finished, a block's rendering never changes, so it is rendered once; only the tail is
-rendered again as text arrives.
+rendered again as text arrives. Within the tail, `cut` says where its last item begins (a list
+item's first line, or the next line of a fenced code block): what comes before it looks the same
+rendered alone, so it need be rendered again only when a line completes.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import re
 
 # The opening line of a fenced code block: up to 3 spaces, then 3+ backticks or tildes.
 FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
+# The first line of a list item: up to 3 spaces, a bullet or a number, then a space.
+LIST_ITEM = re.compile(r" {0,3}([-*+]|\d{1,9}[.)])( |$)")
+STARTED_ITEM = re.compile(r" {0,3}([-*+]|\d{1,9}[.)]) ")  # a line being written that is one
 
 
 class MarkdownBlocks:
@@ -24,6 +29,18 @@ class MarkdownBlocks:
         self._scanned = 0  # where the first line not yet looked at begins
         self._fence = ""  # the opening fence while inside a fenced code block
         self._after_blank = False  # the last line looked at was blank (outside a fence)
+        self._cut = 0  # where the tail's last item begins (see `cut`)
+        self._cut_fence = ""  # the fence's opening line when the cut is inside a code block
+        self._fence_line = ""
+
+    @property
+    def cut(self) -> tuple[int, str]:
+        """(offset in `tail`, opening line): the tail's text from the offset on is its last item,
+        rendered like the rest when given after the opening line (the code block it is part of;
+        empty outside one). Text before the offset changes only when a line completes."""
+        if not self._fence and STARTED_ITEM.match(self.text, self._scanned):
+            return self._scanned - self._tail_start, ""
+        return max(self._cut - self._tail_start, 0), self._cut_fence
 
     @property
     def tail(self) -> str:
@@ -45,6 +62,9 @@ class MarkdownBlocks:
             closing = line.strip()
             if closing.startswith(self._fence) and not closing.strip(self._fence[0]):
                 self._fence = ""
+                self._cut, self._cut_fence = self._tail_start, ""  # the whole tail, block and all
+            elif line.strip():  # a blank code line stays with the next (rich drops trailing ones)
+                self._cut, self._cut_fence = start + len(line) + 1, self._fence_line
             return
         if not line.strip():
             self._after_blank = True
@@ -54,7 +74,10 @@ class MarkdownBlocks:
             if block.strip():
                 self.finished.append(block)
             self._tail_start = start
+            self._cut, self._cut_fence = start, ""
         self._after_blank = False
+        if LIST_ITEM.match(line):
+            self._cut, self._cut_fence = start, ""
         opening = FENCE_OPEN.match(line)
         if opening:
-            self._fence = opening.group(1)
+            self._fence, self._fence_line = opening.group(1), line

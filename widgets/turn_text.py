@@ -6,7 +6,10 @@ import time
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Markdown as RichMarkdown
+from rich.style import Style
+from rich.syntax import Syntax
 from rich.theme import Theme
 from textual.events import MouseScrollDown, MouseScrollUp
 from textual.geometry import Size
@@ -15,7 +18,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from widgets._css import css_beside
-from widgets.markdown_blocks import MarkdownBlocks
+from widgets.markdown_blocks import LIST_ITEM, MarkdownBlocks
 
 # At most one update per frame of the screen (Textual repaints at most 60 times a second).
 FRAME = 1 / 60
@@ -26,23 +29,35 @@ BUSY_SHARE = 4
 
 class ShownMarkdown(RichMarkdown):
     """rich's Markdown, with raw HTML kept as text (so `<tool_call>` or `<think>` stay visible
-    instead of vanishing) and links shown as text and address, never as terminal hyperlinks."""
+    instead of vanishing) and links shown as text and address, never as terminal hyperlinks.
+
+    Every instance parses with the one shared `PARSER` (rich's own constructor would build a
+    new parser each time, which costs more than parsing a frame's text)."""
 
     PARSER = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
 
-    def __init__(self, markup: str) -> None:
-        super().__init__("", hyperlinks=False)
+    def __init__(self, markup: str) -> None:  # rich's attributes, set without its parser
         self.markup = markup
         self.parsed = self.PARSER.parse(markup)
+        self.code_theme = self.inline_code_theme = "monokai"
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = False
+        self.inline_code_lexer = None
 
 
 class DraftCodeBlock(CodeBlock):
     """A code block still being written: not highlighted yet (highlighting a long block costs
-    several times more, and it would be redone every frame)."""
+    several times more, and it would be redone every frame), and without the blank line rich
+    pads a block with above and below, so the block's lines drawn so far and its next line can
+    be rendered apart and stacked."""
 
     @classmethod
     def create(cls, markdown: RichMarkdown, token: Token) -> DraftCodeBlock:
         return cls("text", markdown.code_theme)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Syntax(str(self.text).rstrip(), "text", theme=self.theme, word_wrap=True, padding=(0, 1))
 
 
 class DraftMarkdown(ShownMarkdown):
@@ -56,7 +71,9 @@ class TurnText(Widget):
 
     Text is taken in at most once per frame, all that arrived since the last frame at once.
     Finished blocks (see `MarkdownBlocks`) are rendered once for the width they are shown at;
-    only the block still being written is rendered again (its code not highlighted until done).
+    only the block still being written is rendered again (its code not highlighted until done),
+    and of that block, what comes before its last list item or code line only when a line
+    completes (`MarkdownBlocks.cut`): a frame renders the item or line being written.
     While `live`, the widget grows no taller than its container's viewport and shows its last
     lines (the mouse wheel scrolls back within it), so once the turn fills the view a frame
     repaints this widget alone instead of laying out the screen; `finish` shows it at full
@@ -76,6 +93,9 @@ class TurnText(Widget):
         self._rendered_blocks = 0  # how many finished blocks `_fixed` holds
         self._tail: list[Strip] = []
         self._tail_text: str | None = None  # the tail `_tail` shows (None: render it again)
+        self._head: list[Strip] = []  # the tail's lines before its cut ...
+        self._head_text: str | None = None  # ... rendered from this text
+        self._theme: tuple[Style, Theme] | None = None  # inline code's style, as a rich Theme
         self._rendered_length = 0  # characters of the source the lines show
         self.painted_length = 0
         self.live = True
@@ -132,7 +152,7 @@ class TurnText(Widget):
     def notify_style_update(self) -> None:
         """Colours changed (a theme, a class): render every line again."""
         super().notify_style_update()
-        self._width = 0
+        self._width, self._theme = 0, None
 
     def _on_frame(self) -> None:
         if self._scheduled:
@@ -212,7 +232,7 @@ class TurnText(Widget):
             return
         if width != self._width:
             self._width, self._fixed, self._rendered_blocks, self._tail_text = width, [], 0, None
-            self._scrolled_back = 0
+            self._head_text, self._scrolled_back = None, 0
         lines_before = self._line_count
         blocks = self._blocks
         for block in blocks.finished[self._rendered_blocks :]:
@@ -222,8 +242,7 @@ class TurnText(Widget):
         self._rendered_blocks = len(blocks.finished)
         tail = blocks.tail
         if tail != self._tail_text:
-            shown = tail.strip("\n")
-            lines = self._lines(shown, width, draft=self.live) if shown.strip() else []
+            lines = self._tail_lines(tail, width) if self.live else self._markdown_lines(tail, width)
             if lines and self._fixed:
                 lines.insert(0, Strip.blank(width, self.rich_style))
             self._tail, self._tail_text = lines, tail
@@ -231,11 +250,35 @@ class TurnText(Widget):
         if self._scrolled_back:  # keep the lines the user scrolled back to in view
             self._scrolled_back += self._line_count - lines_before
 
+    def _tail_lines(self, tail: str, width: int) -> list[Strip]:
+        """The live tail's lines: those before its cut as rendered when the cut last moved, then
+        its last item (in the code block it is part of, if any) rendered now, as a draft."""
+        cut, fence = self._blocks.cut
+        head, item = tail[:cut], tail[cut:]
+        if head != self._head_text:
+            self._head, self._head_text = self._markdown_lines(head, width, draft=True), head
+        lines: list[Strip] = []
+        if item.strip():
+            lines = self._markdown_lines(f"{fence}\n{item}" if fence else item, width, draft=True)
+        if lines and self._head and not fence and not _in_list(head):
+            lines.insert(0, Strip.blank(width, self.rich_style))  # as between a paragraph and a list
+        return self._head + lines
+
+    def _markdown_lines(self, markup: str, width: int, draft: bool = False) -> list[Strip]:
+        shown = markup.strip("\n")
+        return self._lines(shown, width, draft) if shown.strip() else []
+
+    def _code_theme(self) -> Theme:
+        style = self.get_component_rich_style("turn-text--code")
+        if self._theme is None or self._theme[0] != style:
+            self._theme = style, Theme({"markdown.code": style})
+        return self._theme[1]
+
     def _lines(self, markup: str, width: int, draft: bool = False) -> list[Strip]:
         console = self.app.console
         options = console.options.update(width=width, height=None, highlight=False)
         style = self.rich_style
-        console.push_theme(Theme({"markdown.code": self.get_component_rich_style("turn-text--code")}))
+        console.push_theme(self._code_theme())
         try:
             markdown = DraftMarkdown(markup) if draft else ShownMarkdown(markup)
             rendered = console.render_lines(markdown, options, style=style, pad=True)
@@ -246,3 +289,9 @@ class TurnText(Widget):
                                for seg in rendered[0]):
             del rendered[0]
         return [Strip(line, width) for line in rendered]
+
+
+def _in_list(text: str) -> bool:
+    """True when the last line of `text` with words on it belongs to a list item."""
+    last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+    return bool(LIST_ITEM.match(last)) or last[:1] in (" ", "\t")

@@ -193,7 +193,10 @@ class MainScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        status = self.query_one(StatusBar)
+        # The widgets every session event touches, looked up once (not per streamed token).
+        self._status, self._card = self.query_one(StatusBar), self.query_one(ActionCard)
+        self._thoughts, self._timeline = self.query_one(ThoughtStream), self.query_one(StepTimeline)
+        status = self._status
         status.policy = "auto" if self.auto else "ask"
         status.state = "loading"
         self.query_one(ActionCard).show_status("thinking", self._loading_message)
@@ -360,7 +363,7 @@ class MainScreen(Screen[None]):
         self._state_changed()
         if not self._mounted or self.session is None:
             return
-        status, card = self.query_one(StatusBar), self.query_one(ActionCard)
+        status, card = self._status, self._card
         if self.finished is not None:
             status.state, colour = f"finished: {self.finished.reason}", "done"
         elif self.pending is not None:
@@ -435,10 +438,7 @@ class MainScreen(Screen[None]):
 
     async def handle_event(self, event: Event | DriverEvent) -> None:
         """Render one session or driver event."""
-        status = self.query_one(StatusBar)
-        card = self.query_one(ActionCard)
-        thoughts = self.query_one(ThoughtStream)
-        timeline = self.query_one(StepTimeline)
+        status, card, thoughts, timeline = self._status, self._card, self._thoughts, self._timeline
         if isinstance(event, SessionStarted):
             status.state = "started"
         elif isinstance(event, TurnStarted):
@@ -519,11 +519,11 @@ class MainScreen(Screen[None]):
         was_in_action = split.in_action
         shown = split.feed(event.text)
         if shown:
-            await self.query_one(ThoughtStream).write(shown)
+            await self._thoughts.write(shown)
         if split.in_action and (not was_in_action or split.action_name):
             name = split.action_name
             what = f"a {name} action" if name else "its action"
-            card = self.query_one(ActionCard)
+            card = self._card
             self._view("card", lambda: card.show_status(
                 "thinking", f"Step {event.index}: the model is writing {what}…"
             ))
