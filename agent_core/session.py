@@ -607,12 +607,15 @@ class Session:
     # --- the user's own input ------------------------------------------------------------
 
     def run_user_command(self, command: str) -> StepRecord:
-        """Run a command the user typed; it is checkpointed and the model sees it next turn."""
-        if self.pending is not None:
-            raise RuntimeError("decide on the pending proposal before running a command")
+        """Run a command the user typed; it is checkpointed and the model sees it next turn.
+
+        A proposal waiting meanwhile stays pending: the command takes its step number and the
+        proposal, announced again (StepProposed), moves to the next one.
+        """
         if not self.started:
             self.start()
-        index = self._next_index()
+        waiting = self.pending
+        index = waiting.index if waiting is not None else self._next_index()
         observation = self.executor.run_user_command(command)
         action = Bash(command)
         checkpoint = self.workspace.checkpoint(index)
@@ -633,6 +636,9 @@ class Session:
         self._append_turn(record, prompts.Turn("", note))
         self.records.append(record)
         self._emit(StepExecuted(record))
+        if waiting is not None:
+            self.pending = dataclasses.replace(waiting, index=index + 1)
+            self._emit(self.pending)
         return record
 
     def add_user_message(self, text: str) -> None:

@@ -37,8 +37,8 @@ from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
 from agent_core.workspace import Workspace, WorkspaceError
+from app.commands import SUBCOMMANDS, did_you_mean, help_epilog, resume_line
 
-SUBCOMMANDS = ("sessions", "export", "batch", "demo", "config", "doctor")
 EXIT_CODES = {
     "submitted": 0,
     "error": 1,
@@ -48,6 +48,9 @@ EXIT_CODES = {
     "stuck": 2,
     "quit": 3,
 }
+
+
+DEMO_BACKEND = "demo"  # `navtui demo`'s scripted model, as its sessions log it
 
 
 class CliError(Exception):
@@ -185,8 +188,10 @@ def positive_float(text: str) -> float:
 def build_parser() -> Parser:
     parser = Parser(
         prog="navtui",
-        description="Fix code with a local model: it proposes one action at a time, you approve. "
-        "Subcommands: navtui sessions REPO | export ID --format F | batch INSTANCES.jsonl | demo",
+        usage="navtui [options] [REPO]\n       navtui SUBCOMMAND [options]",
+        description="Fix code with a local model: it proposes one action at a time, you approve.",
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"navtui {__version__}")
     parser.add_argument("--auto", action="store_true", help="approve every action (headless)")
@@ -213,14 +218,18 @@ def build_parser() -> Parser:
         help="session log path (default: .git/navtui/sessions/<id>.jsonl)",
     )
     parser.add_argument(
-        "--resume", metavar="ID", help="continue a logged session (see `navtui sessions`)"
+        "--resume", metavar="ID|last",
+        help="continue a logged session (see `navtui sessions`); `last`: the repository's newest",
     )
     parser.add_argument(
         "--force", action="store_true",
         help="with --resume: put the last checkpoint back even over files changed since the "
         "session stopped (they are kept by default; forced, they are saved in a ref first)",
     )
-    parser.add_argument("repo", metavar="REPO", help="path to a local git repository")
+    parser.add_argument(
+        "repo", metavar="REPO", nargs="?",
+        help="a local git repository (default: the one containing the current directory)",
+    )
     return parser
 
 
@@ -228,7 +237,11 @@ def build_parser() -> Parser:
 
 
 def backend_config(args: argparse.Namespace) -> BackendConfig:
-    """The resolved backend choice of parsed flags; BackendError says what to fix."""
+    """The resolved backend choice of parsed flags; BackendError says what to fix. (A resumed
+    `navtui demo` session names the demo's own model, which only the app layer has.)"""
+    if args.backend == DEMO_BACKEND:
+        return BackendConfig(backend=DEMO_BACKEND, model=args.model, script=args.script,
+                             dialect="toolcall")
     return resolve(
         BackendConfig(
             backend=args.backend,
@@ -249,6 +262,10 @@ def backend_config(args: argparse.Namespace) -> BackendConfig:
 
 
 def make_backend(args: argparse.Namespace, progress: ProgressCallback | None = None) -> Backend:
+    if args.backend == DEMO_BACKEND:
+        from app.demo import DemoBackend, load_beats
+
+        return DemoBackend(load_beats())
     return create_backend(backend_config(args), progress)
 
 
@@ -309,7 +326,8 @@ def warn_about_secret_flags(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
-        return run_subcommand(argv[0], argv[1:])
+        warn_about_secret_flags(argv)
+        return SUBCOMMANDS[argv[0]].run(argv[1:], Parser)
     from app.config import ConfigError
 
     try:
@@ -344,37 +362,10 @@ def batch_parser() -> Parser:
     return parser
 
 
-def run_subcommand(name: str, argv: list[str]) -> int:
-    warn_about_secret_flags(argv)
-    if name == "demo":
-        from app.demo import demo_main
-
-        return demo_main(argv)
-    from app import subcommands
-
-    parser = Parser(prog=f"navtui {name}")
-    getattr(subcommands, f"add_{name}_args")(parser)
-    if name == "batch":
-        from app.config import ConfigError, configure
-
-        try:
-            configure(parser, argv, also=(build_parser(),))
-        except ConfigError as error:
-            print(f"navtui: {error}", file=sys.stderr)
-            return 1
-    if name != "export":
-        return getattr(subcommands, f"{name}_main")(parser.parse_args(argv))
-    # The contract is `navtui export ID --format F [REPO]`: REPO may also come last.
-    parser.add_argument("repo_path", metavar="REPO", nargs="?", help="same as --repo")
-    args = parser.parse_intermixed_args(argv)
-    if args.repo_path:
-        args.repo = args.repo_path
-    return subcommands.export_main(args)
-
-
 def run(args: argparse.Namespace) -> int:
     """Validate the input cheaply, then build the session and hand it to the chosen front end."""
     mode = "auto" if args.auto else "plain" if args.plain else "tui"
+    refuse_unknown_subcommand(args.repo)
     if args.auto and args.plain:
         raise CliError("choose one of --auto (approve everything) and --plain (ask on stdin)")
     if mode == "tui":
@@ -385,8 +376,10 @@ def run(args: argparse.Namespace) -> int:
                 "the interactive app needs a terminal, and stdin/stdout are not one here: "
                 "add --auto to run headless, or --plain to answer on stdin"
             )
-    workspace = Workspace.open(args.repo)
+    workspace = open_repo(args.repo)
     workspace.check_free()
+    if args.resume == "last":
+        args.resume = last_session(workspace.root)
     issue = read_issue(args)
     if args.resume is None and mode == "auto" and not issue:
         raise CliError("--auto needs the issue: pass --issue TEXT or --issue-file FILE")
@@ -401,6 +394,45 @@ def run(args: argparse.Namespace) -> int:
     if mode == "plain" and args.resume is None and not issue:
         issue = ask_issue()
     return run_headless(args, workspace, issue, mode)
+
+
+def refuse_unknown_subcommand(repo: str | None) -> None:
+    """A REPO that is no path but a word like a subcommand's was a mistyped subcommand."""
+    if repo is None or Path(repo).expanduser().exists():
+        return
+    meant = did_you_mean(repo)
+    if meant is not None:
+        raise CliError(f"{repo!r} is neither a subcommand nor a path: did you mean `navtui {meant}`?")
+    if "/" not in repo:
+        raise CliError(f"{repo!r} is neither a subcommand ({', '.join(SUBCOMMANDS)}) nor a path; "
+                       "`navtui --help` lists both")
+
+
+def open_repo(repo: str | None) -> Workspace:
+    """The repository REPO names, else the one containing the current directory."""
+    if repo is not None:
+        return Workspace.open(repo)
+    here = Path.cwd()
+    try:
+        return Workspace.open(here)
+    except WorkspaceError as error:
+        if "not a git repository" not in str(error):
+            raise
+        raise CliError(
+            f"{here} is not inside a git repository: run `navtui PATH` with your repository's "
+            "path, or cd into it first"
+        ) from None
+
+
+def last_session(root: Path) -> str:
+    """The id of the newest session logged for the repository at `root` (`--resume last`)."""
+    from agent_core.trajectory import iter_sessions
+
+    newest = next(iter_sessions(root, newest_first=True), None)
+    if newest is None:
+        raise CliError(f"no navtui session is logged in {root} yet, so there is none to resume: "
+                       "start one with `navtui`")
+    return newest.id
 
 
 def read_issue(args: argparse.Namespace) -> str | None:
@@ -620,6 +652,8 @@ def run_headless(
         finished = session.finished
     finally:
         session.close()
+        if session.started:
+            print(resume_line(session.id, workspace.root), file=sys.stderr)
     return EXIT_CODES.get(finished.reason, 1)
 
 

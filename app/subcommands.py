@@ -1,7 +1,8 @@
-"""`navtui sessions`, `navtui export` and `navtui batch`: arguments and entry points.
+"""`navtui sessions`, `export`, `batch`, `config` and `doctor`: arguments and entry points.
 
-`app.cli` builds the subparsers from the `add_*_args` functions and calls the `*_main`
-functions; each returns the process exit code (0 ok, 1 error).
+`app.commands.SUBCOMMANDS` names them: each subcommand's parser is built by its `add_*_args`
+function (parsed by `parse_*_args` where that exists) and run by its `*_main` function, which
+returns the process exit code (0 ok, 1 error).
 """
 
 from __future__ import annotations
@@ -110,6 +111,15 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 
 
+def parse_export_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The contract is `navtui export ID --format F [REPO]`: REPO may also come last."""
+    parser.add_argument("repo_path", metavar="REPO", nargs="?", help="same as --repo")
+    args = parser.parse_intermixed_args(argv)
+    if args.repo_path:
+        args.repo = args.repo_path
+    return args
+
+
 def export_main(args: argparse.Namespace) -> int:
     """Write one session in another tool's format (see `agent_core.exports`)."""
     repo = Path(args.repo)
@@ -152,6 +162,18 @@ def add_batch_args(parser: argparse.ArgumentParser) -> None:
     add_backend_args(parser)
     add_limit_args(parser)
     add_sandbox_args(parser)
+
+
+def parse_batch_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
+    """The command line over the config file's settings (1 when the file is bad)."""
+    from app.cli import build_parser
+    from app.config import ConfigError, configure
+
+    try:
+        configure(parser, argv, also=(build_parser(),))
+    except ConfigError as error:
+        return _error(str(error))
+    return parser.parse_args(argv)
 
 
 def batch_main(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -24,6 +25,8 @@ from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
 from agent_core.git.errors import UnsafeRestore
+from agent_core.events import SessionFinished
+from app.commands import resume_line
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
 from app.screens.confirm import ConfirmScreen
@@ -32,6 +35,7 @@ from app.screens.main import MainScreen, SessionEnded
 from app.screens.start import StartChoice, StartScreen
 from widgets.action_card import ActionCard
 from widgets.issue_pane import issue_title
+from widgets.plain_text import plain
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -57,20 +61,10 @@ LIGHT = Theme(
     background="#f7f5f0", surface="#efece5", panel="#e3dfd5", dark=False,
 )
 
-# Decision commands offered in the command palette: (action, title, help).
-PALETTE_COMMANDS = [
-    ("approve", "Decide: approve", "Run the proposed action"),
-    ("always_allow", "Decide: always allow", "Approve this kind or command prefix from now on"),
-    ("reject", "Decide: reject with feedback", "Do not run it; tell the model why"),
-    ("edit", "Decide: edit the action", "Change the action before it runs"),
-    ("undo", "Step: undo the last step", "Restore files and conversation"),
-    ("rewind", "Step: rewind to the selected step", "Go back to right after it"),
-    ("message", "Talk: message or own command", "Send the model a message or run a command"),
-    ("toggle_auto", "Policy: toggle auto mode", "Approve everything within the limits"),
-    ("stop", "Stop: generation or command", "Cancel the generation, or kill the running command"),
-    ("continue", "Model: go on", "Let the model propose again"),
-    ("diff", "View: step/session diff", "Switch the diff tab"),
-]
+
+
+# Keys the command palette does not repeat (ctrl+c is esc's twin; the palette cannot open itself).
+PALETTE_SKIPS = ("interrupt", "command_palette")
 
 
 def _default_signals_in_child() -> None:
@@ -108,10 +102,15 @@ class NavApp(App[int]):
     """navtui's app. `source` is a Session or a `SessionFactory` (issue -> Session)."""
 
     TITLE = "navtui"
-    BINDINGS = [
+    NAV_BINDINGS = [
         Binding("T", "toggle_dark", "Light/dark", id="navtui.theme", show=False,
                 tooltip="Switch between the light and the dark theme"),
+        Binding("ctrl+q", "quit", "Quit", id="navtui.quit_app", show=False, priority=True,
+                tooltip="Quit at once (asks while something runs)"),
+        Binding(App.COMMAND_PALETTE_BINDING, "command_palette", "Palette", id="navtui.palette",
+                show=False, tooltip="Command palette: these actions by name"),
     ]
+    BINDINGS = NAV_BINDINGS[:2]  # (the palette's key is the App's COMMAND_PALETTE_BINDING)
 
     def __init__(
         self,
@@ -138,7 +137,8 @@ class NavApp(App[int]):
         self.register_theme(DARK)
         self.register_theme(LIGHT)
         self.theme = theme or "navtui-dark"
-        self.set_keymap(keymap or {})
+        self.key_overrides = dict(keymap or {})
+        self.set_keymap(self.key_overrides)
         self.allow_rules = allow_rules or AllowRules()
         if load_relay is not None:
             load_relay.app = self
@@ -148,6 +148,7 @@ class NavApp(App[int]):
         self._load_timer: Timer | None = None
         self.main: MainScreen | None = None
         self.result_message = ""
+        self.load_error = ""  # why the session could not be built (the model did not load)
 
     @property
     def repo_label(self) -> str:
@@ -246,10 +247,9 @@ class NavApp(App[int]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "load" and event.state == WorkerState.ERROR and self.main:
             self._stop_loading_clock()
-            message = str(event.worker.error)
-            self.main.query_one(ActionCard).show_status("done", f"Could not start: {message}")
+            self.load_error = message = str(event.worker.error)
+            self.main.show_load_error(message)
             self.notify(message, title="Could not start the session", severity="error", timeout=30)
-            self.main.finished = None
 
     # --- the end ----------------------------------------------------------------------------
 
@@ -257,13 +257,16 @@ class NavApp(App[int]):
         finished = message.finished
         if finished.reason == "quit":
             started = self.main is not None and self.main.session is not None
-            if not started:
-                ending = "navtui: quit before a session started; nothing was changed."
+            if self.load_error and not started:
+                self._leave(EXIT_CODES["error"], f"navtui: could not start: {self.load_error}")
+            elif not started:
+                self._leave(EXIT_CODES["quit"],
+                            "navtui: quit before a session started; nothing was changed.")
             elif self.resumable:
-                ending = "navtui: quit; the session is saved and can be resumed."
+                self._leave(EXIT_CODES["quit"], "navtui: quit.")
             else:
-                ending = "navtui: quit; nothing is kept (a temporary repository)."
-            self._leave(EXIT_CODES["quit"], ending)
+                self._leave(EXIT_CODES["quit"],
+                            "navtui: quit; nothing is kept (a temporary repository).")
         else:
             patch = finished.patch
             if not finished.patch_complete and self.main is not None and self.main.session:
@@ -330,19 +333,43 @@ class NavApp(App[int]):
         return "navtui: the changes are in the working tree."
 
     def _leave(self, code: int, message: str) -> None:
+        session = self.main.session if self.main is not None else None
+        if session is not None and session.started and self.resumable and self.repo is not None:
+            message += "\n" + resume_line(session.id, self.repo)
         self.result_message = message
         if self.main is not None:
             self.main.shutdown()
-        self.exit(code, return_code=code, message=message)
+        # Not wrapped at the terminal's width: the resume command must paste whole.
+        self.exit(code, return_code=code, message=Text(message, no_wrap=True, overflow="ignore"))
 
     # --- command palette ----------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         if isinstance(screen, MainScreen):
-            for action, title, help_text in PALETTE_COMMANDS:
-                if screen.check_action(action, ()):
-                    yield SystemCommand(title, help_text, getattr(screen, f"action_{action}"))
+            for row in screen.key_rows():
+                if row.action in PALETTE_SKIPS or not hasattr(screen, f"action_{row.action}"):
+                    continue
+                if screen.check_action(row.action, ()):
+                    yield SystemCommand(f"{row.description} ({row.keys})",
+                                        f"{row.what} · {row.binding_id}",
+                                        getattr(screen, f"action_{row.action}"))
         yield from super().get_system_commands(screen)
+
+    def action_quit(self) -> None:
+        """ctrl+q: asks, as q does, while something runs; otherwise leaves at once, the same way
+        (the session saved and the way back printed)."""
+        main = self.main
+        if main is None or main.session is None:
+            self.post_message(SessionEnded(SessionFinished("quit", "quit by the user")))
+        elif main.finished is not None:
+            reason = main.finished.reason
+            self._leave(EXIT_CODES.get(reason, 1), "navtui: the changes are in the working tree.")
+        else:
+            main.quit_session(ask=main.generating or main.running)
+
+    def notify(self, message: str, *, title: str = "", **kwargs) -> None:
+        """A toast; Markdown code marks in its text are not shown raw."""
+        super().notify(plain(message), title=plain(title), **kwargs)
 
     def action_toggle_dark(self) -> None:
         self.theme = "navtui-light" if self.theme == "navtui-dark" else "navtui-dark"
