@@ -57,6 +57,7 @@ from agent_core.steps import (
     Reject,
     StepRecord,
 )
+from agent_core.patch_scope import PatchScope, patch_scope
 from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 
 
@@ -75,6 +76,7 @@ class SessionConfig:
     prompt_profile: str | None = None  # a profile name or file; None: the dialect's default
     submit_review: bool = False  # the first submit gets the profile's review message, if any
     sandbox: str = ""  # where bash runs (Executor.where), set by the Session; shown and logged
+    keep_pycache: bool = False  # the patch keeps bytecode no ignore rule covers (patch_scope)
 
 
 def new_session_id() -> str:
@@ -152,7 +154,9 @@ class Session:
         if self.finished is None:
             self.pending = None
             self._warn_control_left()
-            patch, complete = self._patch()
+            patch, complete, left_out = self._scoped_patch()
+            for notice in left_out:
+                self._emit(Notice(notice))
             if not complete:
                 self._emit(Notice(
                     "the session's patch is too large to log in full: huge and binary files are "
@@ -166,13 +170,27 @@ class Session:
         self._finish("error", message)
 
     def _patch(self) -> tuple[str, bool]:
+        return self._scoped_patch()[:2]
+
+    def _scoped_patch(self) -> tuple[str, bool, list[str]]:
+        """(the patch within the diff caps, whether complete, what its scope left out)."""
         if self._started_at is None:
-            return "", True
+            return "", True, []
         try:
-            return self.workspace.bounded_patch()
+            scope = self.patch_scope()
+            return (*self.workspace.bounded_patch(scope.exclude), scope.notices)
         except WorkspaceError as error:
             self._emit(SessionError(f"could not compute the session patch: {error}"))
-            return "", True
+            return "", True, []
+
+    def patch_scope(self) -> PatchScope:
+        """What the patch leaves out of the tree's changes (`agent_core.patch_scope`)."""
+        changed = self.workspace.changed_files(self.workspace.checkpoints[0].index)
+        return patch_scope(self.records, changed, keep_pycache=self.config.keep_pycache)
+
+    def full_patch(self) -> str:
+        """The whole patch (huge and binary files included), the same scope as the logged one."""
+        return self.workspace.patch(self.patch_scope().exclude)
 
     # --- lifecycle ------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ import shutil
 import stat
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +102,11 @@ def _run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
             meanwhile()
     except (OSError, WorkspaceError):
         pass
+
+
+def _excluding(paths: Iterable[str]) -> list[str]:
+    """Pathspecs that leave `paths` (literal, relative to the root) out of a diff."""
+    return [f":(exclude,literal){path}" for path in paths]
 
 
 def _find_repo(path: Path) -> tuple[Path, Path, Path]:
@@ -371,8 +376,9 @@ class Workspace:
         out = self._git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new)
         return [os.fsdecode(p) for p in out.split(b"\0") if p]
 
-    def patch(self) -> str:
-        """The session's changes as a patch for `git apply` on a checkout of checkpoint 0.
+    def patch(self, exclude: Sequence[str] = ()) -> str:
+        """The session's changes as a patch for `git apply` on a checkout of checkpoint 0,
+        without the paths in `exclude`.
 
         Binary files are included (`--binary`); bytes that are not UTF-8 are kept as surrogate
         escapes, so write it with `errors="surrogateescape"` to get the exact patch back.
@@ -380,12 +386,14 @@ class Workspace:
         old, new = self._trees[self._first().commit], self._snapshot()
         if old == new:
             return ""
-        out = self._git.run("diff-tree", *_PATCH_ARGS, "--binary", old, new)
+        out = self._git.run("diff-tree", *_PATCH_ARGS, "--binary", old, new, "--",
+                            *_excluding(exclude))
         return out.decode("utf-8", "surrogateescape")
 
-    def bounded_patch(self) -> tuple[str, bool]:
-        """`patch()` within `diff_caps` (for logs and events), and whether it is complete."""
-        return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True)
+    def bounded_patch(self, exclude: Sequence[str] = ()) -> tuple[str, bool]:
+        """`patch(exclude)` within `diff_caps` (for logs and events), and whether it is complete."""
+        return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True,
+                             exclude=exclude)
 
     # -- undo -------------------------------------------------------------------------------
 
@@ -961,21 +969,24 @@ class Workspace:
             self._raw_cache = (old, new, raw_changes(self._git, old, new))
         return self._raw_cache[2]
 
-    def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
-        """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
+    def _bounded(self, old: str, new: str, *, binary: bool = False,
+                 exclude: Sequence[str] = ()) -> tuple[str, bool]:
+        """The diff from tree `old` to `new` within `diff_caps`, without the paths in `exclude`;
+        True when nothing else was left out."""
         if old == new:
             return "", True
         caps = self.diff_caps
         raw = self._raw_changes(old, new)
-        big = huge_files(self._git, raw, caps.file_bytes)
+        left_out = set(exclude)
+        big = [c for c in huge_files(self._git, raw, caps.file_bytes) if c.path not in left_out]
         extra = ["--binary"] if binary else []
         if len(big) <= _MAX_EXCLUDES:
-            excludes = [f":(exclude,literal){change.path}" for change in big]
+            excludes = _excluding([*(change.path for change in big), *exclude])
             out = self._git.run("diff-tree", *_PATCH_ARGS, *extra, old, new, "--", *excludes)
             text = out.decode("utf-8", "surrogateescape" if binary else "replace")
         else:
             text = ""
-            big = huge_files(self._git, raw, -1)
+            big = [c for c in huge_files(self._git, raw, -1) if c.path not in left_out]
         complete = not big
         if len(text) > caps.total_bytes:
             cut = text.rfind("\ndiff --git ", 0, caps.total_bytes) + 1

@@ -214,6 +214,11 @@ def build_parser() -> Parser:
     out = parser.add_argument_group("output")
     out.add_argument("--patch-out", metavar="FILE", help="write the session's patch here")
     out.add_argument(
+        "--keep-pycache", action="store_true",
+        help="keep Python bytecode (__pycache__/, *.pyc) that no ignore rule covers in the patch "
+        "(left out by default, with a notice)",
+    )
+    out.add_argument(
         "--trajectory", metavar="FILE",
         help="session log path (default: .git/navtui/sessions/<id>.jsonl)",
     )
@@ -291,6 +296,7 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
         prompt_profile=profile,
         # A replay script replays a recording, which has a review turn only if it was recorded.
         submit_review=not getattr(args, "no_submit_review", False) and resolved.backend != "replay",
+        keep_pycache=getattr(args, "keep_pycache", False),
     )
 
 
@@ -534,7 +540,7 @@ def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
         if not isinstance(event, SessionFinished):
             return
         try:
-            write_patch(event.patch if event.patch_complete else session.workspace.patch(),
+            write_patch(event.patch if event.patch_complete else session.full_patch(),
                         patch_out)
         except OSError as error:
             print(f"navtui: cannot write --patch-out {patch_out}: {error.strerror or error}",

@@ -270,7 +270,7 @@ class NavApp(App[int]):
         else:
             patch = finished.patch
             if not finished.patch_complete and self.main is not None and self.main.session:
-                patch = self.main.session.workspace.patch()  # the logged one names huge files
+                patch = self.main.session.full_patch()  # the logged one names huge files
             self._finish(finished.reason, finished.message, patch)
 
     @work(exclusive=True, group="finish")
@@ -283,6 +283,9 @@ class NavApp(App[int]):
             headline, detail = "The model submitted a fix.", ""
         else:
             headline, detail = f"The session stopped ({reason}).", message
+        if session is not None and session.started:
+            left_out = (await asyncio.to_thread(session.patch_scope)).notices
+            detail = "\n".join(filter(None, [detail, *left_out]))
         branch = branch_for(self.repo, issue_title(issue)) if self.repo is not None else "navtui/fix"
         default_patch = f"navtui-{session.id if session is not None else 'session'}.patch"
         while True:
