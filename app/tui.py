@@ -10,12 +10,12 @@ import asyncio
 import gc
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -342,8 +342,7 @@ class NavApp(App[int]):
         self.result_message = message
         if self.main is not None:
             self.main.shutdown()
-        # Not wrapped at the terminal's width: the resume command must paste whole.
-        self.exit(code, return_code=code, message=Text(message, no_wrap=True, overflow="ignore"))
+        self.exit(code, return_code=code)  # `run_tui` prints `result_message` once it is out
 
     # --- command palette ----------------------------------------------------------------
 
@@ -399,4 +398,6 @@ def run_tui(
                  theme=settings.theme, keymap=settings.keymap, allow_rules=settings.rules,
                  load_relay=load_relay, backend_info=backend_info, resumable=resumable)
     app.run()
+    if app.result_message:  # as it is, not wrapped: the resume command must paste whole
+        print(app.result_message, file=sys.stderr)
     return app.return_code if app.return_code is not None else 1

@@ -108,7 +108,7 @@ class MainScreen(Screen[None]):
         Binding("u", "undo", "Undo", id="navtui.undo", tooltip="Undo the last step: files and conversation"),
         Binding("w", "rewind", "Rewind", id="navtui.rewind",
                 tooltip="Go back to the step selected in the timeline"),
-        Binding("m", "message", "Msg/cmd", id="navtui.message",
+        Binding("m", "message", "Msg", id="navtui.message",
                 tooltip="Message the model, or run !command yourself"),
         Binding("t", "toggle_auto", "Auto", id="navtui.auto",
                 tooltip="Auto mode: approve all, within the limits"),
@@ -116,7 +116,8 @@ class MainScreen(Screen[None]):
                 tooltip="Stop the generation or the running command"),
         Binding("g", "continue", "Go on", id="navtui.continue",
                 tooltip="Let the model propose again after a stop"),
-        Binding("d", "diff", "Diff", id="navtui.diff", tooltip="Switch between step and session diff"),
+        Binding("d", "diff", "Diff", id="navtui.diff", show=False,
+                tooltip="Switch between step and session diff"),
         Binding("s", "toggle_steps", "Steps", id="navtui.steps", show=False,
                 tooltip="Show or hide the step timeline"),
         Binding("question_mark", "help", "Help", id="navtui.help", tooltip="All keys, as mapped now"),
@@ -171,6 +172,7 @@ class MainScreen(Screen[None]):
         self._next_drain = 0.0  # auto mode: session events are rendered at most AUTO_FRAME apart
         self._drain_timer: Timer | None = None
         self._interrupted_at = -INTERRUPT_AGAIN  # the last ctrl+c that found nothing running
+        self.load_failed = False  # the session could not be built: nothing to lose by quitting
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -189,7 +191,8 @@ class MainScreen(Screen[None]):
                         yield DiffView(id="step-diff", empty_text="This step changed no file.")
                     with TabPane("Session diff", id="tab-session-diff"):
                         yield DiffView(id="session-diff", empty_text="No changes yet.")
-        yield Footer(compact=True)
+        # (ctrl+p is in the help; at 80 columns the footer keeps its room for q and ?)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         status = self.query_one(StatusBar)
@@ -212,6 +215,7 @@ class MainScreen(Screen[None]):
     def show_load_error(self, message: str) -> None:
         """The session could not be built (the model did not load): why, and the fix, on the
         card; q leaves (exit 1)."""
+        self.load_failed = True
         self.query_one(ActionCard).show_status("done", f"Could not start: {plain(message)}\n\nq quits.")
         self.query_one(StatusBar).state = "error"
         self.refresh_bindings()
@@ -889,7 +893,9 @@ class MainScreen(Screen[None]):
 
     @work(exclusive=True, group="modal")
     async def action_quit_session(self) -> None:
-        if not await self.app.push_screen_wait(QuitScreen(self.quit_explanation())):
+        if not self.load_failed and not await self.app.push_screen_wait(
+            QuitScreen(self.quit_explanation())
+        ):
             return
         self._quit_now()
 
