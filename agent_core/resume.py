@@ -237,6 +237,7 @@ def resume_session(
     backend: Backend,
     listeners: Iterable[Callable[[Event], None]] = (),
     overwrite_changes: bool = False,
+    submitted_ok: bool = False,
     **overrides: object,
 ) -> Session:
     """A Session that carries on the logged one; listeners see its restart notices.
@@ -244,11 +245,12 @@ def resume_session(
     Typical use: `session = resume_session(path, workspace=..., executor=..., backend=...,
     listeners=[TrajectoryWriter(path, resumed=True), printer])` then `session.run(policy)`.
     Files changed since the session stopped are kept unless `overwrite_changes` (then they are
-    saved under a `before-resume` ref and the last checkpoint is put back).
+    saved under a `before-resume` ref and the last checkpoint is put back). `submitted_ok`: a
+    session that submitted is resumed finished, to go on with `Session.continue_with`.
     """
     if isinstance(trajectory, Path):
         trajectory = read_trajectory(trajectory)
-    refusal = resume_refusal(trajectory)
+    refusal = resume_refusal(trajectory, submitted_ok=submitted_ok)
     if refusal is not None:
         raise TrajectoryError(refusal)
     state = reconcile(load_state(trajectory), workspace, stopped=how_it_stopped(trajectory),
@@ -272,4 +274,6 @@ def resume_session(
         notices=[f"resumed session {state.session_id} after {steps} executed step(s)",
                  *state.notices],
     )
+    if trajectory.finished is not None and trajectory.finished.reason == "submitted":
+        session.finished = trajectory.finished
     return session

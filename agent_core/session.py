@@ -659,6 +659,11 @@ class Session:
             self._emit(self.pending)
         return record
 
+    def continue_with(self, text: str) -> None:
+        """Go on after the session finished (a submit, a limit): `text` is the next turn."""
+        self.finished = None
+        self.add_user_message(text)
+
     def add_user_message(self, text: str) -> None:
         """A message from the user; the model reads it with its next prompt."""
         step = self.records[-1].index if self.records else 0

@@ -570,6 +570,7 @@ def resume(
         backend=make_backend(args, progress),
         listeners=[writer, *listeners],
         overwrite_changes=args.force,
+        submitted_ok=not args.auto,  # the app and --plain offer to go on with a message
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
@@ -652,6 +653,10 @@ def run_headless(
         ask = StdinPrompter(session.parse_edit, console, lambda text: read_line(text, console.file))
         policy = AskPolicy(ask)
     try:
+        if mode == "plain" and session.finished is not None:  # resumed after its submit
+            text = ask_to_continue(console.file)
+            if text:
+                session.continue_with(text)
         finished = session.run(policy)
     except KeyboardInterrupt:
         session.decide(Quit())
@@ -661,6 +666,15 @@ def run_headless(
         if session.started:
             print(resume_line(session.id, workspace.root), file=sys.stderr)
     return EXIT_CODES.get(finished.reason, 1)
+
+
+def ask_to_continue(out: IO[str]) -> str:
+    """The message a submitted session goes on with (empty: it stays as it is)."""
+    try:
+        return read_line("The session submitted its fix. A message for the model to go on with "
+                         "(empty: leave it as it is) > ", out).strip()
+    except EOFError:
+        return ""
 
 
 def read_line(prompt: str, out: IO[str]) -> str:

@@ -32,6 +32,7 @@ from app.finish import FinishError, branch_for, commit_patch_to_branch, save_pat
 from app.screens.confirm import ConfirmScreen
 from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.main import MainScreen, SessionEnded
+from app.screens.message import MessageScreen
 from app.screens.start import StartChoice, StartScreen
 from widgets.action_card import ActionCard
 from widgets.issue_pane import issue_title
@@ -62,6 +63,9 @@ LIGHT = Theme(
 )
 
 
+
+CONTINUE_HINT = ("What should the model do now? It goes on from here and reads this next; "
+                 "the finish screen comes back when it submits again.")
 
 # Keys the command palette does not repeat (ctrl+c is esc's twin; the palette cannot open itself).
 PALETTE_SKIPS = ("interrupt", "command_palette")
@@ -292,6 +296,10 @@ class NavApp(App[int]):
             choice: FinishChoice = await self.push_screen_wait(
                 FinishScreen(headline, detail, patch, branch, default_patch)
             )
+            if choice.kind == "continue":
+                if await self._continue(main):
+                    return
+                continue
             try:
                 outcome = await self._apply(choice, patch, issue)
             except (FinishError, OSError) as error:
@@ -299,6 +307,19 @@ class NavApp(App[int]):
                 continue
             self._leave(EXIT_CODES.get(reason, 1), outcome)
             return
+
+    async def _continue(self, main: MainScreen) -> bool:
+        """"Continue with a message": ask for it; the session goes on (True) or, asked nothing,
+        the finish screen comes back (False)."""
+        answer = await self.push_screen_wait(MessageScreen(hint=CONTINUE_HINT))
+        if answer is None or not answer.text.strip():
+            return False
+        if answer.kind == "command":
+            self.notify("Continue with a message; once the session goes on, m runs commands.",
+                        severity="warning", timeout=6)
+            return False
+        await main.continue_session(answer.text)
+        return True
 
     async def _apply(self, choice: FinishChoice, patch: str, issue: str) -> str:
         """Carry out the finish choice; returns the line printed after the app closes."""

@@ -18,7 +18,7 @@ from widgets.diff_view import DiffView, split_diff
 
 @dataclass
 class FinishChoice:
-    """`kind`: keep | branch | patch | discard; `value`: the branch name or patch path."""
+    """`kind`: keep | branch | patch | discard | continue; `value`: the branch name or patch path."""
 
     kind: str
     value: str = ""
@@ -42,6 +42,8 @@ class FinishScreen(Screen[FinishChoice]):
                 tooltip="Write the session's patch to a file"),
         Binding("x", "discard", "Discard", id="navtui.finish.discard",
                 tooltip="Restore the tree to how it was before the session (asks first)"),
+        Binding("c", "continue_session", "Continue", id="navtui.finish.continue",
+                tooltip="Continue with a message: the model goes on from here, reading it next"),
         Binding("q", "leave", "Quit", id="navtui.finish.quit",
                 tooltip="Leave navtui; any changes stay in the working tree"),
     ]
@@ -68,6 +70,7 @@ class FinishScreen(Screen[FinishChoice]):
                              id="finish-empty", markup=False)
                 with Horizontal(id="finish-buttons"):
                     yield Button("Quit (q)", variant="primary", id="keep")
+                    yield Button("Continue with a message (c)", id="continue")
                 yield Footer()
                 return
             yield DiffView(id="finish-diff", empty_text="The session changed nothing.", diff=self.patch)
@@ -82,11 +85,14 @@ class FinishScreen(Screen[FinishChoice]):
                 yield Button("Commit to branch (b)", id="branch")
                 yield Button("Save patch (p)", id="patch")
                 yield Button("Discard (x)", variant="error", id="discard")
+                yield Button("Continue… (c)", id="continue")
         yield Footer()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "discard":
             self.action_discard()
+        elif event.button.id == "continue":
+            self.action_continue_session()
         elif event.button.id == "keep" and not self.has_changes:
             self.action_leave()
         elif event.button.id:
@@ -96,7 +102,7 @@ class FinishScreen(Screen[FinishChoice]):
         self.action_choose("branch" if event.input.id == "branch-name" else "patch")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("choose", "discard", "leave") and isinstance(self.focused, Input):
+        if action in ("choose", "discard", "leave", "continue_session") and isinstance(self.focused, Input):
             return None
         if action == "discard" or (action == "choose" and parameters):
             return self.has_changes
@@ -105,6 +111,10 @@ class FinishScreen(Screen[FinishChoice]):
     def action_leave(self) -> None:
         """`q`: leave navtui; changes, if any, stay in the working tree (as with keep)."""
         self.dismiss(FinishChoice("keep"))
+
+    def action_continue_session(self) -> None:
+        """`c`: the session goes on; the app asks for the message the model reads next."""
+        self.dismiss(FinishChoice("continue"))
 
     @work(exclusive=True, group="finish-confirm")
     async def action_discard(self) -> None:

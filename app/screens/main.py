@@ -262,6 +262,15 @@ class MainScreen(Screen[None]):
         self.query_one(ActionCard).show_status("thinking", "Starting the session…")
         self._drive()
         self.refresh_bindings()
+        if session.finished is not None:  # resumed after its submit: the finish screen offers more
+            self.call_later(self._finished, session.finished)
+
+    async def continue_session(self, text: str) -> None:
+        """After the finish: the session goes on, `text` being the model's next turn."""
+        await self.query_one(ThoughtStream).note(f"You: {text}", "user")
+        await self.run_on_session(lambda session: session.continue_with(text))
+        self.finished = None
+        self.paused = False
 
     async def _show_history(self, records: list[StepRecord]) -> None:
         """A resumed session: what happened before, one line per step, and its last output."""
