@@ -19,7 +19,7 @@ from agent_core.steps import USER_EDITS_KEY, StepRecord
 
 # `diff --git a/X b/Y` of plain paths (a quoted path git writes for odd names is not matched:
 # such a file is then not known as the model's, and a user edit to it is left out).
-_DIFF_HEADER = re.compile(r"^diff --git a/(.+) b/(.+)$", re.MULTILINE)
+_DIFF_HEADER = re.compile(r"^diff -{2}git a/(.+) b/(.+)$", re.MULTILINE)
 
 
 @dataclass

@@ -12,8 +12,7 @@ from textual.widgets import Label, Static
 
 from app.keys import KeyRow
 
-INTRO = ("The model proposes one action at a time; nothing runs until you decide. Every step can "
-         "be undone. Remap a key with its id in the config file's [keymap].")
+INTRO = "Nothing runs until you decide. Remap keys by id in the config's [keymap]."
 
 
 def keys_content(rows: list[KeyRow]) -> Content:
