@@ -308,6 +308,50 @@ async def test_quit_confirms_and_explains_how_to_come_back(git_repo: Path):
     assert (git_repo / "x.txt").exists()
 
 
+async def test_ctrl_q_asks_while_a_command_runs_and_otherwise_quits_printing_the_way_back(
+    git_repo: Path,
+):
+    session = make_session(git_repo, [("Wait.", Bash("sleep 30")), ("More.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        await watch.until(lambda: app.main.running, "the command runs")
+        await pilot.press("ctrl+q")
+        await watch.until(lambda: showing(app, QuitScreen), "ctrl+q asks while something runs")
+        await pilot.press("n")
+        await pilot.press("escape")  # stop it
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        await pilot.press("ctrl+q")  # nothing runs: out at once
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 3
+    assert session.finished is not None and session.finished.reason == "quit"
+    assert app.result_message.endswith(f"navtui --resume {session.id} {git_repo}")
+
+
+async def test_plain_text_places_show_no_markdown_code_marks(git_repo: Path):
+    issue = "# `average()` is off by one\n\n`average([2, 4, 6])` returns 3.0."
+    session = make_session(git_repo, [("Write.", Bash("echo x > x.txt")), ("More.", Bash("ls")),
+                                      ("Again.", Bash("pwd"))], issue=issue)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        from widgets.issue_pane import IssuePane
+
+        assert str(app.main.query_one(IssuePane).title) == "Issue: average() is off by one"
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        await pilot.press("u")
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1 again")
+        notes = [str(n.render()) for n in app.main.query(".note")]
+        assert any("Back to step 0" in n for n in notes) and not any("`" in n for n in notes)
+        await pilot.press("A")
+        await watch.until(lambda: showing(app, AllowPrefixScreen), "prefix dialog")
+        await pilot.press("enter")
+        await watch.until(lambda: app._notifications, "the toast")
+        assert not any("`" in n.message for n in app._notifications)
+
+
 async def test_finish_commit_to_branch_keeps_the_checkout(git_repo: Path):
     session = make_session(git_repo, [("Fix.", FIX), ("Done.", Submit())])
     app, watch = NavApp(session, repo=git_repo), Watch()
