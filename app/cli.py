@@ -1,8 +1,10 @@
 """The `navtui` command line.
 
-    navtui [--auto | --plain] [backend flags] [--issue TEXT | --issue-file FILE] [limits] REPO
-    navtui sessions REPO | export ID --format F | batch INSTANCES.jsonl --workers N | demo
+    navtui [--auto | --plain] [backend flags] [--issue TEXT | --issue-file FILE] [limits] [REPO]
+    navtui SUBCOMMAND ...   (the table in `app.commands`: sessions, export, batch, demo, ...)
 
+REPO defaults to the repository containing the current directory. Every way out of a session
+prints `navtui --resume ID REPO`.
 Without `--auto`/`--plain` the Textual app opens (a terminal is required). `--auto` approves
 every action and prints a transcript (or `--json` event lines); `--plain` asks on stdin.
 Exit codes: 0 submitted, 1 error, 2 stopped by a limit / exhausted script / format errors /
@@ -37,7 +39,8 @@ from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
 from agent_core.workspace import Workspace, WorkspaceError
-from app.commands import SUBCOMMANDS, did_you_mean, help_epilog, resume_line
+from app.commands import SUBCOMMANDS, help_epilog, not_a_subcommand, resume_line
+from app.where import last_session, open_repo
 
 EXIT_CODES = {
     "submitted": 0,
@@ -371,7 +374,8 @@ def batch_parser() -> Parser:
 def run(args: argparse.Namespace) -> int:
     """Validate the input cheaply, then build the session and hand it to the chosen front end."""
     mode = "auto" if args.auto else "plain" if args.plain else "tui"
-    refuse_unknown_subcommand(args.repo)
+    if (mistyped := not_a_subcommand(args.repo)) is not None:
+        raise CliError(mistyped)
     if args.auto and args.plain:
         raise CliError("choose one of --auto (approve everything) and --plain (ask on stdin)")
     if mode == "tui":
@@ -400,45 +404,6 @@ def run(args: argparse.Namespace) -> int:
     if mode == "plain" and args.resume is None and not issue:
         issue = ask_issue()
     return run_headless(args, workspace, issue, mode)
-
-
-def refuse_unknown_subcommand(repo: str | None) -> None:
-    """A REPO that is no path but a word like a subcommand's was a mistyped subcommand."""
-    if repo is None or Path(repo).expanduser().exists():
-        return
-    meant = did_you_mean(repo)
-    if meant is not None:
-        raise CliError(f"{repo!r} is neither a subcommand nor a path: did you mean `navtui {meant}`?")
-    if "/" not in repo:
-        raise CliError(f"{repo!r} is neither a subcommand ({', '.join(SUBCOMMANDS)}) nor a path; "
-                       "`navtui --help` lists both")
-
-
-def open_repo(repo: str | None) -> Workspace:
-    """The repository REPO names, else the one containing the current directory."""
-    if repo is not None:
-        return Workspace.open(repo)
-    here = Path.cwd()
-    try:
-        return Workspace.open(here)
-    except WorkspaceError as error:
-        if "not a git repository" not in str(error):
-            raise
-        raise CliError(
-            f"{here} is not inside a git repository: run `navtui PATH` with your repository's "
-            "path, or cd into it first"
-        ) from None
-
-
-def last_session(root: Path) -> str:
-    """The id of the newest session logged for the repository at `root` (`--resume last`)."""
-    from agent_core.trajectory import iter_sessions
-
-    newest = next(iter_sessions(root, newest_first=True), None)
-    if newest is None:
-        raise CliError(f"no navtui session is logged in {root} yet, so there is none to resume: "
-                       "start one with `navtui`")
-    return newest.id
 
 
 def read_issue(args: argparse.Namespace) -> str | None:

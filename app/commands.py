@@ -64,6 +64,19 @@ def did_you_mean(word: str) -> str | None:
     return close[0] if close else None
 
 
+def not_a_subcommand(repo: str | None) -> str | None:
+    """Why REPO, no path but a word, was a mistyped subcommand (None when it may be a path)."""
+    if repo is None or Path(repo).expanduser().exists():
+        return None
+    meant = did_you_mean(repo)
+    if meant is not None:
+        return f"{repo!r} is neither a subcommand nor a path: did you mean `navtui {meant}`?"
+    if "/" not in repo:
+        return (f"{repo!r} is neither a subcommand ({', '.join(SUBCOMMANDS)}) nor a path; "
+                "`navtui --help` lists both")
+    return None
+
+
 def resume_line(session_id: str, root: Path | str) -> str:
     """What every way out of a session prints: how to come back to it."""
     return (f"navtui: session {session_id} is saved; continue it with: "

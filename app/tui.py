@@ -34,7 +34,6 @@ from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.main import MainScreen, SessionEnded
 from app.screens.message import MessageScreen
 from app.screens.start import StartChoice, StartScreen
-from widgets.action_card import ActionCard
 from widgets.issue_pane import issue_title
 from widgets.plain_text import plain
 
@@ -305,6 +304,8 @@ class NavApp(App[int]):
             except (FinishError, OSError) as error:
                 self.notify(str(error), title="Could not do that", severity="error", timeout=15)
                 continue
+            if reason == "error":  # said again after the app closes, with its fix
+                outcome = f"navtui: the session stopped: {message}\n{outcome}"
             self._leave(EXIT_CODES.get(reason, 1), outcome)
             return
 

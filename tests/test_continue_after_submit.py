@@ -12,7 +12,6 @@ import pexpect
 
 from agent_core.actions import Bash, Submit
 from app.screens.finish import FinishScreen
-from app.screens.main import MainScreen
 from app.screens.message import MessageScreen
 from app.tui import NavApp
 from tests.fixtures.tui import Watch, make_session, showing

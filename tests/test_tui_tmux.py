@@ -63,3 +63,29 @@ def test_a_model_that_will_not_load_says_why_on_screen_and_exits_1(
     tmux_pane.send("q")
     assert tmux_pane.exit_status() == 1
     assert "hf download Qwen/Qwen3-8B" in tmux_pane.screen()
+
+
+async def test_a_server_that_is_not_there_is_shown_with_the_hint_and_exits_1(git_repo: Path):
+    from agent_core.backends.openai_compat import OpenAIBackend
+    from agent_core.executor import Executor
+    from agent_core.session import Session, SessionConfig
+    from agent_core.workspace import Workspace
+    from app.screens.finish import FinishScreen
+    from app.tui import NavApp
+    from tests.fixtures.tui import Watch, showing
+    from tests.test_model_errors import closed_port_url
+
+    session = Session(
+        workspace=Workspace.open(git_repo), executor=Executor(git_repo, command_timeout=30),
+        backend=OpenAIBackend(closed_port_url() + "/v1", "served-model"), issue="fix it",
+        config=SessionConfig(dialect="toolcall", backend_info={"name": "openai"}),
+    )
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(80, 24), message_hook=watch) as pilot:
+        await watch.until(lambda: showing(app, FinishScreen), "the finish screen", timeout=60)
+        message = str(app.screen.query_one("#finish-message").render())
+        assert "cannot connect" in message and "Is the server running?" in message
+        await pilot.press("q")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 1
+    assert "Is the server running?" in app.result_message and "`" not in message

@@ -14,6 +14,7 @@ from textual.widgets import Button, Footer, Input, Label, Static
 from agent_core.sanitize import visible
 from app.screens.confirm import ConfirmScreen
 from widgets.diff_view import DiffView, split_diff
+from widgets.plain_text import plain
 
 
 @dataclass
@@ -64,7 +65,7 @@ class FinishScreen(Screen[FinishChoice]):
         with Vertical(id="finish"):
             yield Label(self.headline, id="finish-title", markup=False)
             if self.message:
-                yield Static(visible(self.message), id="finish-message", markup=False)
+                yield Static(visible(plain(self.message)), id="finish-message", markup=False)
             if not self.has_changes:
                 yield Static("The session changed no file: there is nothing to keep, commit or save.",
                              id="finish-empty", markup=False)
