@@ -89,3 +89,18 @@ async def test_a_server_that_is_not_there_is_shown_with_the_hint_and_exits_1(git
         await watch.until(lambda: app.return_code is not None, "exit")
     assert app.return_code == 1
     assert "Is the server running?" in app.result_message and "`" not in message
+
+
+def test_the_finish_screen_at_80x24_shows_every_choice(git_repo: Path, tmp_path: Path, tmux_pane: TmuxPane):
+    script = write_script(tmp_path / "s.jsonl", ["Thought: note\nAction: bash echo n > n.txt",
+                                                "Thought: done\nAction: submit"])
+    tmux_pane.start_navtui("--script", str(script), "--issue", "a note", str(git_repo), cwd=tmp_path)
+    tmux_pane.wait_for("Approve")
+    tmux_pane.send("t")  # auto mode: on to the finish
+    shown = tmux_pane.wait_for("Continue (c)")
+    assert "Keep (k)" in shown and "Discard (x)" in shown
+    tmux_pane.wait_for("q Quit")
+    footer = tmux_pane.lines()[-1]
+    assert "c Continue" in footer and "q Quit" in footer, footer
+    tmux_pane.send("q")
+    assert tmux_pane.exit_status() == 0

@@ -37,7 +37,7 @@ class FinishScreen(Screen[FinishChoice]):
     BINDINGS = [
         Binding("k", "choose('keep')", "Keep", id="navtui.finish.keep",
                 tooltip="Leave the changes in the working tree"),
-        Binding("b", "choose('branch')", "Commit to branch", id="navtui.finish.branch",
+        Binding("b", "choose('branch')", "Branch", id="navtui.finish.branch",
                 tooltip="Commit the changes to a new branch; your checkout stays as it is"),
         Binding("p", "choose('patch')", "Save patch", id="navtui.finish.patch",
                 tooltip="Write the session's patch to a file"),
@@ -72,7 +72,7 @@ class FinishScreen(Screen[FinishChoice]):
                 with Horizontal(id="finish-buttons"):
                     yield Button("Quit (q)", variant="primary", id="keep")
                     yield Button("Continue with a message (c)", id="continue")
-                yield Footer()
+                yield Footer(compact=True, show_command_palette=False)
                 return
             yield DiffView(id="finish-diff", empty_text="The session changed nothing.", diff=self.patch)
             with Horizontal(classes="finish-field"):
@@ -82,12 +82,12 @@ class FinishScreen(Screen[FinishChoice]):
                 yield Label("Patch file", classes="field-label")
                 yield Input(self.patch_path, id="patch-path")
             with Horizontal(id="finish-buttons"):
-                yield Button("Keep changes (k)", variant="primary", id="keep")
+                yield Button("Keep (k)", variant="primary", id="keep")
                 yield Button("Commit to branch (b)", id="branch")
                 yield Button("Save patch (p)", id="patch")
                 yield Button("Discard (x)", variant="error", id="discard")
-                yield Button("Continue… (c)", id="continue")
-        yield Footer()
+                yield Button("Continue (c)", id="continue")
+        yield Footer(compact=True, show_command_palette=False)  # (q fits at 80 columns)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "discard":
