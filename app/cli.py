@@ -174,6 +174,15 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_patch_scope_args(group: argparse._ActionsContainer) -> None:
+    """What the patch holds (shared with `navtui batch`; see agent_core.patch_scope)."""
+    group.add_argument(
+        "--keep-pycache", action="store_true",
+        help="keep Python bytecode (__pycache__/, *.pyc) that no ignore rule covers in the patch "
+        "(left out by default, with a notice)",
+    )
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -216,11 +225,7 @@ def build_parser() -> Parser:
     add_sandbox_args(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--patch-out", metavar="FILE", help="write the session's patch here")
-    out.add_argument(
-        "--keep-pycache", action="store_true",
-        help="keep Python bytecode (__pycache__/, *.pyc) that no ignore rule covers in the patch "
-        "(left out by default, with a notice)",
-    )
+    add_patch_scope_args(out)
     out.add_argument(
         "--trajectory", metavar="FILE",
         help="session log path (default: .git/navtui/sessions/<id>.jsonl)",

@@ -147,7 +147,7 @@ def _repo_or_none(repo: Path) -> Path | None:
 
 
 def add_batch_args(parser: argparse.ArgumentParser) -> None:
-    from app.cli import add_backend_args, add_limit_args, add_sandbox_args
+    from app.cli import add_backend_args, add_limit_args, add_patch_scope_args, add_sandbox_args
 
     parser.add_argument("instances", metavar="INSTANCES.jsonl",
                         help="one JSON object per line: instance_id, repo, base_commit, "
@@ -162,6 +162,7 @@ def add_batch_args(parser: argparse.ArgumentParser) -> None:
     add_backend_args(parser)
     add_limit_args(parser)
     add_sandbox_args(parser)
+    add_patch_scope_args(parser)
 
 
 def parse_batch_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:

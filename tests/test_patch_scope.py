@@ -110,3 +110,31 @@ async def test_the_finish_screen_names_your_edits_left_out_of_the_patch(git_repo
         assert "your edits: b.txt — in the working tree, not in the patch" in message
         await pilot.press("k")
         await watch.until(lambda: app.return_code is not None, "exit")
+
+
+def test_batch_predictions_leave_stray_bytecode_out(git_repo: Path, tmp_path: Path):
+    import json
+
+    from agent_core.backends.replay import ReplayBackend
+    from agent_core.batch import Batch, BatchOptions, load_instances
+    from agent_core.session import SessionConfig
+    from tests.test_session import write_script
+
+    without_ignore_rules(git_repo)
+    base = git(git_repo, "rev-parse", "HEAD").strip()
+    instances = tmp_path / "instances.jsonl"
+    instances.write_text(json.dumps({"instance_id": "calc-1", "repo": str(git_repo),
+                                     "base_commit": base, "problem_statement": "fix average"}) + "\n")
+    script = write_script(tmp_path / "calc-1.jsonl", [
+        "Thought: fix\nAction: bash sed -i 's/len(values) + 1/len(values)/' calc/ops.py && "
+        "python3 -c 'import py_compile; py_compile.compile(\"calc/ops.py\")'",
+        "Thought: done\nAction: submit",
+    ])
+    config = SessionConfig(dialect="text", command_timeout=60.0, backend_info={"backend": "replay"})
+    options = BatchOptions(output_dir=tmp_path / "out", config=config,
+                           make_backend=lambda instance: ReplayBackend(script))
+    [result] = Batch(options).run(load_instances(instances))
+    assert result.status == "submitted", result.message
+    [prediction] = [json.loads(line) for line in (tmp_path / "out/predictions.jsonl").open()]
+    assert "a/calc/ops.py" in prediction["model_patch"]
+    assert "__pycache__" not in prediction["model_patch"]
