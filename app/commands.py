@@ -27,13 +27,14 @@ class Subcommand:
     def run(self, argv: list[str], make_parser: Callable[..., argparse.ArgumentParser]) -> int:
         """Parse `argv` with this subcommand's own parser and run it; the exit code."""
         module = importlib.import_module(self.module)
+        stem = self.name.replace("-", "_")
         parser = make_parser(prog=f"navtui {self.name}", description=self.summary)
-        getattr(module, f"add_{self.name.replace('-', '_')}_args")(parser)
-        parse = getattr(module, f"parse_{self.name.replace('-', '_')}_args", None)
+        getattr(module, f"add_{stem}_args")(parser)
+        parse = getattr(module, f"parse_{stem}_args", None)
         args = parse(parser, argv) if parse is not None else parser.parse_args(argv)
         if isinstance(args, int):  # the parser refused the input and said why
             return args
-        return getattr(module, f"{self.name.replace('-', '_')}_main")(args)
+        return getattr(module, f"{stem}_main")(args)
 
 
 SUBCOMMANDS: dict[str, Subcommand] = {

@@ -11,6 +11,11 @@ from textual.app import App
 from textual.binding import Binding
 
 
+# The command palette's key, for the help (Textual's own: `App.COMMAND_PALETTE_BINDING`, no id).
+PALETTE = Binding(App.COMMAND_PALETTE_BINDING, "command_palette", "Palette",
+                  tooltip="Command palette: these actions by name")
+
+
 @dataclass(frozen=True)
 class KeyRow:
     keys: str  # as the footer shows them, e.g. "a" or "^q"

@@ -105,15 +105,12 @@ class NavApp(App[int]):
     """navtui's app. `source` is a Session or a `SessionFactory` (issue -> Session)."""
 
     TITLE = "navtui"
-    NAV_BINDINGS = [
+    BINDINGS = [
         Binding("T", "toggle_dark", "Light/dark", id="navtui.theme", show=False,
                 tooltip="Switch between the light and the dark theme"),
         Binding("ctrl+q", "quit", "Quit", id="navtui.quit_app", show=False, priority=True,
                 tooltip="Quit at once (asks while something runs)"),
-        Binding(App.COMMAND_PALETTE_BINDING, "command_palette", "Palette", id="navtui.palette",
-                show=False, tooltip="Command palette: these actions by name"),
     ]
-    BINDINGS = NAV_BINDINGS[:2]  # (the palette's key is the App's COMMAND_PALETTE_BINDING)
 
     def __init__(
         self,

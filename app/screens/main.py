@@ -40,7 +40,7 @@ from app.config import AllowRules, save_allow_rule
 from app.screens.allow import AllowPrefixScreen
 from app.screens.confirm import ConfirmScreen
 from app.screens.edit import EditScreen, edit_text
-from app.keys import KeyRow, key_rows
+from app.keys import PALETTE, KeyRow, key_rows
 from app.screens.help import HelpScreen
 from app.screens.message import MessageScreen
 from app.screens.quit import QuitScreen
@@ -839,7 +839,7 @@ class MainScreen(Screen[None]):
     def key_rows(self) -> list[KeyRow]:
         """This screen's keys and the app's, as the live keymap maps them."""
         app = self.app
-        bindings = [*self.BINDINGS, *getattr(app, "NAV_BINDINGS", ())]
+        bindings = [*self.BINDINGS, *getattr(type(app), "BINDINGS", ()), PALETTE]
         return key_rows(app, bindings, getattr(app, "key_overrides", {}))
 
     def action_help(self) -> None:
