@@ -267,13 +267,14 @@ def resume_session(
         session.subscribe(listener)
     fast_forward(backend, state.model_turns_used)
     steps = sum(1 for r in state.records if r.checkpoint is not None)
+    end = trajectory.finished  # a quit session goes on; a submitted one waits for a message
+    submitted = end if end is not None and end.reason == "submitted" else None
     session.restore_state(
         state.records,
         state.turns,
         format_errors=state.format_errors,
         notices=[f"resumed session {state.session_id} after {steps} executed step(s)",
                  *state.notices],
+        finished=submitted,
     )
-    if trajectory.finished is not None and trajectory.finished.reason == "submitted":
-        session.finished = trajectory.finished
     return session

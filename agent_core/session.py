@@ -42,6 +42,7 @@ from agent_core.events import (
 from agent_core.executor import Executor
 from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
+from agent_core.patch_scope import PatchScope, patch_scope
 from agent_core.policy import AutoPolicy, Policy
 from agent_core.repetition import RepetitionGuard
 from agent_core.stored_turns import store_turn
@@ -57,7 +58,6 @@ from agent_core.steps import (
     Reject,
     StepRecord,
 )
-from agent_core.patch_scope import PatchScope, patch_scope
 from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 
 
@@ -680,12 +680,14 @@ class Session:
         *,
         format_errors: int = 0,
         notices: Iterable[str] = (),
+        finished: SessionFinished | None = None,
     ) -> None:
         """Carry on a logged session (see `agent_core.resume`) instead of calling `start()`.
 
         The workspace must already be attached to this session's checkpoints. `turns` are the
         conversation's turns, each tagged with the step it belongs to (undo drops later ones).
-        Announces the session again (SessionStarted), then each of `notices`.
+        Announces the session again (SessionStarted), then each of `notices`, then `finished`
+        (a submitted session, to go on with `continue_with`) again.
         """
         self.records = list(records)
         self._entries = [_Entry(step, turn) for step, turn in turns]
@@ -694,6 +696,9 @@ class Session:
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
         for message in notices:
             self._emit(Notice(message))
+        if finished is not None:
+            self.finished = finished
+            self._emit(finished)
 
     # --- undo -----------------------------------------------------------------------------
 

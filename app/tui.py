@@ -24,8 +24,8 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
-from agent_core.git.errors import UnsafeRestore
 from agent_core.events import SessionFinished
+from agent_core.git.errors import UnsafeRestore
 from app.commands import resume_line
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
@@ -60,8 +60,6 @@ LIGHT = Theme(
     warning="#a8691a", error="#b44c4c", success="#3f7f4f", foreground="#2b2f36",
     background="#f7f5f0", surface="#efece5", panel="#e3dfd5", dark=False,
 )
-
-
 
 CONTINUE_HINT = ("What should the model do now? It goes on from here and reads this next; "
                  "the finish screen comes back when it submits again.")

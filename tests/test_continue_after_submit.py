@@ -98,3 +98,17 @@ def test_resuming_a_submitted_session_in_the_app_offers_to_continue(git_repo: Pa
         child.close(force=True)
     assert child.exitstatus == 0, child.before
     assert (git_repo / "more.txt").read_text() == "more\n"
+
+
+def test_resuming_a_submitted_session_without_a_message_leaves_it_submitted(git_repo: Path,
+                                                                           tmp_path: Path):
+    from agent_core.trajectory import list_sessions
+
+    session_id = first_run(git_repo, tmp_path)
+    again = subprocess.run(
+        [sys.executable, "-m", "app.cli", "--plain", "--resume", session_id, str(git_repo)],
+        input="\n", capture_output=True, text=True, timeout=120,
+    )
+    assert again.returncode == 0, again.stderr
+    assert not (git_repo / "more.txt").exists()
+    assert [(s.id, s.status) for s in list_sessions(git_repo)] == [(session_id, "submitted")]

@@ -37,10 +37,10 @@ from agent_core.events import (
 from agent_core.sanitize import visible
 from agent_core.steps import USER_EDITS_KEY, Approve, Decision, EditAction, Quit, Reject, StepRecord
 from app.config import AllowRules, save_allow_rule
+from app.keys import PALETTE, KeyRow, key_rows
 from app.screens.allow import AllowPrefixScreen
 from app.screens.confirm import ConfirmScreen
 from app.screens.edit import EditScreen, edit_text
-from app.keys import PALETTE, KeyRow, key_rows
 from app.screens.help import HelpScreen
 from app.screens.message import MessageScreen
 from app.screens.quit import QuitScreen
@@ -171,7 +171,7 @@ class MainScreen(Screen[None]):
         self._views: dict[str, list[Callable[[], None]]] = {}  # view -> what it shows at the end
         self._next_drain = 0.0  # auto mode: session events are rendered at most AUTO_FRAME apart
         self._drain_timer: Timer | None = None
-        self._interrupted_at = -INTERRUPT_AGAIN  # the last ctrl+c that found nothing running
+        self._interrupted_at = -INTERRUPT_AGAIN  # the last ctrl+c (it stopped something or hinted)
         self.load_failed = False  # the session could not be built: nothing to lose by quitting
 
     # --- layout ---------------------------------------------------------------------------
