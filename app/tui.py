@@ -22,6 +22,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
+from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from agent_core.events import SessionFinished
@@ -108,6 +109,9 @@ class NavApp(App[int]):
                 tooltip="Switch between the light and the dark theme"),
         Binding("ctrl+q", "quit", "Quit", id="navtui.quit_app", show=False, priority=True,
                 tooltip="Quit at once (asks while something runs)"),
+        # Priority, so a dialog over the session has it too; in a text field it copies instead.
+        Binding("ctrl+c", "interrupt", "Stop", id="navtui.interrupt", show=False, priority=True,
+                tooltip="Stop as esc; twice, nothing running: quit"),
     ]
 
     def __init__(
@@ -385,6 +389,19 @@ class NavApp(App[int]):
             self._leave(EXIT_CODES.get(reason, 1), "navtui: the changes are in the working tree.")
         else:
             main.quit_session(ask=main.generating or main.running)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "interrupt":  # a text field's ctrl+c copies
+            return not isinstance(self.focused, Input | TextArea)
+        return True
+
+    def action_interrupt(self) -> None:
+        """ctrl+c: on the session (or a dialog over it) stop what runs, or ask to quit when
+        pressed twice; before a session, say how to quit."""
+        if self.main is not None and self.main.is_attached:
+            self.main.action_interrupt()
+        else:
+            self.action_help_quit()
 
     def notify(self, message: str, *, title: str = "", **kwargs) -> None:
         """A toast; Markdown code marks in its text are not shown raw."""

@@ -727,3 +727,24 @@ async def test_the_demo_writes_a_stopped_turn_again_after_g(tmp_path: Path):
         await pilot.press("g")
         await watch.until(lambda: waiting_on(app, 1), "proposal 1 after going on")
         assert session.pending.step.action == Bash("ls -R stats tests && python3 -m unittest -q")
+
+
+async def test_ctrl_c_over_a_dialog_still_stops_the_command(git_repo: Path):
+    session = make_session(git_repo, [("Wait.", Bash("sleep 30")), ("More.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        await watch.until(lambda: app.main.running, "the command runs")
+        await pilot.press("question_mark")
+        await watch.until(lambda: showing(app, HelpScreen), "help")
+        await pilot.press("ctrl+c")
+        await watch.until(lambda: not app.main.running, "the command was stopped")
+        assert "interrupted" in (session.records[-1].observation.error or "")
+        await pilot.press("escape")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        await pilot.press("m")
+        await watch.until(lambda: showing(app, MessageScreen), "message dialog")
+        await pilot.press("ctrl+c", "ctrl+c")  # in a text field ctrl+c copies: no quit dialog
+        await pilot.pause()
+        assert showing(app, MessageScreen)

@@ -123,8 +123,6 @@ class MainScreen(Screen[None]):
         Binding("question_mark", "help", "Help", id="navtui.help", tooltip="All keys, as mapped now"),
         Binding("q", "quit_session", "Quit", id="navtui.quit",
                 tooltip="Quit; the session is saved and resumable"),
-        Binding("ctrl+c", "interrupt", "Stop", id="navtui.interrupt", show=False,
-                tooltip="Stop as esc; twice, nothing running: quit"),
     ]
 
     # Screen state: the Footer and the command palette follow it (`_state_changed`), and so do
@@ -887,8 +885,9 @@ class MainScreen(Screen[None]):
             self._quit_now()
 
     def action_interrupt(self) -> None:
-        """ctrl+c: stop what runs, as esc does; with nothing running, a second press within
-        INTERRUPT_AGAIN seconds asks to quit."""
+        """ctrl+c (bound by the app, so dialogs over this screen have it too): stop what runs, as
+        esc does; with nothing running, a second press within INTERRUPT_AGAIN seconds asks to
+        quit."""
         if self.driver is not None and self.finished is None and (self.generating or self.running):
             self.action_stop()
             self._interrupted_at = time.monotonic()
