@@ -264,6 +264,8 @@ class NavApp(App[int]):
             elif not started:
                 self._leave(EXIT_CODES["quit"],
                             "navtui: quit before a session started; nothing was changed.")
+            elif self.main is not None and self.main.crashed:
+                self._leave(EXIT_CODES["error"], f"navtui: the session stopped: {self.main.crashed}")
             elif self.resumable:
                 self._leave(EXIT_CODES["quit"], "navtui: quit.")
             else:

@@ -748,3 +748,23 @@ async def test_ctrl_c_over_a_dialog_still_stops_the_command(git_repo: Path):
         await pilot.press("ctrl+c", "ctrl+c")  # in a text field ctrl+c copies: no quit dialog
         await pilot.pause()
         assert showing(app, MessageScreen)
+
+
+async def test_a_session_that_crashed_says_why_and_quitting_exits_1_with_the_way_back(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("ls"))])
+
+    def broken(prompt):
+        raise RuntimeError("the backend broke")
+
+    session.backend.stream = broken
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: app.main is not None and app.main.crashed, "the crash")
+        assert "the backend broke" in str(app.main.query_one("#card-command").render())
+        await pilot.press("q")
+        await watch.until(lambda: showing(app, QuitScreen), "quit dialog")
+        await pilot.press("y")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 1
+    assert "RuntimeError: the backend broke" in app.result_message
+    assert f"navtui --resume {session.id} {git_repo}" in app.result_message

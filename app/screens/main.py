@@ -171,6 +171,7 @@ class MainScreen(Screen[None]):
         self._drain_timer: Timer | None = None
         self._interrupted_at = -INTERRUPT_AGAIN  # the last ctrl+c (it stopped something or hinted)
         self.load_failed = False  # the session could not be built: nothing to lose by quitting
+        self.crashed = ""  # why the session thread stopped with an error, if it did
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -296,6 +297,7 @@ class MainScreen(Screen[None]):
         if event.worker.group == "session" and event.state == WorkerState.ERROR:
             error = event.worker.error
             message = f"The session stopped: {type(error).__name__}: {error}"
+            self.crashed = f"{type(error).__name__}: {error}"
             self.generating = self.running = False
             self.query_one(ActionCard).show_status("done", plain(message))
             self.query_one(StatusBar).state = "error"
