@@ -32,7 +32,7 @@ class FoldedTurn(Static, can_focus=True):
 
     def __init__(self, title: str, text: str) -> None:
         self.title = title
-        self.full_text = text.strip()
+        self.full_text = plain(text.strip())  # shown as plain text: no raw code marks
         first = next((line.strip() for line in self.full_text.splitlines() if line.strip()), "")
         self.line = f"▸ {title}" + (f" · {first}" if first else "")
         super().__init__(self.line, classes="turn-title -folded", markup=False)
