@@ -342,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         warn_about_secret_flags(argv)
         return SUBCOMMANDS[argv[0]].run(argv[1:], Parser)
+    if argv and not argv[0].startswith("-") and (mistyped := not_a_subcommand(argv[0])):
+        print(f"navtui: {mistyped}", file=sys.stderr)  # before argparse trips on its arguments
+        return 1
     from app.config import ConfigError
 
     try:

@@ -65,11 +65,14 @@ def test_resume_last_without_sessions_says_so(git_repo, tmp_path):
     assert done.returncode == 1 and "no navtui session" in done.stderr
 
 
-def test_a_mistyped_subcommand_is_answered_with_did_you_mean(tmp_path):
-    done = navtui("doctr", cwd=tmp_path)
+@pytest.mark.parametrize("argv", [("doctr",), ("sesions", "."), ("--auto", "doctr")])
+def test_a_mistyped_subcommand_is_answered_with_did_you_mean(tmp_path, argv):
+    done = navtui(*argv, cwd=tmp_path)
     assert done.returncode == 1
-    assert "did you mean `navtui doctor`?" in done.stderr
+    meant = "sessions" if "sesions" in argv else "doctor"
+    assert f"did you mean `navtui {meant}`?" in done.stderr
     assert "terminal" not in done.stderr and "does not exist" not in done.stderr
+    assert "unrecognized arguments" not in done.stderr
 
 
 def test_help_lists_every_subcommand_and_each_has_its_own_help(tmp_path):
