@@ -241,7 +241,7 @@ class NavApp(App[int]):
 
     def _attach(self, session: Session) -> None:
         self._stop_loading_clock()
-        if self.main is None or not self.main.is_attached:
+        if self.main is None or not self.main.is_attached or self.main.load_stopped:
             session.close()
             return
         self.main.attach(session)

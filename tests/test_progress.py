@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from agent_core.actions import Submit
+from agent_core.actions import Bash, Submit
 from agent_core.backends.base import LoadProgress, Usage
 from agent_core.backends.hf import HFBackend
 from agent_core.events import TokenStreamed, TurnStarted, UsageReported
@@ -138,3 +138,33 @@ async def test_a_failed_load_says_why_and_quitting_says_it_again_with_exit_1(git
     assert app.result_message.startswith("navtui: could not start: model Qwen/Qwen3-8B")
     assert "hf download Qwen/Qwen3-8B" in app.result_message
     assert app.return_code == 1
+
+
+async def test_esc_while_the_model_loads_stops_it_and_q_leaves_at_once(git_repo: Path):
+    import threading
+
+    from tests.fixtures.tui import make_session
+
+    release, built = threading.Event(), []
+
+    def factory(issue: str):  # a load that takes until the test says so
+        release.wait(30)
+        built.append(make_session(git_repo, [("Look.", Bash("ls"))]))
+        return built[-1]
+
+    app, watch = NavApp(factory, repo=git_repo, issue="fix it"), Watch()
+    async with app.run_test(size=(80, 24), message_hook=watch) as pilot:
+        await watch.until(lambda: app.main is not None and app.main.loading, "loading")
+        await pilot.pause()
+        offered = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+        assert "stop" in offered  # something runs: stop is offered
+        await pilot.press("escape")
+        await watch.until(lambda: app.main.load_stopped, "stopped")
+        assert "Stopped" in str(app.main.query_one("#card-command").render())
+        release.set()
+        await watch.until(lambda: built, "the load ends")
+        await app.workers.wait_for_complete()
+        assert app.main.session is None  # the late session was dropped, not attached
+        await pilot.press("q")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 3

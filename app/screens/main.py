@@ -171,6 +171,7 @@ class MainScreen(Screen[None]):
         self._drain_timer: Timer | None = None
         self._interrupted_at = -INTERRUPT_AGAIN  # the last ctrl+c (it stopped something or hinted)
         self.load_failed = False  # the session could not be built: nothing to lose by quitting
+        self.load_stopped = False  # the user stopped the load: the session is dropped once built
         self.crashed = ""  # why the session thread stopped with an error, if it did
 
     # --- layout ---------------------------------------------------------------------------
@@ -201,15 +202,31 @@ class MainScreen(Screen[None]):
         self._mounted = True
         if self._initial is not None:
             self.attach(self._initial)
+        else:
+            self.refresh_bindings()  # the model loads: esc stops it
 
     def show_loading(self, detail: str, model: str, dialect: str) -> None:
         """Until a session is attached: the loading message + `detail` (phase, seconds) on the
         card, the model being loaded in the header."""
-        if self.session is not None or not self._mounted:
+        if not self.loading:
             return
         self.query_one(ActionCard).show_status("thinking", f"{self._loading_message} {detail}")
         status = self.query_one(StatusBar)
         status.model, status.dialect, status.state = model, dialect, "loading"
+
+    @property
+    def loading(self) -> bool:
+        """The model loads (no session yet, and the load neither failed nor was stopped)."""
+        return self._mounted and self.session is None and not (self.load_failed or self.load_stopped)
+
+    def stop_loading(self) -> None:
+        """esc while the model loads: a load cannot be cut short, so the session it builds is
+        dropped once it is there; q leaves at once."""
+        self.load_stopped = True
+        self.query_one(ActionCard).show_status(
+            "idle", "Stopped: the model is dropped as soon as it has loaded. q quits.")
+        self.query_one(StatusBar).state = "stopped"
+        self.refresh_bindings()
 
     def show_load_error(self, message: str) -> None:
         """The session could not be built (the model did not load): why, and the fix, on the
@@ -674,7 +691,7 @@ class MainScreen(Screen[None]):
         if action == "rewind":
             return live and self._rewind_target() is not None
         if action == "stop":
-            return live and (self.generating or self.running)
+            return self.loading or (live and (self.generating or self.running))
         if action == "continue":
             return live and self.paused and not self.generating
         if action in ("message", "toggle_auto"):
@@ -815,7 +832,10 @@ class MainScreen(Screen[None]):
                     else "Auto mode off: you approve each action", timeout=3)
 
     def action_stop(self) -> None:
-        """Stop the generation, or kill the command that runs now."""
+        """Stop the model's load or generation, or kill the command that runs now."""
+        if self.loading:
+            self.stop_loading()
+            return
         if self.driver is None:
             return
         if self.generating:
@@ -890,7 +910,7 @@ class MainScreen(Screen[None]):
         """ctrl+c (bound by the app, so dialogs over this screen have it too): stop what runs, as
         esc does; with nothing running, a second press within INTERRUPT_AGAIN seconds asks to
         quit."""
-        if self.driver is not None and self.finished is None and (self.generating or self.running):
+        if self.check_action("stop", ()):
             self.action_stop()
             self._interrupted_at = time.monotonic()
             return
@@ -903,7 +923,7 @@ class MainScreen(Screen[None]):
 
     @work(exclusive=True, group="modal")
     async def action_quit_session(self) -> None:
-        if not self.load_failed and not await self.app.push_screen_wait(
+        if not (self.load_failed or self.load_stopped) and not await self.app.push_screen_wait(
             QuitScreen(self.quit_explanation())
         ):
             return
