@@ -52,6 +52,7 @@ from agent_core import formats, prompts
 from agent_core.actions import Action, Bash
 from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
 from agent_core.git.runner import GitRunner
+from agent_core.patch_scope import patch_scope
 from agent_core.steps import EditAction, Observation, Reject, StepRecord
 from agent_core.translated_output import TreeUnavailable, translated_output
 from agent_core.trajectory import Trajectory, live_records, was_cut
@@ -294,8 +295,11 @@ def final_patch(trajectory: Trajectory, repo: Path | None) -> str:
     last = steps[-1].record.checkpoint
     assert last is not None
     base = last.ref.rsplit("/", 1)[0] + "/0"
+    changed = _git(repo, "diff", "--name-only", "--no-renames", "-z", base, last.commit)
+    scope = patch_scope(live_records(trajectory.events), [p for p in changed.split("\0") if p],
+                        keep_pycache=bool(trajectory.config.get("keep_pycache")))
     return _git(repo, "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
-                base, last.commit)
+                base, last.commit, "--", *(f":(exclude,literal){p}" for p in scope.exclude))
 
 
 def export_swebench(trajectory: Trajectory, repo: Path | None = None) -> list[dict[str, Any]]:

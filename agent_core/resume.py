@@ -237,6 +237,7 @@ def resume_session(
     backend: Backend,
     listeners: Iterable[Callable[[Event], None]] = (),
     overwrite_changes: bool = False,
+    submitted_ok: bool = False,
     **overrides: object,
 ) -> Session:
     """A Session that carries on the logged one; listeners see its restart notices.
@@ -244,11 +245,12 @@ def resume_session(
     Typical use: `session = resume_session(path, workspace=..., executor=..., backend=...,
     listeners=[TrajectoryWriter(path, resumed=True), printer])` then `session.run(policy)`.
     Files changed since the session stopped are kept unless `overwrite_changes` (then they are
-    saved under a `before-resume` ref and the last checkpoint is put back).
+    saved under a `before-resume` ref and the last checkpoint is put back). `submitted_ok`: a
+    session that submitted is resumed finished, to go on with `Session.continue_with`.
     """
     if isinstance(trajectory, Path):
         trajectory = read_trajectory(trajectory)
-    refusal = resume_refusal(trajectory)
+    refusal = resume_refusal(trajectory, submitted_ok=submitted_ok)
     if refusal is not None:
         raise TrajectoryError(refusal)
     state = reconcile(load_state(trajectory), workspace, stopped=how_it_stopped(trajectory),
@@ -265,11 +267,14 @@ def resume_session(
         session.subscribe(listener)
     fast_forward(backend, state.model_turns_used)
     steps = sum(1 for r in state.records if r.checkpoint is not None)
+    end = trajectory.finished  # a quit session goes on; a submitted one waits for a message
+    submitted = end if end is not None and end.reason == "submitted" else None
     session.restore_state(
         state.records,
         state.turns,
         format_errors=state.format_errors,
         notices=[f"resumed session {state.session_id} after {steps} executed step(s)",
                  *state.notices],
+        finished=submitted,
     )
     return session

@@ -43,6 +43,7 @@ from agent_core.events import (
 from agent_core.executor import Executor
 from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
+from agent_core.patch_scope import PatchScope, patch_scope
 from agent_core.policy import AutoPolicy, Policy
 from agent_core.repetition import RepetitionGuard
 from agent_core.stored_turns import store_turn
@@ -78,6 +79,7 @@ class SessionConfig:
     prompt_profile: str | None = None  # a profile name or file; None: the dialect's default
     submit_review: bool = False  # the first submit gets the profile's review message, if any
     sandbox: str = ""  # where bash runs (Executor.where), set by the Session; shown and logged
+    keep_pycache: bool = False  # the patch keeps bytecode no ignore rule covers (patch_scope)
 
 
 def new_session_id() -> str:
@@ -151,7 +153,9 @@ class Session:
         if self.finished is None:
             self.pending = None
             self._warn_control_left()
-            patch, complete = self._patch()
+            patch, complete, left_out = self._scoped_patch()
+            for notice in left_out:
+                self._emit(Notice(notice))
             if not complete:
                 self._emit(Notice(
                     "the session's patch is too large to log in full: huge and binary files are "
@@ -165,13 +169,27 @@ class Session:
         self._finish("error", message)
 
     def _patch(self) -> tuple[str, bool]:
+        return self._scoped_patch()[:2]
+
+    def _scoped_patch(self) -> tuple[str, bool, list[str]]:
+        """(the patch within the diff caps, whether complete, what its scope left out)."""
         if self._started_at is None:
-            return "", True
+            return "", True, []
         try:
-            return self.workspace.bounded_patch()
+            scope = self.patch_scope()
+            return (*self.workspace.bounded_patch(scope.exclude), scope.notices)
         except WorkspaceError as error:
             self._emit(SessionError(f"could not compute the session patch: {error}"))
-            return "", True
+            return "", True, []
+
+    def patch_scope(self) -> PatchScope:
+        """What the patch leaves out of the tree's changes (`agent_core.patch_scope`)."""
+        changed = self.workspace.changed_files(self.workspace.checkpoints[0].index)
+        return patch_scope(self.records, changed, keep_pycache=self.config.keep_pycache)
+
+    def full_patch(self) -> str:
+        """The whole patch (huge and binary files included), the same scope as the logged one."""
+        return self.workspace.patch(self.patch_scope().exclude)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -629,12 +647,15 @@ class Session:
     # --- the user's own input ------------------------------------------------------------
 
     def run_user_command(self, command: str) -> StepRecord:
-        """Run a command the user typed; it is checkpointed and the model sees it next turn."""
-        if self.pending is not None:
-            raise RuntimeError("decide on the pending proposal before running a command")
+        """Run a command the user typed; it is checkpointed and the model sees it next turn.
+
+        A proposal waiting meanwhile stays pending: the command takes its step number and the
+        proposal, announced again (StepProposed), moves to the next one.
+        """
         if not self.started:
             self.start()
-        index = self._next_index()
+        waiting = self.pending
+        index = waiting.index if waiting is not None else self._next_index()
         observation = self.executor.run_user_command(command)
         action = Bash(command)
         checkpoint = self.workspace.checkpoint(index)
@@ -655,7 +676,15 @@ class Session:
         self._append_turn(record, prompts.Turn("", note))
         self.records.append(record)
         self._emit(StepExecuted(record))
+        if waiting is not None:
+            self.pending = dataclasses.replace(waiting, index=index + 1)
+            self._emit(self.pending)
         return record
+
+    def continue_with(self, text: str) -> None:
+        """Go on after the session finished (a submit, a limit): `text` is the next turn."""
+        self.finished = None
+        self.add_user_message(text)
 
     def add_user_message(self, text: str) -> None:
         """A message from the user; the model reads it with its next prompt."""
@@ -673,12 +702,14 @@ class Session:
         *,
         format_errors: int = 0,
         notices: Iterable[str] = (),
+        finished: SessionFinished | None = None,
     ) -> None:
         """Carry on a logged session (see `agent_core.resume`) instead of calling `start()`.
 
         The workspace must already be attached to this session's checkpoints. `turns` are the
         conversation's turns, each tagged with the step it belongs to (undo drops later ones).
-        Announces the session again (SessionStarted), then each of `notices`.
+        Announces the session again (SessionStarted), then each of `notices`, then `finished`
+        (a submitted session, to go on with `continue_with`) again.
         """
         self.records = list(records)
         self._entries = [_Entry(step, turn) for step, turn in turns]
@@ -687,6 +718,9 @@ class Session:
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
         for message in notices:
             self._emit(Notice(message))
+        if finished is not None:
+            self.finished = finished
+            self._emit(finished)
 
     # --- undo -----------------------------------------------------------------------------
 

@@ -474,11 +474,13 @@ class Trajectory:
 
     @property
     def finished(self) -> SessionFinished | None:
-        """The last SessionFinished, unless the session was resumed after it."""
+        """The last SessionFinished, unless the session was resumed after it or went on with a
+        message from the user (`Session.continue_with`)."""
         for i in range(len(self.events) - 1, -1, -1):
             event = self.events[i]
             if isinstance(event, SessionFinished):
-                return event if i >= self.last_writer_at else None
+                went_on = any(isinstance(e, UserMessage) for e in self.events[i + 1:])
+                return event if i >= self.last_writer_at and not went_on else None
         return None
 
 
@@ -524,8 +526,9 @@ def live_records(events: Iterable[Event]) -> list[StepRecord]:
     return records
 
 
-def resume_refusal(trajectory: Trajectory) -> str | None:
-    """Why the logged session cannot be resumed now, or None when it can.
+def resume_refusal(trajectory: Trajectory, *, submitted_ok: bool = False) -> str | None:
+    """Why the logged session cannot be resumed now, or None when it can (`submitted_ok`: a
+    session that submitted can, to go on with a message).
 
     The one rule `agent_core.resume` enforces and `navtui sessions` uses for its suggestion.
     """
@@ -533,7 +536,7 @@ def resume_refusal(trajectory: Trajectory) -> str | None:
         return (f"{trajectory.path} has no SessionStarted line: "
                 "it is not a session log navtui can resume")
     finished = trajectory.finished
-    if finished is not None and finished.reason == "submitted":
+    if finished is not None and finished.reason == "submitted" and not submitted_ok:
         return (f"session {trajectory.session_id} already submitted its fix; nothing to resume "
                 f"(`navtui export {trajectory.session_id} --format swebench` writes its patch)")
     running = trajectory.running_in

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +82,11 @@ def _run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
             meanwhile()
     except (OSError, WorkspaceError):
         pass
+
+
+def _excluding(paths: Iterable[str]) -> list[str]:
+    """Pathspecs that leave `paths` (literal, relative to the root) out of a diff."""
+    return [f":(exclude,literal){path}" for path in paths]
 
 
 class Workspace:
@@ -350,8 +355,9 @@ class Workspace:
         out = self._git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new)
         return [os.fsdecode(p) for p in out.split(b"\0") if p]
 
-    def patch(self) -> str:
-        """The session's changes as a patch for `git apply` on a checkout of checkpoint 0.
+    def patch(self, exclude: Sequence[str] = ()) -> str:
+        """The session's changes as a patch for `git apply` on a checkout of checkpoint 0,
+        without the paths in `exclude`.
 
         Binary files are included (`--binary`); bytes that are not UTF-8 are kept as surrogate
         escapes, so write it with `errors="surrogateescape"` to get the exact patch back.
@@ -360,13 +366,15 @@ class Workspace:
         old, new = self._trees[self._first().commit], self._snapshot()
         if old == new:
             return ""
-        out = self._git.run("diff-tree", *PATCH_ARGS, "--binary", old, new)
+        out = self._git.run("diff-tree", *PATCH_ARGS, "--binary", old, new, "--",
+                            *_excluding(exclude))
         return out.decode("utf-8", "surrogateescape")
 
-    def bounded_patch(self) -> tuple[str, bool]:
-        """`patch()` within `diff_caps` (for logs and events), and whether it is complete."""
+    def bounded_patch(self, exclude: Sequence[str] = ()) -> tuple[str, bool]:
+        """`patch(exclude)` within `diff_caps` (for logs and events), and whether it is complete."""
         self._ensure_kept()
-        return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True)
+        return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True,
+                             exclude=exclude)
 
     # -- undo -------------------------------------------------------------------------------
 
@@ -923,12 +931,14 @@ class Workspace:
     def _diff(self, old: str, new: str) -> str:
         return self._bounded(old, new)[0]
 
-    def _bounded(self, old: str, new: str, *, binary: bool = False) -> tuple[str, bool]:
-        """The diff from tree `old` to `new` within `diff_caps`; True when nothing was left out."""
+    def _bounded(self, old: str, new: str, *, binary: bool = False,
+                 exclude: Sequence[str] = ()) -> tuple[str, bool]:
+        """The diff from tree `old` to `new` within `diff_caps`, without the paths in `exclude`;
+        True when nothing else was left out."""
         if old == new:
             return "", True
         return bounded_diff(self._git, self._raw_changes(old, new), old, new, self.diff_caps,
-                            binary=binary)
+                            binary=binary, exclude=exclude)
 
     def _raw_changes(self, old: str, new: str) -> bytes:
         """`diff-tree --raw` from `old` to `new`, kept for the pair last asked (a checkpoint

@@ -1,9 +1,10 @@
 """The `navtui` command line.
 
-    navtui [--auto | --plain] [backend flags] [--issue TEXT | --issue-file FILE] [limits] REPO
-    navtui sessions REPO | export ID --format F | batch INSTANCES.jsonl --workers N | demo
-    navtui finetune REPO --model BASE --out DIR (app.finetune)
+    navtui [--auto | --plain] [backend flags] [--issue TEXT | --issue-file FILE] [limits] [REPO]
+    navtui SUBCOMMAND ...   (the table in `app.commands`: sessions, export, batch, demo, ...)
 
+REPO defaults to the repository containing the current directory. Every way out of a session
+prints `navtui --resume ID REPO`.
 Without `--auto`/`--plain` the Textual app opens (a terminal is required). `--auto` approves
 every action and prints a transcript (or `--json` event lines); `--plain` asks on stdin.
 Exit codes: 0 submitted, 1 error, 2 stopped by a limit / exhausted script / format errors /
@@ -38,8 +39,9 @@ from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
 from agent_core.workspace import Workspace, WorkspaceError
+from app.commands import SUBCOMMANDS, help_epilog, not_a_subcommand, resume_line
+from app.where import last_session, open_repo
 
-SUBCOMMANDS = ("sessions", "export", "batch", "demo", "config", "doctor", "finetune")
 EXIT_CODES = {
     "submitted": 0,
     "error": 1,
@@ -50,6 +52,9 @@ EXIT_CODES = {
     "server_unavailable": 2,
     "quit": 3,
 }
+
+
+DEMO_BACKEND = "demo"  # `navtui demo`'s scripted model, as its sessions log it
 
 
 class CliError(Exception):
@@ -176,6 +181,15 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_patch_scope_args(group: argparse._ActionsContainer) -> None:
+    """What the patch holds (shared with `navtui batch`; see agent_core.patch_scope)."""
+    group.add_argument(
+        "--keep-pycache", action="store_true",
+        help="keep Python bytecode (__pycache__/, *.pyc) that no ignore rule covers in the patch "
+        "(left out by default, with a notice)",
+    )
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -193,9 +207,10 @@ def positive_float(text: str) -> float:
 def build_parser() -> Parser:
     parser = Parser(
         prog="navtui",
-        description="Fix code with a local model: it proposes one action at a time, you approve. "
-        "Subcommands: navtui sessions REPO | export ID --format F | batch INSTANCES.jsonl | demo "
-        "| finetune REPO --model BASE --out DIR",
+        usage="navtui [options] [REPO]\n       navtui SUBCOMMAND [options]",
+        description="Fix code with a local model: it proposes one action at a time, you approve.",
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"navtui {__version__}")
     parser.add_argument("--auto", action="store_true", help="approve every action (headless)")
@@ -217,19 +232,24 @@ def build_parser() -> Parser:
     add_sandbox_args(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--patch-out", metavar="FILE", help="write the session's patch here")
+    add_patch_scope_args(out)
     out.add_argument(
         "--trajectory", metavar="FILE",
         help="session log path (default: .git/navtui/sessions/<id>.jsonl)",
     )
     parser.add_argument(
-        "--resume", metavar="ID", help="continue a logged session (see `navtui sessions`)"
+        "--resume", metavar="ID|last",
+        help="continue a logged session (see `navtui sessions`); `last`: the repository's newest",
     )
     parser.add_argument(
         "--force", action="store_true",
         help="with --resume: put the last checkpoint back even over files changed since the "
         "session stopped (they are kept by default; forced, they are saved in a ref first)",
     )
-    parser.add_argument("repo", metavar="REPO", help="path to a local git repository")
+    parser.add_argument(
+        "repo", metavar="REPO", nargs="?",
+        help="a local git repository (default: the one containing the current directory)",
+    )
     return parser
 
 
@@ -237,7 +257,11 @@ def build_parser() -> Parser:
 
 
 def backend_config(args: argparse.Namespace) -> BackendConfig:
-    """The resolved backend choice of parsed flags; BackendError says what to fix."""
+    """The resolved backend choice of parsed flags; BackendError says what to fix. (A resumed
+    `navtui demo` session names the demo's own model, which only the app layer has.)"""
+    if args.backend == DEMO_BACKEND:
+        return BackendConfig(backend=DEMO_BACKEND, model=args.model, script=args.script,
+                             dialect="toolcall")
     return resolve(
         BackendConfig(
             backend=args.backend,
@@ -258,6 +282,10 @@ def backend_config(args: argparse.Namespace) -> BackendConfig:
 
 
 def make_backend(args: argparse.Namespace, progress: ProgressCallback | None = None) -> Backend:
+    if args.backend == DEMO_BACKEND:
+        from app.demo import DemoBackend, load_beats
+
+        return DemoBackend(load_beats())
     return create_backend(backend_config(args), progress)
 
 
@@ -283,6 +311,7 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
         prompt_profile=profile,
         # A replay script replays a recording, which has a review turn only if it was recorded.
         submit_review=not getattr(args, "no_submit_review", False) and resolved.backend != "replay",
+        keep_pycache=getattr(args, "keep_pycache", False),
     )
 
 
@@ -318,7 +347,11 @@ def warn_about_secret_flags(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
-        return run_subcommand(argv[0], argv[1:])
+        warn_about_secret_flags(argv)
+        return SUBCOMMANDS[argv[0]].run(argv[1:], Parser)
+    if argv and not argv[0].startswith("-") and (mistyped := not_a_subcommand(argv[0])):
+        print(f"navtui: {mistyped}", file=sys.stderr)  # before argparse trips on its arguments
+        return 1
     from app.config import ConfigError
 
     try:
@@ -355,37 +388,11 @@ def batch_parser() -> Parser:
     return parser
 
 
-def run_subcommand(name: str, argv: list[str]) -> int:
-    warn_about_secret_flags(argv)
-    if name == "demo":
-        from app.demo import demo_main
-
-        return demo_main(argv)
-    from app import subcommands
-
-    parser = Parser(prog=f"navtui {name}")
-    getattr(subcommands, f"add_{name}_args")(parser)
-    if name == "batch":
-        from app.config import ConfigError, configure
-
-        try:
-            configure(parser, argv, also=(build_parser(),))
-        except ConfigError as error:
-            print(f"navtui: {error}", file=sys.stderr)
-            return 1
-    if name != "export":
-        return getattr(subcommands, f"{name}_main")(parser.parse_args(argv))
-    # The contract is `navtui export ID --format F [REPO]`: REPO may also come last.
-    parser.add_argument("repo_path", metavar="REPO", nargs="?", help="same as --repo")
-    args = parser.parse_intermixed_args(argv)
-    if args.repo_path:
-        args.repo = args.repo_path
-    return subcommands.export_main(args)
-
-
 def run(args: argparse.Namespace) -> int:
     """Validate the input cheaply, then build the session and hand it to the chosen front end."""
     mode = "auto" if args.auto else "plain" if args.plain else "tui"
+    if (mistyped := not_a_subcommand(args.repo)) is not None:
+        raise CliError(mistyped)
     if args.auto and args.plain:
         raise CliError("choose one of --auto (approve everything) and --plain (ask on stdin)")
     if mode == "tui":
@@ -396,8 +403,10 @@ def run(args: argparse.Namespace) -> int:
                 "the interactive app needs a terminal, and stdin/stdout are not one here: "
                 "add --auto to run headless, or --plain to answer on stdin"
             )
-    workspace = Workspace.open(args.repo)
+    workspace = open_repo(args.repo)
     workspace.check_free()
+    if args.resume == "last":
+        args.resume = last_session(workspace.root)
     issue = read_issue(args)
     if args.resume is None and mode == "auto" and not issue:
         raise CliError("--auto needs the issue: pass --issue TEXT or --issue-file FILE")
@@ -515,7 +524,7 @@ def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
         if not isinstance(event, SessionFinished):
             return
         try:
-            write_patch(event.patch if event.patch_complete else session.workspace.patch(),
+            write_patch(event.patch if event.patch_complete else session.full_patch(),
                         patch_out)
         except OSError as error:
             print(f"navtui: cannot write --patch-out {patch_out}: {error.strerror or error}",
@@ -545,6 +554,7 @@ def resume(
         backend=make_backend(args, progress),
         listeners=[writer, *listeners],
         overwrite_changes=args.force,
+        submitted_ok=not args.auto,  # the app and --plain offer to go on with a message
         max_steps=args.max_steps,
         max_time=args.max_time,
         command_timeout=args.command_timeout,
@@ -629,13 +639,28 @@ def run_headless(
         ask = StdinPrompter(session.parse_edit, console, lambda text: read_line(text, console.file))
         policy = AskPolicy(ask)
     try:
+        if mode == "plain" and session.finished is not None:  # resumed after its submit
+            text = ask_to_continue(console.file)
+            if text:
+                session.continue_with(text)
         finished = session.run(policy)
     except KeyboardInterrupt:
         session.decide(Quit())
         finished = session.finished
     finally:
         session.close()
+        if session.started:
+            print(resume_line(session.id, workspace.root), file=sys.stderr)
     return EXIT_CODES.get(finished.reason, 1)
+
+
+def ask_to_continue(out: IO[str]) -> str:
+    """The message a submitted session goes on with (empty: it stays as it is)."""
+    try:
+        return read_line("The session submitted its fix. A message for the model to go on with "
+                         "(empty: leave it as it is) > ", out).strip()
+    except EOFError:
+        return ""
 
 
 def read_line(prompt: str, out: IO[str]) -> str:

@@ -230,37 +230,31 @@ def demo_session(repo: Path, *, delay: float = 0.02, chunk_size: int = 4) -> Ses
     return session
 
 
-def _options(args: list[str] | argparse.Namespace | None) -> argparse.Namespace:
-    if isinstance(args, argparse.Namespace):
-        return args
-    parser = argparse.ArgumentParser(prog="navtui demo",
-                                     description="Try navtui on a small buggy repo with a scripted model "
-                                                 "that reacts to reject, undo, rewind and messages.")
+def add_demo_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", help="make the demo repo here instead of a temporary directory")
     parser.add_argument("--fast", action="store_true", help="stream the recorded turns without delay")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary repo afterwards")
-    return parser.parse_args(args or [])
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the temporary repo afterwards (its session can be resumed)")
 
 
-def demo_main(args: list[str] | argparse.Namespace | None = None) -> int:
+def demo_main(options: argparse.Namespace) -> int:
     """Run the demo; returns the app's exit code."""
     from app.tui import run_tui
 
-    options = _options(args)
-    chosen = getattr(options, "dir", None)
+    chosen = options.dir
     root = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="navtui-demo-")) / "stats"
     if chosen and root.exists() and any(root.iterdir()):
         print(f"navtui demo: {root} is not empty; pick a new directory with --dir")
         return 1
     repo = make_demo_repo(root)
-    delay = 0.0 if getattr(options, "fast", False) else 0.02
-    kept = bool(chosen) or getattr(options, "keep", False)
+    delay = 0.0 if options.fast else 0.02
+    kept = bool(chosen) or options.keep
     try:
         code = run_tui(demo_session(repo, delay=delay), repo=repo, resumable=kept)
     finally:
-        if not chosen and not getattr(options, "keep", False):
+        if not kept:
             shutil.rmtree(root.parent, ignore_errors=True)
-    if chosen or getattr(options, "keep", False):
+    if kept:
         print(f"navtui demo: the demo repository is at {repo}")
     else:
         print("navtui demo: the temporary repository was removed (--keep or --dir keeps it)")

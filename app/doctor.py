@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from agent_core.backends.factory import LOCAL_INSTALL
 from app.config import Config, ConfigError, load_config
 
 MARKS = {"ok": "✓", "warn": "!", "fail": "✗", "info": "·"}
@@ -69,10 +70,18 @@ def check_config(context: Context) -> list[Check]:
     return [Check("config", "ok", f"{path} is valid", [settings] if settings else [])]
 
 
+def local_extra() -> str:
+    """How to install the `local` extra: plainly once torch is there (without torch it would
+    pull the multi-GB CUDA build), else torch's build first."""
+    if importlib.util.find_spec("torch") is not None:
+        return "`pip install 'navtui[local]'`"
+    return f"install {LOCAL_INSTALL}"
+
+
 def check_torch(context: Context) -> list[Check]:
     if importlib.util.find_spec("torch") is None:
         return [Check("torch", "warn", "not installed: the hf backend (a model on this machine) "
-                      "needs `pip install 'navtui[local]'`; the demo, replay and servers work")]
+                      "needs it; the demo, replay and servers work", [f"install {LOCAL_INSTALL}"])]
     import torch
 
     details = []
@@ -112,11 +121,11 @@ def check_local_packages(context: Context) -> list[Check]:
     for package in ("transformers", "peft", "accelerate"):
         version = version_of(package)
         checks.append(Check(package, "ok", version) if version else
-                      Check(package, "warn", "not installed (`pip install 'navtui[local]'`)"))
+                      Check(package, "warn", f"not installed: {local_extra()}"))
     bnb = version_of("bitsandbytes")
     checks.append(Check("bitsandbytes", "ok", f"{bnb} (--load-in-4bit / --load-in-8bit)") if bnb else
-                  Check("bitsandbytes", "warn", "not installed: --load-in-4bit/8bit need it "
-                        "(`pip install 'navtui[local]'`)"))
+                  Check("bitsandbytes", "warn", "not installed: --load-in-4bit/8bit need it; "
+                        + local_extra()))
     return checks
 
 

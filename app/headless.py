@@ -19,6 +19,7 @@ from rich.text import Text
 
 from agent_core.actions import Action, Bash
 from agent_core.backends.base import LoadProgress
+from agent_core.binary_shown import binary_shown
 from agent_core.backends.token_estimate import CHARS_PER_TOKEN
 from agent_core.events import (
     Event,
@@ -61,7 +62,7 @@ DIFF_HEAD, DIFF_TAIL = 400, 20
 
 
 def diff_syntax(diff: str) -> Syntax:
-    shown = visible(trim_lines(diff, DIFF_HEAD, DIFF_TAIL))
+    shown = visible(trim_lines(binary_shown(diff), DIFF_HEAD, DIFF_TAIL))
     return Syntax(shown, "diff", theme="ansi_dark", word_wrap=True)
 
 

@@ -28,14 +28,11 @@ from agent_core.events import (
 )
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.policy import AutoPolicy, RulesPolicy
-from agent_core.steps import Approve, Decision, Reject
+from agent_core.steps import Approve, Decision
 
 if TYPE_CHECKING:
     from agent_core.session import Session
 
-
-# The feedback the model reads when the user ran their own command instead of its proposal.
-INSTEAD_OF_PROPOSAL = "The user ran their own command instead of this one."
 
 # While a session thread runs beside the UI: how long (s) a thread holding the GIL keeps it when
 # another wants it (Python's default is 5 ms). The session thread gives up the GIL at every
@@ -377,9 +374,7 @@ class SessionDriver:
                     session.undo(command.to_index, force=command.force)
                 except UnsafeRestore as refused:
                     self.inbox.put(UndoRefused(command.to_index, refused))
-            elif isinstance(command, UserCommand):
-                if session.pending is not None:
-                    session.decide(Reject(INSTEAD_OF_PROPOSAL))
+            elif isinstance(command, UserCommand):  # beside a pending proposal, if any
                 session.run_user_command(command.command)
             elif isinstance(command, UserMessage):
                 self.paused = False

@@ -1,8 +1,8 @@
-"""`navtui sessions`, `navtui export`, `navtui batch` (and `navtui finetune`, from
-`app.finetune`): arguments and entry points.
+"""`navtui sessions`, `export`, `batch`, `config` and `doctor`: arguments and entry points.
 
-`app.cli` builds the subparsers from the `add_*_args` functions and calls the `*_main`
-functions; each returns the process exit code (0 ok, 1 error).
+`app.commands.SUBCOMMANDS` names them: each subcommand's parser is built by its `add_*_args`
+function (parsed by `parse_*_args` where that exists) and run by its `*_main` function, which
+returns the process exit code (0 ok, 1 error).
 """
 
 from __future__ import annotations
@@ -32,9 +32,6 @@ from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.sanitize import json_safe, visible
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
 from app.progress_line import ProgressLine
-from app.finetune import add_finetune_args, finetune_main
-
-__all__ = ["add_finetune_args", "finetune_main"]  # `navtui finetune`, dispatched like the others
 
 
 STATUS_STYLES = {"submitted": "green", "skipped": "dim", "error": "red",
@@ -123,6 +120,15 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
                              "(default: the one the session's log names)")
 
 
+def parse_export_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The contract is `navtui export ID --format F [REPO]`: REPO may also come last."""
+    parser.add_argument("repo_path", metavar="REPO", nargs="?", help="same as --repo")
+    args = parser.parse_intermixed_args(argv)
+    if args.repo_path:
+        args.repo = args.repo_path
+    return args
+
+
 def export_main(args: argparse.Namespace) -> int:
     """Write one session in another tool's format (see `agent_core.exports`)."""
     repo = Path(args.repo)
@@ -155,7 +161,7 @@ def _repo_or_none(repo: Path) -> Path | None:
 
 
 def add_batch_args(parser: argparse.ArgumentParser) -> None:
-    from app.cli import add_backend_args, add_limit_args, add_sandbox_args
+    from app.cli import add_backend_args, add_limit_args, add_patch_scope_args, add_sandbox_args
 
     parser.add_argument("instances", metavar="INSTANCES.jsonl",
                         help="one JSON object per line: instance_id, repo, base_commit, "
@@ -173,6 +179,19 @@ def add_batch_args(parser: argparse.ArgumentParser) -> None:
     add_backend_args(parser)
     add_limit_args(parser)
     add_sandbox_args(parser)
+    add_patch_scope_args(parser)
+
+
+def parse_batch_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
+    """The command line over the config file's settings (1 when the file is bad)."""
+    from app.cli import build_parser
+    from app.config import ConfigError, configure
+
+    try:
+        configure(parser, argv, also=(build_parser(),))
+    except ConfigError as error:
+        return _error(str(error))
+    return parser.parse_args(argv)
 
 
 def batch_backends(

@@ -10,6 +10,7 @@ import asyncio
 import gc
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,17 +22,21 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
+from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
+from agent_core.events import SessionFinished
 from agent_core.git.errors import UnsafeRestore
+from app.commands import resume_line
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
 from app.screens.confirm import ConfirmScreen
 from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.main import MainScreen, SessionEnded
+from app.screens.message import MessageScreen
 from app.screens.start import StartChoice, StartScreen
-from widgets.action_card import ActionCard
 from widgets.issue_pane import issue_title
+from widgets.plain_text import plain
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -57,20 +62,11 @@ LIGHT = Theme(
     background="#f7f5f0", surface="#efece5", panel="#e3dfd5", dark=False,
 )
 
-# Decision commands offered in the command palette: (action, title, help).
-PALETTE_COMMANDS = [
-    ("approve", "Decide: approve", "Run the proposed action"),
-    ("always_allow", "Decide: always allow", "Approve this kind or command prefix from now on"),
-    ("reject", "Decide: reject with feedback", "Do not run it; tell the model why"),
-    ("edit", "Decide: edit the action", "Change the action before it runs"),
-    ("undo", "Step: undo the last step", "Restore files and conversation"),
-    ("rewind", "Step: rewind to the selected step", "Go back to right after it"),
-    ("message", "Talk: message or own command", "Send the model a message or run a command"),
-    ("toggle_auto", "Policy: toggle auto mode", "Approve everything within the limits"),
-    ("stop", "Stop: generation or command", "Cancel the generation, or kill the running command"),
-    ("continue", "Model: go on", "Let the model propose again"),
-    ("diff", "View: step/session diff", "Switch the diff tab"),
-]
+CONTINUE_HINT = ("What should the model do now? It goes on from here and reads this next; "
+                 "the finish screen comes back when it submits again.")
+
+# Keys the command palette does not repeat (ctrl+c is esc's twin; the palette cannot open itself).
+PALETTE_SKIPS = ("interrupt", "command_palette")
 
 
 def _default_signals_in_child() -> None:
@@ -111,6 +107,11 @@ class NavApp(App[int]):
     BINDINGS = [
         Binding("T", "toggle_dark", "Light/dark", id="navtui.theme", show=False,
                 tooltip="Switch between the light and the dark theme"),
+        Binding("ctrl+q", "quit", "Quit", id="navtui.quit_app", show=False, priority=True,
+                tooltip="Quit at once (asks while something runs)"),
+        # Priority, so a dialog over the session has it too; in a text field it copies instead.
+        Binding("ctrl+c", "interrupt", "Stop", id="navtui.interrupt", show=False, priority=True,
+                tooltip="Stop as esc; twice, nothing running: quit"),
     ]
 
     def __init__(
@@ -138,7 +139,8 @@ class NavApp(App[int]):
         self.register_theme(DARK)
         self.register_theme(LIGHT)
         self.theme = theme or "navtui-dark"
-        self.set_keymap(keymap or {})
+        self.key_overrides = dict(keymap or {})
+        self.set_keymap(self.key_overrides)
         # No animations (the tabs' sliding underline is the only one left): each is ~20 frames
         # competing with a streaming turn for the UI thread. TEXTUAL_ANIMATIONS still decides.
         if "TEXTUAL_ANIMATIONS" not in os.environ:
@@ -152,6 +154,7 @@ class NavApp(App[int]):
         self._load_timer: Timer | None = None
         self.main: MainScreen | None = None
         self.result_message = ""
+        self.load_error = ""  # why the session could not be built (the model did not load)
 
     @property
     def repo_label(self) -> str:
@@ -242,7 +245,7 @@ class NavApp(App[int]):
 
     def _attach(self, session: Session) -> None:
         self._stop_loading_clock()
-        if self.main is None or not self.main.is_attached:
+        if self.main is None or not self.main.is_attached or self.main.load_stopped:
             session.close()
             return
         self.main.attach(session)
@@ -250,10 +253,9 @@ class NavApp(App[int]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "load" and event.state == WorkerState.ERROR and self.main:
             self._stop_loading_clock()
-            message = str(event.worker.error)
-            self.main.query_one(ActionCard).show_status("done", f"Could not start: {message}")
+            self.load_error = message = str(event.worker.error)
+            self.main.show_load_error(message)
             self.notify(message, title="Could not start the session", severity="error", timeout=30)
-            self.main.finished = None
 
     # --- the end ----------------------------------------------------------------------------
 
@@ -261,17 +263,22 @@ class NavApp(App[int]):
         finished = message.finished
         if finished.reason == "quit":
             started = self.main is not None and self.main.session is not None
-            if not started:
-                ending = "navtui: quit before a session started; nothing was changed."
+            if self.load_error and not started:
+                self._leave(EXIT_CODES["error"], f"navtui: could not start: {self.load_error}")
+            elif not started:
+                self._leave(EXIT_CODES["quit"],
+                            "navtui: quit before a session started; nothing was changed.")
+            elif self.main is not None and self.main.crashed:
+                self._leave(EXIT_CODES["error"], f"navtui: the session stopped: {self.main.crashed}")
             elif self.resumable:
-                ending = "navtui: quit; the session is saved and can be resumed."
+                self._leave(EXIT_CODES["quit"], "navtui: quit.")
             else:
-                ending = "navtui: quit; nothing is kept (a temporary repository)."
-            self._leave(EXIT_CODES["quit"], ending)
+                self._leave(EXIT_CODES["quit"],
+                            "navtui: quit; nothing is kept (a temporary repository).")
         else:
             patch = finished.patch
             if not finished.patch_complete and self.main is not None and self.main.session:
-                patch = self.main.session.workspace.patch()  # the logged one names huge files
+                patch = self.main.session.full_patch()  # the logged one names huge files
             self._finish(finished.reason, finished.message, patch)
 
     @work(exclusive=True, group="finish")
@@ -284,19 +291,41 @@ class NavApp(App[int]):
             headline, detail = "The model submitted a fix.", ""
         else:
             headline, detail = f"The session stopped ({reason}).", message
+        if session is not None and session.started:
+            left_out = (await asyncio.to_thread(session.patch_scope)).notices
+            detail = "\n".join(filter(None, [detail, *left_out]))
         branch = branch_for(self.repo, issue_title(issue)) if self.repo is not None else "navtui/fix"
         default_patch = f"navtui-{session.id if session is not None else 'session'}.patch"
         while True:
             choice: FinishChoice = await self.push_screen_wait(
                 FinishScreen(headline, detail, patch, branch, default_patch)
             )
+            if choice.kind == "continue":
+                if await self._continue(main):
+                    return
+                continue
             try:
                 outcome = await self._apply(choice, patch, issue)
             except (FinishError, OSError) as error:
                 self.notify(str(error), title="Could not do that", severity="error", timeout=15)
                 continue
+            if reason == "error":  # said again after the app closes, with its fix
+                outcome = f"navtui: the session stopped: {message}\n{outcome}"
             self._leave(EXIT_CODES.get(reason, 1), outcome)
             return
+
+    async def _continue(self, main: MainScreen) -> bool:
+        """"Continue with a message": ask for it; the session goes on (True) or, asked nothing,
+        the finish screen comes back (False)."""
+        answer = await self.push_screen_wait(MessageScreen(hint=CONTINUE_HINT))
+        if answer is None or not answer.text.strip():
+            return False
+        if answer.kind == "command":
+            self.notify("Continue with a message; once the session goes on, m runs commands.",
+                        severity="warning", timeout=6)
+            return False
+        await main.continue_session(answer.text)
+        return True
 
     async def _apply(self, choice: FinishChoice, patch: str, issue: str) -> str:
         """Carry out the finish choice; returns the line printed after the app closes."""
@@ -334,19 +363,55 @@ class NavApp(App[int]):
         return "navtui: the changes are in the working tree."
 
     def _leave(self, code: int, message: str) -> None:
+        session = self.main.session if self.main is not None else None
+        if session is not None and session.started and self.resumable and self.repo is not None:
+            message += "\n" + resume_line(session.id, self.repo)
         self.result_message = message
         if self.main is not None:
             self.main.shutdown()
-        self.exit(code, return_code=code, message=message)
+        self.exit(code, return_code=code)  # `run_tui` prints `result_message` once it is out
 
     # --- command palette ----------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         if isinstance(screen, MainScreen):
-            for action, title, help_text in PALETTE_COMMANDS:
-                if screen.check_action(action, ()):
-                    yield SystemCommand(title, help_text, getattr(screen, f"action_{action}"))
+            for row in screen.key_rows():
+                if row.action in PALETTE_SKIPS or not hasattr(screen, f"action_{row.action}"):
+                    continue
+                if screen.check_action(row.action, ()):
+                    yield SystemCommand(f"{row.description} ({row.keys})",
+                                        f"{row.what} · {row.binding_id}",
+                                        getattr(screen, f"action_{row.action}"))
         yield from super().get_system_commands(screen)
+
+    def action_quit(self) -> None:
+        """ctrl+q: asks, as q does, while something runs; otherwise leaves at once, the same way
+        (the session saved and the way back printed)."""
+        main = self.main
+        if main is None or main.session is None:
+            self.post_message(SessionEnded(SessionFinished("quit", "quit by the user")))
+        elif main.finished is not None:
+            reason = main.finished.reason
+            self._leave(EXIT_CODES.get(reason, 1), "navtui: the changes are in the working tree.")
+        else:
+            main.quit_session(ask=main.generating or main.running)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "interrupt":  # a text field's ctrl+c copies
+            return not isinstance(self.focused, Input | TextArea)
+        return True
+
+    def action_interrupt(self) -> None:
+        """ctrl+c: on the session (or a dialog over it) stop what runs, or ask to quit when
+        pressed twice; before a session, say how to quit."""
+        if self.main is not None and self.main.is_attached:
+            self.main.action_interrupt()
+        else:
+            self.action_help_quit()
+
+    def notify(self, message: str, *, title: str = "", **kwargs) -> None:
+        """A toast; Markdown code marks in its text are not shown raw."""
+        super().notify(plain(message), title=plain(title), **kwargs)
 
     def action_toggle_dark(self) -> None:
         self.theme = "navtui-light" if self.theme == "navtui-dark" else "navtui-dark"
@@ -373,4 +438,6 @@ def run_tui(
                  theme=settings.theme, keymap=settings.keymap, allow_rules=settings.rules,
                  load_relay=load_relay, backend_info=backend_info, resumable=resumable)
     app.run()
+    if app.result_message:  # as it is, not wrapped: the resume command must paste whole
+        print(app.result_message, file=sys.stderr)
     return app.return_code if app.return_code is not None else 1

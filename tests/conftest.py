@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.fixtures.repos", "tests.fixtures.models", "tests.fixtures.servers"]
+pytest_plugins = ["tests.fixtures.repos", "tests.fixtures.models", "tests.fixtures.servers",
+                  "tests.fixtures.tmux"]
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "navtui tests",

@@ -79,6 +79,10 @@ def test_doctor_without_the_local_extra_says_what_is_missing(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert "EXIT 0 False" in result.stdout
     assert "! torch" in result.stdout and "pip install 'navtui[local]'" in result.stdout
+    # Torch's build first, as the README says, never the extra alone (it would pull CUDA torch).
+    for line in result.stdout.splitlines():
+        if "navtui[local]" in line and "comes with" not in line:
+            assert line.index("download.pytorch.org/whl/cpu") < line.index("navtui[local]"), line
     assert "hf download Qwen/Qwen3-8B" in result.stdout
 
 

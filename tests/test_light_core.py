@@ -69,6 +69,8 @@ def test_the_hf_backend_without_the_local_extra_says_what_to_install(git_repo: P
     """)
     assert result.returncode == 1
     assert "pip install 'navtui[local]'" in result.stderr
+    cpu, cuda = "download.pytorch.org/whl/cpu", "download.pytorch.org/whl/cu128"
+    assert result.stderr.index(cpu) < result.stderr.index(cuda) < result.stderr.index("navtui[local]")
     assert "torch, transformers, peft, accelerate" in result.stderr
     assert "Traceback" not in result.stderr
 

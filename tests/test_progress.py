@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from agent_core.actions import Submit
+from agent_core.actions import Bash, Submit
 from agent_core.backends.base import LoadProgress, Usage
 from agent_core.backends.hf import HFBackend
 from agent_core.events import TokenStreamed, TurnStarted, UsageReported
@@ -120,21 +120,51 @@ async def test_the_app_shows_load_phases_and_the_model_while_loading(git_repo: P
         assert app._load_timer is None
 
 
-async def test_a_failed_load_says_why_and_quitting_says_nothing_was_saved(git_repo: Path):
+async def test_a_failed_load_says_why_and_quitting_says_it_again_with_exit_1(git_repo: Path):
     from agent_core.backends.base import BackendError
-    from app.screens.quit import QuitScreen
+    from widgets.status_bar import StatusBar
 
     def factory(issue: str):
-        raise BackendError("model Qwen/Qwen3-8B is not on this machine")
+        raise BackendError("model Qwen/Qwen3-8B is not on this machine: `hf download Qwen/Qwen3-8B`")
 
     app, watch = NavApp(factory, repo=git_repo, issue="fix it"), Watch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         card = lambda: str(app.main.query_one("#card-command").render())  # noqa: E731
         await watch.until(lambda: app.main is not None and "Could not start" in card(), "the error")
-        assert "Qwen/Qwen3-8B is not on this machine" in card() and app._load_timer is None
-        await pilot.press("q")
-        await watch.until(lambda: isinstance(app.screen, QuitScreen), "the quit dialog")
-        await pilot.press("y")
+        assert "Qwen/Qwen3-8B is not on this machine: hf download Qwen/Qwen3-8B" in card()
+        assert app._load_timer is None and app.main.query_one(StatusBar).state == "error"
+        await pilot.press("q")  # nothing to lose: no question
         await watch.until(lambda: app.result_message, "the exit line")
-    assert app.result_message == "navtui: quit before a session started; nothing was changed."
+    assert app.result_message.startswith("navtui: could not start: model Qwen/Qwen3-8B")
+    assert "hf download Qwen/Qwen3-8B" in app.result_message
+    assert app.return_code == 1
+
+
+async def test_esc_while_the_model_loads_stops_it_and_q_leaves_at_once(git_repo: Path):
+    import threading
+
+    from tests.fixtures.tui import make_session
+
+    release, built = threading.Event(), []
+
+    def factory(issue: str):  # a load that takes until the test says so
+        release.wait(30)
+        built.append(make_session(git_repo, [("Look.", Bash("ls"))]))
+        return built[-1]
+
+    app, watch = NavApp(factory, repo=git_repo, issue="fix it"), Watch()
+    async with app.run_test(size=(80, 24), message_hook=watch) as pilot:
+        await watch.until(lambda: app.main is not None and app.main.loading, "loading")
+        await pilot.pause()
+        offered = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+        assert "stop" in offered  # something runs: stop is offered
+        await pilot.press("escape")
+        await watch.until(lambda: app.main.load_stopped, "stopped")
+        assert "Stopped" in str(app.main.query_one("#card-command").render())
+        release.set()
+        await watch.until(lambda: built, "the load ends")
+        await app.workers.wait_for_complete()
+        assert app.main.session is None  # the late session was dropped, not attached
+        await pilot.press("q")
+        await watch.until(lambda: app.return_code is not None, "exit")
     assert app.return_code == 3

@@ -9,6 +9,7 @@ from app.screens.allow import AllowPrefixScreen, suggested_prefix
 from app.screens.confirm import ConfirmScreen
 from app.screens.edit import EditScreen
 from app.screens.finish import FinishScreen
+from app.screens.help import HelpScreen
 from app.screens.main import MainScreen
 from app.screens.message import MessageScreen
 from app.screens.quit import QuitScreen
@@ -195,12 +196,39 @@ async def test_own_command_is_checkpointed_and_the_model_sees_it(git_repo: Path)
         await watch.until(lambda: showing(app, MessageScreen), "message dialog")
         await pilot.press(*"!echo mine > mine.txt")
         await pilot.press("enter")
-        await watch.until(lambda: waiting_on(app, 3), "proposal after the user's command")
+        # The model's proposal still waits (now as step 2), beside the command's output.
+        await watch.until(lambda: waiting_on(app, 2), "the proposal, still pending")
         assert (git_repo / "mine.txt").read_text() == "mine\n"
         user = [r for r in session.records if r.extra.get("source") == "user"]
         assert [r.action for r in user] == [Bash("echo mine > mine.txt")]
+        assert main_screen(app).pending.step.action == Bash("ls")
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 3), "proposal 3")
         assert "echo mine > mine.txt" in session.backend.prompt_text(1)
-        assert main_screen(app).query_one(StepTimeline).entries[2].status == "user"
+        assert [r.extra.get("source") for r in session.records] == ["user", None]
+        assert main_screen(app).query_one(StepTimeline).entries[1].status == "user"
+
+
+async def test_esc_stops_your_own_command_and_the_proposal_still_waits(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("ls")), ("Then.", Bash("pwd"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("m")
+        await watch.until(lambda: showing(app, MessageScreen), "message dialog")
+        await pilot.press(*"!sleep 30; echo done")
+        await pilot.press("enter")
+        main = main_screen(app)
+        await watch.until(lambda: app.screen is main and main.running, "your command runs")
+        await pilot.pause()
+        shown = {binding.binding.action for binding in app.screen.active_bindings.values()
+                 if binding.enabled and binding.binding.show}
+        assert "stop" in shown and "approve" not in shown  # the footer offers stop, not approve
+        await pilot.press("escape")
+        await watch.until(lambda: waiting_on(app, 2), "the proposal, still pending")
+        record = next(r for r in session.records if r.extra.get("source") == "user")
+        assert "done" not in record.observation.output
+        assert main.pending.step.action == Bash("ls") and not main.running
 
 
 async def test_message_to_the_model_reaches_the_next_prompt(git_repo: Path):
@@ -278,6 +306,50 @@ async def test_quit_confirms_and_explains_how_to_come_back(git_repo: Path):
     assert app.return_code == 3
     assert session.finished is not None and session.finished.reason == "quit"
     assert (git_repo / "x.txt").exists()
+
+
+async def test_ctrl_q_asks_while_a_command_runs_and_otherwise_quits_printing_the_way_back(
+    git_repo: Path,
+):
+    session = make_session(git_repo, [("Wait.", Bash("sleep 30")), ("More.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        await watch.until(lambda: app.main.running, "the command runs")
+        await pilot.press("ctrl+q")
+        await watch.until(lambda: showing(app, QuitScreen), "ctrl+q asks while something runs")
+        await pilot.press("n")
+        await pilot.press("escape")  # stop it
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        await pilot.press("ctrl+q")  # nothing runs: out at once
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 3
+    assert session.finished is not None and session.finished.reason == "quit"
+    assert app.result_message.endswith(f"navtui --resume {session.id} {git_repo}")
+
+
+async def test_plain_text_places_show_no_markdown_code_marks(git_repo: Path):
+    issue = "# `average()` is off by one\n\n`average([2, 4, 6])` returns 3.0."
+    session = make_session(git_repo, [("Write.", Bash("echo x > x.txt")), ("More.", Bash("ls")),
+                                      ("Again.", Bash("pwd"))], issue=issue)
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        from widgets.issue_pane import IssuePane
+
+        assert str(app.main.query_one(IssuePane).title) == "Issue: average() is off by one"
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        await pilot.press("u")
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1 again")
+        notes = [str(n.render()) for n in app.main.query(".note")]
+        assert any("Back to step 0" in n for n in notes) and not any("`" in n for n in notes)
+        await pilot.press("A")
+        await watch.until(lambda: showing(app, AllowPrefixScreen), "prefix dialog")
+        await pilot.press("enter")
+        await watch.until(lambda: app._notifications, "the toast")
+        assert not any("`" in n.message for n in app._notifications)
 
 
 async def test_finish_commit_to_branch_keeps_the_checkout(git_repo: Path):
@@ -503,12 +575,36 @@ async def test_command_palette_offers_the_decisions_that_apply_now(git_repo: Pat
     async with app.run_test(size=SIZE, message_hook=watch):
         await watch.until(lambda: waiting_on(app, 1), "proposal 1")
         commands = {c.title: c.callback for c in app.get_system_commands(app.screen)}
-        assert {"Decide: approve", "Decide: reject with feedback", "Decide: edit the action"} <= set(commands)
-        assert "Stop: generation or command" not in commands and "Step: undo the last step" not in commands
-        commands["Decide: approve"]()
+        assert {"Approve (a)", "Reject (r)", "Edit (e)"} <= set(commands)
+        assert "Stop (esc)" not in commands and "Undo (u)" not in commands
+        commands["Approve (a)"]()
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         assert (git_repo / "p.txt").exists()
-        assert "Step: undo the last step" in {c.title for c in app.get_system_commands(app.screen)}
+        assert "Undo (u)" in {c.title for c in app.get_system_commands(app.screen)}
+
+
+async def test_help_and_palette_follow_the_live_keymap_and_name_the_binding_ids(git_repo: Path):
+    session = make_session(git_repo, [("Write.", Bash("echo p > p.txt")), ("More.", Bash("ls"))])
+    app = NavApp(session, repo=git_repo, keymap={"navtui.approve": "y"})
+    watch = Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert "Approve (y)" in commands and "navtui.approve" in commands["Approve (y)"]
+        await pilot.press("question_mark")
+        await watch.until(lambda: isinstance(app.screen, HelpScreen), "help")
+        await pilot.pause()
+        lines = str(app.screen.query_one("#help-table").render()).splitlines()
+        approve = next(line for line in lines if "navtui.approve" in line)
+        assert approve.split()[0] == "y"
+        for binding_id in ("navtui.quit_app", "navtui.theme", "navtui.interrupt", "navtui.quit",
+                           "navtui.help"):
+            assert any(binding_id in line for line in lines), binding_id
+        assert {"^q", "^c", "^p", "T", "?"} <= {line.split()[0] for line in lines}
+        await pilot.press("escape")
+        await pilot.press("y")  # the remapped key approves
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        assert (git_repo / "p.txt").exists()
 
 
 def test_edit_text_round_trips_in_every_dialect():
@@ -555,7 +651,8 @@ async def test_format_errors_are_shown_and_a_limit_ends_with_exit_code_2(git_rep
         await pilot.press("q")
         await watch.until(lambda: app.return_code is not None, "exit")
     assert app.return_code == 2
-    assert app.result_message == "navtui: the session changed no file."
+    assert app.result_message.startswith("navtui: the session changed no file.\n")
+    assert f"navtui --resume {session.id} {git_repo}" in app.result_message
 
 
 def test_external_editor_round_trip(monkeypatch):
@@ -630,3 +727,44 @@ async def test_the_demo_writes_a_stopped_turn_again_after_g(tmp_path: Path):
         await pilot.press("g")
         await watch.until(lambda: waiting_on(app, 1), "proposal 1 after going on")
         assert session.pending.step.action == Bash("ls -R stats tests && python3 -m unittest -q")
+
+
+async def test_ctrl_c_over_a_dialog_still_stops_the_command(git_repo: Path):
+    session = make_session(git_repo, [("Wait.", Bash("sleep 30")), ("More.", Bash("ls"))])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+        await pilot.press("a")
+        await watch.until(lambda: app.main.running, "the command runs")
+        await pilot.press("question_mark")
+        await watch.until(lambda: showing(app, HelpScreen), "help")
+        await pilot.press("ctrl+c")
+        await watch.until(lambda: not app.main.running, "the command was stopped")
+        assert "interrupted" in (session.records[-1].observation.error or "")
+        await pilot.press("escape")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        await pilot.press("m")
+        await watch.until(lambda: showing(app, MessageScreen), "message dialog")
+        await pilot.press("ctrl+c", "ctrl+c")  # in a text field ctrl+c copies: no quit dialog
+        await pilot.pause()
+        assert showing(app, MessageScreen)
+
+
+async def test_a_session_that_crashed_says_why_and_quitting_exits_1_with_the_way_back(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("ls"))])
+
+    def broken(prompt):
+        raise RuntimeError("the backend broke")
+
+    session.backend.stream = broken
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: app.main is not None and app.main.crashed, "the crash")
+        assert "the backend broke" in str(app.main.query_one("#card-command").render())
+        await pilot.press("q")
+        await watch.until(lambda: showing(app, QuitScreen), "quit dialog")
+        await pilot.press("y")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 1
+    assert "RuntimeError: the backend broke" in app.result_message
+    assert f"navtui --resume {session.id} {git_repo}" in app.result_message

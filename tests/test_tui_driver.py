@@ -77,8 +77,8 @@ def test_a_decision_for_another_proposal_is_dropped(git_repo: Path):
     session.close()
 
 
-def test_own_command_while_a_proposal_waits_rejects_it_first(git_repo: Path):
-    session = make_session(git_repo, [("Delete.", Bash("rm -rf calc")), ("Two.", Bash("ls"))])
+def test_own_command_while_a_proposal_waits_keeps_it_pending(git_repo: Path):
+    session = make_session(git_repo, [("Make one.", Bash("echo 1 > one.txt")), ("Two.", Bash("ls"))])
     driver = SessionDriver(session, EventInbox(lambda: None))
     thread = threading.Thread(target=driver.run)
     proposals: list[StepProposed] = []
@@ -88,13 +88,19 @@ def test_own_command_while_a_proposal_waits_rejects_it_first(git_repo: Path):
     assert ready.wait(30)
     ready.clear()
     driver.send(UserCommand("echo mine > mine.txt"))
+    assert ready.wait(30)  # the same proposal, announced again under the next step number
+    ready.clear()
+    assert [r.extra.get("source") for r in session.records] == ["user"]
+    assert (git_repo / "mine.txt").exists() and not (git_repo / "one.txt").exists()
+    assert [p.index for p in proposals] == [1, 2] and proposals[1].step is proposals[0].step
+    driver.send(Decide(Approve(), 2))  # the model's proposal still runs when approved
     assert ready.wait(30)
     driver.send(Close())
     thread.join(30)
     session.close()
-    assert [r.extra.get("source") for r in session.records] == [None, "user"]
-    assert (git_repo / "calc").exists() and (git_repo / "mine.txt").exists()
-    assert [p.index for p in proposals] == [1, 3]
+    assert [(r.index, r.extra.get("source")) for r in session.records] == [(1, "user"), (2, None)]
+    assert (git_repo / "one.txt").read_text() == "1\n"
+    assert [p.index for p in proposals] == [1, 2, 3]
 
 
 def test_the_format_error_stop_reads_right_when_the_dialect_is_auto(git_repo: Path):

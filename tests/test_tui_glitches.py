@@ -11,7 +11,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from agent_core.actions import Bash, Submit
-from app.screens.help import KEYS, HelpScreen
+from app.screens.help import HelpScreen
 from app.screens.main import MainScreen
 from app.tui import NavApp
 from tests.fixtures.tui import Watch, make_session, showing
@@ -129,7 +129,7 @@ async def test_help_at_80x24_shows_every_key_and_says_esc_closes_it(git_repo: Pa
         await pilot.pause()
         assert "esc closes" in str(app.screen.query_one("#help-title").render())
         table = app.screen.query_one("#help-table")
-        assert table.region.height == len(KEYS) and table.region.bottom <= 24
+        assert table.region.height == len(app.main.key_rows()) and table.region.bottom <= 24
         await pilot.press("escape")
         await watch.until(lambda: app.screen is app.main, "help closed")
 

@@ -224,3 +224,11 @@ async def test_thought_stream_keeps_the_space_after_inline_code():
         await pilot.pause()
         lines = rendered(stream.query_one(".turn"))
         assert lines[0] == "It prints 3.0. average divides by len(values) + 1."
+
+
+def test_a_folded_turn_summary_shows_no_markdown_code_marks():
+    from widgets.thought_stream import FoldedTurn
+
+    folded = FoldedTurn("Step 3", "I will look at `calc/ops.py` and ``average()`` first.\n\nmore")
+    assert folded.line == "▸ Step 3 · I will look at calc/ops.py and average() first."
+    assert "`" not in folded.full_text

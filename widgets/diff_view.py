@@ -11,6 +11,7 @@ from pygments.token import Token
 from textual.highlight import HighlightTheme, highlight
 from textual.widgets import Static
 
+from agent_core.binary_shown import binary_shown
 from agent_core.sanitize import visible
 from widgets._css import css_beside
 
@@ -137,7 +138,7 @@ class DiffView(VerticalScroll):
         return any(not node.display for node in self.ancestors_with_self)
 
     def _prepare(self, diff: str) -> tuple[list[FileDiff], list[tuple[Content, Content]]]:
-        files = split_diff(diff)
+        files = split_diff(binary_shown(diff))
         return files, [render_file(f, self.max_lines_per_file) for f in files[:MAX_FILES]]
 
     @work(thread=True, exclusive=True, group="diff-render", exit_on_error=False)

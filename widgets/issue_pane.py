@@ -6,12 +6,13 @@ from textual.widgets import Collapsible, Markdown
 
 from agent_core.sanitize import visible
 from widgets._css import css_beside
+from widgets.plain_text import plain
 
 
 def issue_title(issue: str, width: int = 60) -> str:
     """A one-line title for the issue: its first non-empty line, without Markdown heading marks."""
     for line in issue.splitlines():
-        line = line.strip().lstrip("#").strip()
+        line = plain(line.strip().lstrip("#").strip())
         if line:
             return line if len(line) <= width else line[: width - 1] + "…"
     return "(empty issue)"

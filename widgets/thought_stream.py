@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from agent_core.sanitize import visible
 from widgets._css import css_beside
+from widgets.plain_text import plain
 from widgets.turn_text import TurnText
 
 # Thoughts longer than this (characters) keep their streamed form at the end of a turn.
@@ -31,7 +32,7 @@ class FoldedTurn(Static, can_focus=True):
 
     def __init__(self, title: str, text: str) -> None:
         self.title = title
-        self.full_text = text.strip()
+        self.full_text = plain(text.strip())  # shown as plain text: no raw code marks
         first = next((line.strip() for line in self.full_text.splitlines() if line.strip()), "")
         self.line = f"▸ {title}" + (f" · {first}" if first else "")
         super().__init__(self.line, classes="turn-title -folded", markup=False)
@@ -138,7 +139,8 @@ class ThoughtStream(VerticalScroll):
     async def note(self, text: str, variant: str = "info") -> None:
         """A line that is not model text: a rejection, a user message, a format error."""
         await self.end_turn()
-        await self._mounted(Static(visible(text), classes=f"note -{variant}", markup=False))
+        shown = text if variant == "user" else plain(text)  # the user's own words stay as typed
+        await self._mounted(Static(visible(shown), classes=f"note -{variant}", markup=False))
 
     async def _mounted(self, *widgets: Widget) -> None:
         """Mount `widgets` after the last turn, then drop turns past `max_turns`; once the stream

@@ -23,7 +23,12 @@ from agent_core.backends.presets import PRESETS, resolve_preset
 BACKENDS = ("hf", "openai", "replay")
 # What `--backend hf` imports: the `local` extra (bitsandbytes is checked only for 4/8-bit).
 LOCAL_PACKAGES = ("torch", "transformers", "peft", "accelerate")
-LOCAL_INSTALL = "pip install 'navtui[local]'"
+# Torch first, the build wanted, so the `local` extra does not pull the multi-GB CUDA one.
+LOCAL_INSTALL = (
+    "torch first, the build you want: `pip install torch --index-url "
+    "https://download.pytorch.org/whl/cpu` (CPU only) or `--index-url "
+    "https://download.pytorch.org/whl/cu128` (CUDA 12.8); then `pip install 'navtui[local]'`"
+)
 DEFAULT_CONTEXT_WINDOW = 16_384
 DEFAULT_MAX_NEW_TOKENS = 1024
 # Hints in a model's name that give its dialect away (checked in order, lower-cased).
@@ -121,8 +126,7 @@ def _check_inputs(config: BackendConfig) -> None:
         if missing:
             raise BackendError(
                 f"--backend hf runs the model on this machine and needs {', '.join(missing)}: "
-                f"run `{LOCAL_INSTALL}` (see the README for a CPU-only or CUDA torch), "
-                "or use a server with --base-url URL"
+                f"install {LOCAL_INSTALL}; or use a server with --base-url URL"
             )
         if not config.model:
             raise BackendError(

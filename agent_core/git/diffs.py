@@ -3,6 +3,7 @@ shown, and the text cut near a total size with a line that says how to see all o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_core.git.runner import GitRunner
@@ -23,18 +24,21 @@ class DiffCaps:
 
 def bounded_diff(
     git: GitRunner, raw: bytes, old: str, new: str, caps: DiffCaps, *, binary: bool = False,
+    exclude: Sequence[str] = (),
 ) -> tuple[str, bool]:
-    """The diff from tree `old` to `new` (`raw`: their `diff-tree --raw -z`) within `caps`;
-    True when nothing was left out."""
-    big = huge_files(git, raw, caps.file_bytes)
+    """The diff from tree `old` to `new` (`raw`: their `diff-tree --raw -z`) within `caps`,
+    without the paths in `exclude`; True when nothing else was left out."""
+    left_out = set(exclude)
+    big = [c for c in huge_files(git, raw, caps.file_bytes) if c.path not in left_out]
     extra = ["--binary"] if binary else []
     if len(big) <= _MAX_EXCLUDES:
-        excludes = [f":(exclude,literal){change.path}" for change in big]
+        paths = [*(change.path for change in big), *exclude]
+        excludes = [f":(exclude,literal){path}" for path in paths]
         out = git.run("diff-tree", *PATCH_ARGS, *extra, old, new, "--", *excludes)
         text = out.decode("utf-8", "surrogateescape" if binary else "replace")
     else:
         text = ""
-        big = huge_files(git, raw, -1)
+        big = [c for c in huge_files(git, raw, -1) if c.path not in left_out]
     complete = not big
     if len(text) > caps.total_bytes:
         cut = text.rfind("\ndiff --git ", 0, caps.total_bytes) + 1

@@ -14,11 +14,12 @@ from textual.widgets import Button, Footer, Input, Label, Static
 from agent_core.sanitize import visible
 from app.screens.confirm import ConfirmScreen
 from widgets.diff_view import DiffView, split_diff
+from widgets.plain_text import plain
 
 
 @dataclass
 class FinishChoice:
-    """`kind`: keep | branch | patch | discard; `value`: the branch name or patch path."""
+    """`kind`: keep | branch | patch | discard | continue; `value`: the branch name or patch path."""
 
     kind: str
     value: str = ""
@@ -36,12 +37,14 @@ class FinishScreen(Screen[FinishChoice]):
     BINDINGS = [
         Binding("k", "choose('keep')", "Keep", id="navtui.finish.keep",
                 tooltip="Leave the changes in the working tree"),
-        Binding("b", "choose('branch')", "Commit to branch", id="navtui.finish.branch",
+        Binding("b", "choose('branch')", "Branch", id="navtui.finish.branch",
                 tooltip="Commit the changes to a new branch; your checkout stays as it is"),
         Binding("p", "choose('patch')", "Save patch", id="navtui.finish.patch",
                 tooltip="Write the session's patch to a file"),
         Binding("x", "discard", "Discard", id="navtui.finish.discard",
                 tooltip="Restore the tree to how it was before the session (asks first)"),
+        Binding("c", "continue_session", "Continue", id="navtui.finish.continue",
+                tooltip="Continue with a message: the model goes on from here, reading it next"),
         Binding("q", "leave", "Quit", id="navtui.finish.quit",
                 tooltip="Leave navtui; any changes stay in the working tree"),
     ]
@@ -62,13 +65,14 @@ class FinishScreen(Screen[FinishChoice]):
         with Vertical(id="finish"):
             yield Label(self.headline, id="finish-title", markup=False)
             if self.message:
-                yield Static(visible(self.message), id="finish-message", markup=False)
+                yield Static(visible(plain(self.message)), id="finish-message", markup=False)
             if not self.has_changes:
                 yield Static("The session changed no file: there is nothing to keep, commit or save.",
                              id="finish-empty", markup=False)
                 with Horizontal(id="finish-buttons"):
                     yield Button("Quit (q)", variant="primary", id="keep")
-                yield Footer()
+                    yield Button("Continue with a message (c)", id="continue")
+                yield Footer(compact=True, show_command_palette=False)
                 return
             yield DiffView(id="finish-diff", empty_text="The session changed nothing.", diff=self.patch)
             with Horizontal(classes="finish-field"):
@@ -78,15 +82,18 @@ class FinishScreen(Screen[FinishChoice]):
                 yield Label("Patch file", classes="field-label")
                 yield Input(self.patch_path, id="patch-path")
             with Horizontal(id="finish-buttons"):
-                yield Button("Keep changes (k)", variant="primary", id="keep")
+                yield Button("Keep (k)", variant="primary", id="keep")
                 yield Button("Commit to branch (b)", id="branch")
                 yield Button("Save patch (p)", id="patch")
                 yield Button("Discard (x)", variant="error", id="discard")
-        yield Footer()
+                yield Button("Continue (c)", id="continue")
+        yield Footer(compact=True, show_command_palette=False)  # (q fits at 80 columns)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "discard":
             self.action_discard()
+        elif event.button.id == "continue":
+            self.action_continue_session()
         elif event.button.id == "keep" and not self.has_changes:
             self.action_leave()
         elif event.button.id:
@@ -96,7 +103,7 @@ class FinishScreen(Screen[FinishChoice]):
         self.action_choose("branch" if event.input.id == "branch-name" else "patch")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("choose", "discard", "leave") and isinstance(self.focused, Input):
+        if action in ("choose", "discard", "leave", "continue_session") and isinstance(self.focused, Input):
             return None
         if action == "discard" or (action == "choose" and parameters):
             return self.has_changes
@@ -105,6 +112,10 @@ class FinishScreen(Screen[FinishChoice]):
     def action_leave(self) -> None:
         """`q`: leave navtui; changes, if any, stay in the working tree (as with keep)."""
         self.dismiss(FinishChoice("keep"))
+
+    def action_continue_session(self) -> None:
+        """`c`: the session goes on; the app asks for the message the model reads next."""
+        self.dismiss(FinishChoice("continue"))
 
     @work(exclusive=True, group="finish-confirm")
     async def action_discard(self) -> None:

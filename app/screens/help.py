@@ -1,4 +1,5 @@
-"""The keys, in one place: one line each, so they all fit in 80x24; esc closes it."""
+"""The keys, in one place, as they are now: built from the bindings and the live keymap (`[keymap]`
+in the config file), one line each with its binding id; esc closes it."""
 
 from __future__ import annotations
 
@@ -9,30 +10,19 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-INTRO = "The model proposes one action at a time; nothing runs until you decide. Every step can be undone."
+from app.keys import KeyRow
 
-# (key, what it does), in the order a session meets them.
-KEYS = [
-    ("a", "approve: run the proposed action"),
-    ("A", "always allow this kind (bash: this command prefix)"),
-    ("r", "reject, with feedback the model reads"),
-    ("e", "edit the action before it runs"),
-    ("u", "undo the last step (files and conversation)"),
-    ("w", "rewind to the step highlighted in the timeline"),
-    ("m", "message the model, or !command to run yourself"),
-    ("t", "auto mode on/off (approve all, within limits)"),
-    ("esc", "stop the model (g goes on) or kill the command"),
-    ("g", "let the model go on after a stop"),
-    ("d", "switch between step diff and session diff"),
-    ("s", "show/hide the steps; Enter on one shows it all"),
-    ("ctrl+p", "command palette: the same decisions by name"),
-    ("q", "quit: the session is saved and can be resumed"),
-]
+INTRO = "Nothing runs until you decide. Remap keys by id in the config's [keymap]."
 
 
-def keys_content() -> Content:
-    width = max(len(key) for key, _ in KEYS)
-    lines = [Content.assemble((key.rjust(width), "bold $text-accent"), "  ", what) for key, what in KEYS]
+def keys_content(rows: list[KeyRow]) -> Content:
+    width = max((len(row.keys) for row in rows), default=1)
+    id_width = max((len(row.binding_id) for row in rows), default=0)
+    lines = [
+        Content.assemble((row.keys.rjust(width), "bold $text-accent"), "  ",
+                         (row.binding_id.ljust(id_width), "$text-muted"), "  ", row.what)
+        for row in rows
+    ]
     return Content("\n").join(lines)
 
 
@@ -40,12 +30,16 @@ class HelpScreen(ModalScreen[None]):
     CSS_PATH = "modal.tcss"
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="navtui.help.close", tooltip="Close help")]
 
+    def __init__(self, rows: list[KeyRow]) -> None:
+        super().__init__()
+        self.rows = rows
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog keys"):
             yield Label("Keys · esc closes this help", classes="dialog-title", id="help-title")
             with VerticalScroll(id="help-keys"):
                 yield Static(INTRO, classes="dialog-hint", markup=False)
-                yield Static(keys_content(), id="help-table")
+                yield Static(keys_content(self.rows), id="help-table")
 
     def action_close(self) -> None:
         self.dismiss(None)

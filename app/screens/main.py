@@ -41,6 +41,7 @@ from agent_core.steps import (
     StepRecord,
 )
 from app.config import AllowRules, save_allow_rule
+from app.keys import PALETTE, KeyRow, key_rows
 from app.screens.allow import AllowPrefixScreen
 from app.screens.confirm import ConfirmScreen
 from app.screens.edit import EditScreen, edit_text
@@ -73,6 +74,7 @@ from widgets.action_card import ActionCard, action_summary, user_edits_summary
 from widgets.diff_view import DiffView, split_diff
 from widgets.issue_pane import IssuePane
 from widgets.output_log import OutputLog
+from widgets.plain_text import plain
 from widgets.status_bar import StatusBar
 from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import ThoughtStream
@@ -89,6 +91,8 @@ NOTIFY_AFTER_SECONDS = 5.0
 # repository, so several steps share one render (five a second: cards and outputs flipping
 # faster than that are not read; streamed text is never held back).
 AUTO_FRAME = 0.2
+# ctrl+c with nothing running asks to quit when pressed again within this many seconds.
+INTERRUPT_AGAIN = 2.0
 
 
 
@@ -100,32 +104,29 @@ class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
-        Binding("a", "approve", "Approve", id="navtui.approve",
-                tooltip="Run the proposed action"),
+        Binding("a", "approve", "Approve", id="navtui.approve", tooltip="Run the proposed action"),
         Binding("A", "always_allow", "Always", id="navtui.always_allow",
-                tooltip="Approve, and from now on this kind (or, for bash, this command prefix)"),
-        Binding("r", "reject", "Reject", id="navtui.reject",
-                tooltip="Do not run it; tell the model why"),
-        Binding("e", "edit", "Edit", id="navtui.edit",
-                tooltip="Change the action before it runs"),
-        Binding("u", "undo", "Undo", id="navtui.undo",
-                tooltip="Undo the last executed step: files and conversation"),
+                tooltip="Approve; from now on this kind or bash prefix"),
+        Binding("r", "reject", "Reject", id="navtui.reject", tooltip="Do not run it; tell the model why"),
+        Binding("e", "edit", "Edit", id="navtui.edit", tooltip="Change the action before it runs"),
+        Binding("u", "undo", "Undo", id="navtui.undo", tooltip="Undo the last step: files and conversation"),
         Binding("w", "rewind", "Rewind", id="navtui.rewind",
-                tooltip="Go back to right after the step selected in the timeline"),
-        Binding("m", "message", "Msg/cmd", id="navtui.message",
-                tooltip="Send the model a message, or run !command yourself"),
+                tooltip="Go back to the step selected in the timeline"),
+        Binding("m", "message", "Msg", id="navtui.message",
+                tooltip="Message the model, or run !command yourself"),
         Binding("t", "toggle_auto", "Auto", id="navtui.auto",
-                tooltip="Toggle auto mode: approve everything within the limits"),
-        Binding("escape,ctrl+c", "stop", "Stop", id="navtui.stop",
-                tooltip="Stop the generation in progress, or kill the command that runs"),
+                tooltip="Auto mode: approve all, within the limits"),
+        Binding("escape", "stop", "Stop", id="navtui.stop",
+                tooltip="Stop the generation or the running command"),
         Binding("g", "continue", "Go on", id="navtui.continue",
                 tooltip="Let the model propose again after a stop"),
-        Binding("d", "diff", "Diff", id="navtui.diff", tooltip="Switch between step and session diff"),
+        Binding("d", "diff", "Diff", id="navtui.diff", show=False,
+                tooltip="Switch between step and session diff"),
         Binding("s", "toggle_steps", "Steps", id="navtui.steps", show=False,
                 tooltip="Show or hide the step timeline"),
-        Binding("question_mark", "help", "Help", id="navtui.help", tooltip="All keys"),
+        Binding("question_mark", "help", "Help", id="navtui.help", tooltip="All keys, as mapped now"),
         Binding("q", "quit_session", "Quit", id="navtui.quit",
-                tooltip="Quit; the session is saved and can be resumed"),
+                tooltip="Quit; the session is saved and resumable"),
     ]
 
     # Screen state: the Footer and the command palette follow it (`_state_changed`), and so do
@@ -172,6 +173,10 @@ class MainScreen(Screen[None]):
         self._views: dict[str, list[Callable[[], None]]] = {}  # view -> what it shows at the end
         self._next_drain = 0.0  # auto mode: session events are rendered at most AUTO_FRAME apart
         self._drain_timer: Timer | None = None
+        self._interrupted_at = -INTERRUPT_AGAIN  # the last ctrl+c (it stopped something or hinted)
+        self.load_failed = False  # the session could not be built: nothing to lose by quitting
+        self.load_stopped = False  # the user stopped the load: the session is dropped once built
+        self.crashed = ""  # why the session thread stopped with an error, if it did
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -190,7 +195,8 @@ class MainScreen(Screen[None]):
                         yield DiffView(id="step-diff", empty_text="This step changed no file.")
                     with TabPane("Session diff", id="tab-session-diff"):
                         yield DiffView(id="session-diff", empty_text="No changes yet.")
-        yield Footer(compact=True)
+        # (ctrl+p is in the help; at 80 columns the footer keeps its room for q and ?)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         # The widgets every session event touches, looked up once (not per streamed token).
@@ -203,15 +209,39 @@ class MainScreen(Screen[None]):
         self._mounted = True
         if self._initial is not None:
             self.attach(self._initial)
+        else:
+            self.refresh_bindings()  # the model loads: esc stops it
 
     def show_loading(self, detail: str, model: str, dialect: str) -> None:
         """Until a session is attached: the loading message + `detail` (phase, seconds) on the
         card, the model being loaded in the header."""
-        if self.session is not None or not self._mounted:
+        if not self.loading:
             return
         self.query_one(ActionCard).show_status("thinking", f"{self._loading_message} {detail}")
         status = self.query_one(StatusBar)
         status.model, status.dialect, status.state = model, dialect, "loading"
+
+    @property
+    def loading(self) -> bool:
+        """The model loads (no session yet, and the load neither failed nor was stopped)."""
+        return self._mounted and self.session is None and not (self.load_failed or self.load_stopped)
+
+    def stop_loading(self) -> None:
+        """esc while the model loads: a load cannot be cut short, so the session it builds is
+        dropped once it is there; q leaves at once."""
+        self.load_stopped = True
+        self.query_one(ActionCard).show_status(
+            "idle", "Stopped: the model is dropped as soon as it has loaded. q quits.")
+        self.query_one(StatusBar).state = "stopped"
+        self.refresh_bindings()
+
+    def show_load_error(self, message: str) -> None:
+        """The session could not be built (the model did not load): why, and the fix, on the
+        card; q leaves (exit 1)."""
+        self.load_failed = True
+        self.query_one(ActionCard).show_status("done", f"Could not start: {plain(message)}\n\nq quits.")
+        self.query_one(StatusBar).state = "error"
+        self.refresh_bindings()
 
     # --- wiring the session ---------------------------------------------------------------
 
@@ -259,6 +289,15 @@ class MainScreen(Screen[None]):
         self.query_one(ActionCard).show_status("thinking", "Starting the session…")
         self._drive()
         self.refresh_bindings()
+        if session.finished is not None:  # resumed after its submit: the finish screen offers more
+            self.call_later(self._finished, session.finished)
+
+    async def continue_session(self, text: str) -> None:
+        """After the finish: the session goes on, `text` being the model's next turn."""
+        await self.query_one(ThoughtStream).note(f"You: {text}", "user")
+        await self.run_on_session(lambda session: session.continue_with(text))
+        self.finished = None
+        self.paused = False
 
     async def _show_history(self, records: list[StepRecord]) -> None:
         """A resumed session: what happened before, one line per step, and its last output."""
@@ -286,8 +325,9 @@ class MainScreen(Screen[None]):
         if event.worker.group == "session" and event.state == WorkerState.ERROR:
             error = event.worker.error
             message = f"The session stopped: {type(error).__name__}: {error}"
+            self.crashed = f"{type(error).__name__}: {error}"
             self.generating = self.running = False
-            self.query_one(ActionCard).show_status("done", message)
+            self.query_one(ActionCard).show_status("done", plain(message))
             self.query_one(StatusBar).state = "error"
             self.notify(visible(message), severity="error", timeout=10)
 
@@ -403,10 +443,11 @@ class MainScreen(Screen[None]):
         finally:
             self._draining = False
             self._show_views()
-        proposal = self.pending
-        if proposal is not None and proposal is not self._announced:
+        proposal, announced = self.pending, self._announced
+        if proposal is not None and proposal is not announced:
             self._announced = proposal
-            self._ask_for_decision(proposal)
+            if announced is None or proposal.step is not announced.step:
+                self._ask_for_decision(proposal)
 
     def _drain_due(self) -> None:
         self._drain_timer = None
@@ -487,8 +528,8 @@ class MainScreen(Screen[None]):
             step_diff = kept[-1].diff if kept else ""
             self._view("step-diff", lambda: self.query_one("#step-diff", DiffView).set_diff(step_diff))
             changed = ", ".join(event.changed_paths) or "no file changed"
-            saved = (f"\nWhat was there before is kept: `git restore --source={event.saved_ref}"
-                     " -- PATH` brings a file back." if event.saved_ref else "")
+            saved = (f"\nWhat was there before is kept: git restore --source={event.saved_ref}"
+                     " -- PATH brings a file back." if event.saved_ref else "")
             await thoughts.note(f"↶ Back to step {event.to_index}: {changed}{saved}", "user")
         elif isinstance(event, SessionDiffReady):
             self.session_diff = diff = event.diff
@@ -587,6 +628,7 @@ class MainScreen(Screen[None]):
         else:
             self._view("card", lambda: setattr(card, "state", "done"), replaces=False)
         self.executed_steps = len(self._executed_records())
+        # (a proposal that waited beside the user's command is announced again right after)
         self.pending, self.running = None, False
 
     async def _finished(self, event: SessionFinished) -> None:
@@ -596,7 +638,7 @@ class MainScreen(Screen[None]):
         ending = f"Session finished ({event.reason})" + ("." if said else f": {event.message}")
         await self.query_one(ThoughtStream).note(ending, "info" if event.reason == "submitted" else "warning")
         card = self.query_one(ActionCard)
-        self._view("card", lambda: card.show_status("done", ending))
+        self._view("card", lambda: card.show_status("done", plain(ending)))
         if event.patch:
             self.session_diff = patch = event.patch
             self._view("session-diff", lambda: self.query_one("#session-diff", DiffView).set_diff(patch))
@@ -672,13 +714,13 @@ class MainScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         live = self.driver is not None and self.finished is None
         if action in ("approve", "always_allow", "reject", "edit"):
-            return live and self.pending is not None
+            return live and self.pending is not None and not self.running
         if action == "undo":
             return live and self.executed_steps > 0
         if action == "rewind":
             return live and self._rewind_target() is not None
         if action == "stop":
-            return live and (self.generating or self.running)
+            return self.loading or (live and (self.generating or self.running))
         if action == "continue":
             return live and self.paused and not self.generating
         if action in ("message", "toggle_auto"):
@@ -710,13 +752,13 @@ class MainScreen(Screen[None]):
             if choice is None:
                 return
             self.driver.send(Allow(prefix=choice.prefix))
-            rule = f"bash commands starting with `{choice.prefix}`"
+            rule = f"bash commands starting with “{choice.prefix}”"
             if choice.everywhere:
                 rule += f" in every repository ({save_allow_rule(choice.prefix)})"
         else:
             kind = "view" if isinstance(action, StrReplaceEditor) and action.command == "view" else action.kind
             self.driver.send(Allow(kind=kind))
-            rule = f"every `{kind}` action"
+            rule = f"every {kind} action"
         self.notify(f"Always allowed: {rule}", timeout=3)
         if self.pending is proposal:
             self._decide(Approve())
@@ -800,9 +842,10 @@ class MainScreen(Screen[None]):
         if answer is None:
             return
         thoughts = self.query_one(ThoughtStream)
-        if answer.kind == "command":
+        if answer.kind == "command":  # runs beside a pending proposal, which stays pending
             await thoughts.note(f"$ {answer.text}", "user")
-            self.pending, self.running = None, True
+            self.running = True
+            self.query_one(ActionCard).show_status("running", f"Your command runs: {answer.text}  (esc stops it)")
             self.driver.send(UserCommand(answer.text))
         else:
             await thoughts.note(f"You: {answer.text}", "user")
@@ -818,7 +861,10 @@ class MainScreen(Screen[None]):
                     else "Auto mode off: you approve each action", timeout=3)
 
     def action_stop(self) -> None:
-        """Stop the generation, or kill the command that runs now."""
+        """Stop the model's load or generation, or kill the command that runs now."""
+        if self.loading:
+            self.stop_loading()
+            return
         if self.driver is None:
             return
         if self.generating:
@@ -839,8 +885,14 @@ class MainScreen(Screen[None]):
         self.toggle_class("-show-steps")
         self.refresh_bindings()
 
+    def key_rows(self) -> list[KeyRow]:
+        """This screen's keys and the app's, as the live keymap maps them."""
+        app = self.app
+        bindings = [*self.BINDINGS, *getattr(type(app), "BINDINGS", ()), PALETTE]
+        return key_rows(app, bindings, getattr(app, "key_overrides", {}))
+
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(self.key_rows()))
 
     def on_step_timeline_step_chosen(self, message: StepTimeline.StepChosen) -> None:
         self._show_step(message.index)
@@ -868,7 +920,7 @@ class MainScreen(Screen[None]):
                 f"{', '.join(files)}." if files else "The working tree has no changes from this session.")
         if not self.resumable:
             return (f"{left}\nThis is a temporary demo repository: it is deleted when navtui exits "
-                    "(`navtui demo --keep` keeps it).")
+                    "(navtui demo --keep keeps it).")
         repo = shlex.quote(self.repo_label) if self.repo_label else "REPO"
         return (
             f"{left}\nThe session {self.session.id} is saved; resume it with\n"
@@ -876,10 +928,37 @@ class MainScreen(Screen[None]):
             "To drop its changes, resume and rewind to step 0 (u / w), or discard at the finish screen."
         )
 
+    def quit_session(self, *, ask: bool) -> None:
+        """Quit as q does; `ask=False` (ctrl+q with nothing running) without the question."""
+        if ask:
+            self.action_quit_session()
+        else:
+            self._quit_now()
+
+    def action_interrupt(self) -> None:
+        """ctrl+c (bound by the app, so dialogs over this screen have it too): stop what runs, as
+        esc does; with nothing running, a second press within INTERRUPT_AGAIN seconds asks to
+        quit."""
+        if self.check_action("stop", ()):
+            self.action_stop()
+            self._interrupted_at = time.monotonic()
+            return
+        if time.monotonic() - self._interrupted_at <= INTERRUPT_AGAIN:
+            self._interrupted_at = -INTERRUPT_AGAIN
+            self.action_quit_session()
+            return
+        self._interrupted_at = time.monotonic()
+        self.notify("Nothing is running. Press ctrl+c again to quit.", timeout=INTERRUPT_AGAIN)
+
     @work(exclusive=True, group="modal")
     async def action_quit_session(self) -> None:
-        if not await self.app.push_screen_wait(QuitScreen(self.quit_explanation())):
+        if not (self.load_failed or self.load_stopped) and not await self.app.push_screen_wait(
+            QuitScreen(self.quit_explanation())
+        ):
             return
+        self._quit_now()
+
+    def _quit_now(self) -> None:
         if self.driver is not None and self.pending is not None and self.finished is None:
             index, self.pending = self.pending.index, None
             self.driver.send(Decide(Quit(), index))

@@ -19,6 +19,9 @@ class UserInput:
     text: str
 
 
+HINT = "A message the model reads next turn, or !cmd to run a command yourself."
+
+
 class MessageScreen(ModalScreen[UserInput | None]):
     """A leading `!` or the switch makes the text a shell command."""
 
@@ -29,15 +32,15 @@ class MessageScreen(ModalScreen[UserInput | None]):
                 tooltip="Switch between a shell command and a message to the model"),
     ]
 
-    def __init__(self, *, command: bool = False) -> None:
+    def __init__(self, *, command: bool = False, hint: str = HINT) -> None:
         super().__init__()
         self.command = command
+        self.hint = hint
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label("Your turn", classes="dialog-title")
-            yield Label("A message the model reads next turn, or `!cmd` to run a command yourself.",
-                        classes="dialog-hint", markup=False)
+            yield Label(self.hint, classes="dialog-hint", markup=False)
             yield Input(placeholder="message, or !pytest -q", id="user-text")
             with Horizontal(classes="dialog-row"):
                 yield Switch(value=self.command, id="as-command")

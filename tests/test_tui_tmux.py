@@ -1,0 +1,106 @@
+"""The app in a real terminal (tmux) at 80x24: the footer, ctrl+c, and a model that will not load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fixtures.tmux import TmuxPane
+from tests.test_session import write_script
+
+SLOW = "Thought: wait for it\nAction: bash sleep 30; echo done"
+
+
+def test_the_footer_at_80x24_always_shows_quit_and_help(git_repo: Path, tmp_path: Path, tmux_pane: TmuxPane):
+    script = write_script(tmp_path / "s.jsonl", ["Thought: look\nAction: bash ls", SLOW, SLOW])
+    tmux_pane.start_navtui("--script", str(script), "--issue", "look around", str(git_repo), cwd=tmp_path)
+
+    def footer_shows(*keys: str) -> None:
+        footer = tmux_pane.lines()[-1]
+        for key in (*keys, "q Quit", "? Help"):
+            assert key in footer, footer
+
+    tmux_pane.wait_for("Approve")
+    footer_shows("a Approve")
+    tmux_pane.send("a")
+    tmux_pane.wait_for("sleep 30")
+    tmux_pane.wait_for("u Undo")
+    footer_shows("a Approve", "u Undo")  # the most keys at once: a proposal, and undo
+    tmux_pane.send("s")  # the steps panel: rewind joins them
+    tmux_pane.wait_for("w Rewind")
+    footer_shows("a Approve", "u Undo")
+    tmux_pane.send("s", "a")
+    tmux_pane.wait_for("esc Stop")  # a command runs: stop is offered
+    footer_shows("esc Stop")
+
+
+def test_ctrl_c_stops_the_command_then_twice_asks_to_quit(git_repo: Path, tmp_path: Path, tmux_pane: TmuxPane):
+    script = write_script(tmp_path / "s.jsonl", [SLOW, "Thought: next\nAction: bash pwd"])
+    tmux_pane.start_navtui("--script", str(script), "--issue", "wait", str(git_repo), cwd=tmp_path)
+    tmux_pane.wait_for("Approve")
+    tmux_pane.send("a")
+    tmux_pane.wait_for("esc Stop")
+    tmux_pane.send("C-c")
+    tmux_pane.wait_for("interrupted and killed")  # the command was killed
+    tmux_pane.wait_for("╭─ Step 2")  # and the model proposes the next step
+    assert "Quit navtui?" not in tmux_pane.screen()
+    tmux_pane.send("C-c")  # nothing runs: within 2 s of the stop it asks, later it says to press again
+    if "ctrl+c again" in tmux_pane.wait_for_any("ctrl+c again", "Quit navtui?"):
+        tmux_pane.send("C-c")
+    tmux_pane.wait_for("Quit navtui?")
+    tmux_pane.send("y")
+    assert tmux_pane.exit_status() == 3
+    assert "navtui --resume " in tmux_pane.screen()
+
+
+def test_a_model_that_will_not_load_says_why_on_screen_and_exits_1(
+    git_repo: Path, tmp_path: Path, tmux_pane: TmuxPane
+):
+    env = {"HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_OFFLINE": "1"}
+    tmux_pane.start_navtui("--model", "navigator-8b", "--issue", "fix it", str(git_repo),
+                           cwd=tmp_path, env=env)
+    shown = tmux_pane.wait_for("Could not start", timeout=120)
+    assert "hf download" in shown and "error" in tmux_pane.lines()[0], shown
+    tmux_pane.send("q")
+    assert tmux_pane.exit_status() == 1
+    assert "hf download Qwen/Qwen3-8B" in tmux_pane.screen()
+
+
+async def test_a_server_that_is_not_there_is_shown_with_the_hint_and_exits_1(git_repo: Path):
+    from agent_core.backends.openai_compat import OpenAIBackend
+    from agent_core.executor import Executor
+    from agent_core.session import Session, SessionConfig
+    from agent_core.workspace import Workspace
+    from app.screens.finish import FinishScreen
+    from app.tui import NavApp
+    from tests.fixtures.tui import Watch, showing
+    from tests.test_model_errors import closed_port_url
+
+    session = Session(
+        workspace=Workspace.open(git_repo), executor=Executor(git_repo, command_timeout=30),
+        backend=OpenAIBackend(closed_port_url() + "/v1", "served-model"), issue="fix it",
+        config=SessionConfig(dialect="toolcall", backend_info={"name": "openai"}),
+    )
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=(80, 24), message_hook=watch) as pilot:
+        await watch.until(lambda: showing(app, FinishScreen), "the finish screen", timeout=60)
+        message = str(app.screen.query_one("#finish-message").render())
+        assert "cannot connect" in message and "Is the server running?" in message
+        await pilot.press("q")
+        await watch.until(lambda: app.return_code is not None, "exit")
+    assert app.return_code == 1
+    assert "Is the server running?" in app.result_message and "`" not in message
+
+
+def test_the_finish_screen_at_80x24_shows_every_choice(git_repo: Path, tmp_path: Path, tmux_pane: TmuxPane):
+    script = write_script(tmp_path / "s.jsonl", ["Thought: note\nAction: bash echo n > n.txt",
+                                                "Thought: done\nAction: submit"])
+    tmux_pane.start_navtui("--script", str(script), "--issue", "a note", str(git_repo), cwd=tmp_path)
+    tmux_pane.wait_for("Approve")
+    tmux_pane.send("t")  # auto mode: on to the finish
+    shown = tmux_pane.wait_for("Continue (c)")
+    assert "Keep (k)" in shown and "Discard (x)" in shown
+    tmux_pane.wait_for("q Quit")
+    footer = tmux_pane.lines()[-1]
+    assert "c Continue" in footer and "q Quit" in footer, footer
+    tmux_pane.send("q")
+    assert tmux_pane.exit_status() == 0
