@@ -32,6 +32,7 @@ from agent_core.git.runner import GitRunner
 
 _ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _TIP_REFS = ("refs/heads/", "refs/tags/")
+_NOT = "--not"  # rev-list's "exclude what follows" line in a --revs stdin list
 
 
 class SurvivalStore:
@@ -76,7 +77,7 @@ class SurvivalStore:
     def keep(self, commit: str, since: str | None) -> None:
         """Pack what `commit` reaches that `since` (a commit already kept) does not."""
         self._packs.mkdir(parents=True, exist_ok=True)
-        revs = f"{commit}\n" + (f"--not\n{since}\n" if since else "")
+        revs = f"{commit}\n" + (f"{_NOT}\n{since}\n" if since else "")
         result = self._git.run_full(
             "pack-objects", "--revs", "--sparse", "-q", "--window=0", "--non-empty",
             str(self._packs / "pack"), stdin=revs.encode(), ok_codes=(0, 128),
@@ -220,7 +221,7 @@ class SurvivalStore:
         wanted = self.missing(commits)
         if not wanted:
             return
-        revs = "".join(f"{c}\n" for c in wanted) + "--not\n" + "".join(f"{h}\n" for h in have)
+        revs = "".join(f"{c}\n" for c in wanted) + f"{_NOT}\n" + "".join(f"{h}\n" for h in have)
         sender = subprocess.Popen(
             self._store_git.argv("pack-objects", "--revs", "--stdout", "-q"),
             cwd=self._git.root, env=self._store_git.base_env,
