@@ -45,6 +45,7 @@ from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
 from agent_core.policy import AutoPolicy, Policy
 from agent_core.repetition import RepetitionGuard
+from agent_core.session_state import SessionState
 from agent_core.stored_turns import store_turn
 from agent_core.stuck import StuckDetector
 from agent_core.steps import (
@@ -91,15 +92,15 @@ AUTO_PROMPT_DIALECT = "toolcall"
 REVIEW_KEY = "submit_review"
 
 
-@dataclass
-class _Entry:
-    """One turn of the conversation, tagged with the step it belongs to (undo drops later ones).
+class SessionStop(Exception):
+    """Ends the session from deep inside a turn or a decision; caught at the `propose` /
+    `decide` boundary, which finishes the session with `reason` and `message` (an `error` is
+    also announced as a SessionError)."""
 
-    An empty `turn.assistant` is the user speaking (a message or a command they ran).
-    """
-
-    step: int
-    turn: prompts.Turn
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
 
 
 class Session:
@@ -121,13 +122,8 @@ class Session:
         self.workspace = workspace
         self.executor = executor
         self.backend = backend
-        self.records: list[StepRecord] = []
-        self.pending: StepProposed | None = None
-        self.finished: SessionFinished | None = None
+        self.state = SessionState(self.dialect)  # changed only by the events the session emits
         self._listeners: list[Callable[[Event], None]] = []
-        self._entries: list[_Entry] = []
-        self._pending_raw = ""
-        self._format_errors = 0
         self._trimmed = (0, 0)  # (capped, elided) turns in the last prompt
         self._fitter: tuple[str, ContextFitter] | None = None  # (dialect, fitter)
         self._started_at: float | None = None
@@ -136,6 +132,20 @@ class Session:
         self._turn_notice: str | None = None  # about how the last reply was cut, for the model
         self._identity_logged: dict | None = None  # the backend identity last logged
 
+    @property
+    def records(self) -> list[StepRecord]:
+        """The steps executed or rejected and still standing (undo drops later ones)."""
+        return self.state.records
+
+    @property
+    def pending(self) -> StepProposed | None:
+        """The proposal waiting for a decision."""
+        return self.state.pending
+
+    @property
+    def finished(self) -> SessionFinished | None:
+        return self.state.finished
+
     # --- events ---------------------------------------------------------------------------
 
     def subscribe(self, listener: Callable[[Event], None]) -> None:
@@ -143,12 +153,13 @@ class Session:
         self._listeners.append(listener)
 
     def _emit(self, event: Event) -> None:
+        """Apply `event` to the session's state, then tell the listeners."""
+        self.state.apply(event)
         for listener in list(self._listeners):
             listener(event)
 
     def _finish(self, reason: str, message: str) -> None:
         if self.finished is None:
-            self.pending = None
             self._warn_control_left()
             patch, complete = self._patch()
             if not complete:
@@ -156,12 +167,12 @@ class Session:
                     "the session's patch is too large to log in full: huge and binary files are "
                     "named with their size and blob id; --patch-out writes all of it"
                 ))
-            self.finished = SessionFinished(reason, message, patch, complete)
-            self._emit(self.finished)
+            self._emit(SessionFinished(reason, message, patch, complete))
 
-    def _fail(self, message: str) -> None:
-        self._emit(SessionError(message))
-        self._finish("error", message)
+    def _stop(self, stop: SessionStop) -> None:
+        if stop.reason == "error":
+            self._emit(SessionError(stop.message))
+        self._finish(stop.reason, stop.message)
 
     def _patch(self) -> tuple[str, bool]:
         if self._started_at is None:
@@ -222,9 +233,6 @@ class Session:
 
     # --- the model's turn -------------------------------------------------------------------
 
-    def _next_index(self) -> int:
-        return self.records[-1].index + 1 if self.records else 1
-
     def _steps_taken(self) -> int:
         """Model proposals executed or rejected (commands the user ran do not count)."""
         return sum(1 for record in self.records if record.extra.get("source") != "user")
@@ -248,17 +256,22 @@ class Session:
             return self.pending
         if not self.started:
             self.start()
+        try:
+            return self._turn()
+        except SessionStop as stop:
+            self._stop(stop)
+            return None
+
+    def _turn(self) -> StepProposed | None:
         limit = self._limit_reached()
         if limit:
-            self._finish("limit", limit)
-            return None
-        index = self._next_index()
+            raise SessionStop("limit", limit)
+        index = self.state.next_index()
         self._emit(TurnStarted(index))
         try:
             fitted = self._fit_context()
         except ContextOverflow as overflow:
-            self._finish("limit", f"context window full: {overflow}")
-            return None
+            raise SessionStop("limit", f"context window full: {overflow}") from None
         trimmed = (fitted.capped, fitted.elided)
         if any(trimmed) and trimmed != self._trimmed:
             self._emit(
@@ -269,10 +282,10 @@ class Session:
             )
         self._trimmed = trimmed
         turn = generate_with_retries(self._generate, index, fitted, self._fitter[1],
-                                     [e.turn for e in self._entries], self.config.max_new_tokens,
+                                     self.state.turns, self.config.max_new_tokens,
                                      self._emit, self._cancelled.is_set)
         if turn.finish is not None:
-            self._finish(*turn.finish)
+            raise SessionStop(*turn.finish)
         raw, fitted = turn.raw, turn.fitted
         if raw is None:
             return None
@@ -283,7 +296,7 @@ class Session:
                 context_estimated=not getattr(self.backend, "exact_counts", True),
             )
         )
-        sent = prompt_log.prompt_sent(self, index, fitted, len(self._entries), usage,
+        sent = prompt_log.prompt_sent(self, index, fitted, len(self.state.entries), usage,
                                       self._identity_logged)  # what the model just read
         self._identity_logged = sent.identity or self._identity_logged
         self._emit(sent)
@@ -310,7 +323,7 @@ class Session:
                 count_added=getattr(self.backend, "count_added_tokens", None),
             )
             self._fitter = (self.dialect, fitter)
-        return self._fitter[1].fit([entry.turn for entry in self._entries])
+        return self._fitter[1].fit(self.state.turns)
 
     def _build_prompt(self, turns: list[prompts.Turn]) -> Prompt:
         return prompts.build_prompt(
@@ -323,7 +336,7 @@ class Session:
         )
 
     def _generate(self, index: int, prompt: Prompt) -> str | None:
-        """Stream one turn; None when it was cancelled or the session finished meanwhile."""
+        """Stream one turn; None when it was cancelled (SessionStop when the session must end)."""
         self._cancelled.clear()
         self._turn_notice = None
         chunks: list[str] = []
@@ -346,16 +359,13 @@ class Session:
                     break
                 if self._out_of_time():
                     self.backend.cancel()
-                    self._finish("limit", self._limit_reached() or "out of time")
-                    return None
+                    raise SessionStop("limit", self._limit_reached() or "out of time")
         except ScriptExhausted as exhausted:
-            self._finish("script_exhausted", str(exhausted))
-            return None
+            raise SessionStop("script_exhausted", str(exhausted)) from None
         except ServerFault:
             raise  # generate_with_retries retries or stops with a named reason
         except BackendError as error:
-            self._fail(str(error))
-            return None
+            raise SessionStop("error", str(error)) from None
         if self._cancelled.is_set():
             self._emit(Notice("generation cancelled"))
             return None
@@ -367,33 +377,30 @@ class Session:
         except ParseError as error:
             return self._format_error(index, raw, error)
         step.notice = join_notices(step.notice, self._turn_notice)
-        self._format_errors = 0
         if self.config.dialect == "auto":
             self.config.dialect = step.dialect
             self._emit(Notice(f"dialect detected from the model's first reply: {step.dialect}"))
         prepared = self.executor.prepare(step.action)
-        self._pending_raw = raw
-        self.pending = StepProposed(index, step, prepared.command_shown, prepared.preview_diff)
-        self._emit(self.pending)
+        self._emit(StepProposed(index, step, prepared.command_shown, prepared.preview_diff))
         return self.pending
 
     def _format_error(self, index: int, raw: str, error: ParseError) -> None:
         """The reply becomes a turn whose observation is the parse error; stop after N in a row."""
-        self._format_errors += 1
         stuck = self._stuck.format_error(raw, error.example)
         observation = prompts.with_notice(
             prompts.format_parse_error(self.dialect, error, self.profile),
             join_notices(self._turn_notice, stuck),
         )
-        self._entries.append(_Entry(index, prompts.Turn(raw, observation)))
-        self._emit(FormatError(index, raw, str(error), self._format_errors, observation))
-        if self._stop_if_stuck(stuck):
-            return
-        if self._format_errors >= self.config.max_format_errors:
-            self._finish(
+        self._emit(FormatError(index, raw, str(error), self.state.format_errors + 1, observation))
+        stop = self._stuck_stop(stuck)
+        if stop is not None:
+            raise stop
+        if self.state.format_errors >= self.config.max_format_errors:
+            raise SessionStop(
                 "format_errors",
-                f"stopped after {self._format_errors} replies in a row that held no action navtui "
-                f"could read ({formats.dialect_words(self.config.dialect)}; last problem: {error.problem})",
+                f"stopped after {self.state.format_errors} replies in a row that held no action "
+                f"navtui could read ({formats.dialect_words(self.config.dialect)}; last problem: "
+                f"{error.problem})",
             )
 
     # --- decisions --------------------------------------------------------------------------
@@ -424,17 +431,18 @@ class Session:
         proposal = self.pending
         if proposal is None:
             raise RuntimeError("no proposal is waiting for a decision; call propose() first")
-        self.pending = None
         if isinstance(decision, Reject):
             return self._reject(proposal, decision)
-        if waited:
-            kept = self._keep_user_edits(proposal)
-            if kept is None:
-                return None
-            proposal = kept
-        if isinstance(decision, EditAction):
-            return self._execute(proposal, decision, self.executor.prepare(decision.action).action)
-        return self._execute(proposal, decision, proposal.step.action)
+        try:
+            if waited:
+                proposal = self._keep_user_edits(proposal)
+            action = proposal.step.action
+            if isinstance(decision, EditAction):
+                action = self.executor.prepare(decision.action).action
+            return self._execute(proposal, decision, action)
+        except SessionStop as stop:
+            self._stop(stop)
+            return None
 
     def _reject(self, proposal: StepProposed, decision: Reject) -> StepRecord:
         record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
@@ -443,26 +451,29 @@ class Session:
             prompts.format_rejection(self.dialect, decision.feedback, self.profile),
             join_notices(proposal.step.notice, stuck),
         )
-        self._append_turn(record, prompts.Turn(self._pending_raw, observation))
-        self.records.append(record)
+        store_turn(record, prompts.Turn(proposal.step.raw, observation))
         self._emit(StepRejected(record))
         self._stop_if_stuck(stuck)
         return record
 
-    def _stop_if_stuck(self, stuck: str | None) -> bool:
-        """Tell the user about a stuck turn; finish once `max_stuck` of them were seen."""
+    def _stop_if_stuck(self, stuck: str | None) -> None:
+        stop = self._stuck_stop(stuck)
+        if stop is not None:
+            self._stop(stop)
+
+    def _stuck_stop(self, stuck: str | None) -> SessionStop | None:
+        """Tell the user about a stuck turn; the stop once `max_stuck` of them were seen."""
         if stuck is None:
-            return False
+            return None
         self._emit(Notice(f"stuck: {stuck}"))
         limit = self.config.max_stuck
         if limit is None or self._stuck.count < limit:
-            return False
-        self._finish(
+            return None
+        return SessionStop(
             "stuck",
             f"stopped after {self._stuck.count} turns in which the model repeated itself "
             f"(--max-stuck {limit}); last: {stuck}",
         )
-        return True
 
     def _edited_turn(self, proposal: StepProposed, action: Action) -> tuple[str, str]:
         """(assistant text, note) for an edited step: the model's turn shows the user's action."""
@@ -473,13 +484,13 @@ class Session:
             )
         except ValueError:
             described = json.dumps(action_to_dict(action))
-            return self._pending_raw, f"(The user replaced your proposed action with: {described})"
+            return proposal.step.raw, f"(The user replaced your proposed action with: {described})"
 
-    def _keep_user_edits(self, proposal: StepProposed) -> StepProposed | None:
+    def _keep_user_edits(self, proposal: StepProposed) -> StepProposed:
         """Changes made since the last checkpoint (the user's edits while the proposal waited)
         become a checkpoint of their own, recorded as the user's, so the approved step's diff
         and its undo cover only what the step did; the step then runs under the next index.
-        Returns the proposal to run (None when the session failed)."""
+        Returns the proposal to run."""
         try:
             changed = self.workspace.foreign_changes()
             if not changed:
@@ -487,8 +498,9 @@ class Session:
             checkpoint = self.workspace.checkpoint(proposal.index)
             diff = self.workspace.step_diff(proposal.index)
         except WorkspaceError as error:
-            self._fail(f"could not checkpoint your edits before step {proposal.index}: {error}")
-            return None
+            raise SessionStop(
+                "error", f"could not checkpoint your edits before step {proposal.index}: {error}"
+            ) from None
         record = StepRecord(
             index=proposal.index,
             proposed=ProposedStep(thought="", action=Bash(""), raw="", dialect=self.dialect),
@@ -497,7 +509,6 @@ class Session:
             diff=diff,
             extra={"source": "user", USER_EDITS_KEY: changed},
         )
-        self.records.append(record)
         what = ", ".join(changed[:10])
         if len(changed) > 10:
             what += f" and {len(changed) - 10} more"
@@ -508,10 +519,8 @@ class Session:
         self._emit(StepExecuted(record))
         return dataclasses.replace(proposal, index=proposal.index + 1)
 
-    def _execute(
-        self, proposal: StepProposed, decision: Decision, action: Action
-    ) -> StepRecord | None:
-        assistant, note = self._pending_raw, ""
+    def _execute(self, proposal: StepProposed, decision: Decision, action: Action) -> StepRecord:
+        assistant, note = proposal.step.raw, ""
         if isinstance(decision, EditAction):
             assistant, note = self._edited_turn(proposal, action)
         review = self._review(action)
@@ -523,8 +532,7 @@ class Session:
             checkpoint = self.workspace.checkpoint(proposal.index)
             diff = self.workspace.step_diff(proposal.index)
         except WorkspaceError as error:
-            self._fail(f"could not checkpoint step {proposal.index}: {error}")
-            return None
+            raise SessionStop("error", f"could not checkpoint step {proposal.index}: {error}") from None
         self._warn_repo_control(proposal.index)
         record = StepRecord(
             index=proposal.index,
@@ -548,8 +556,7 @@ class Session:
         )
         if note:
             text = f"{note}\n{text}"
-        self._append_turn(record, prompts.Turn(assistant, text))
-        self.records.append(record)
+        store_turn(record, prompts.Turn(assistant, text))
         self._emit(StepExecuted(record))
         if isinstance(action, Submit) and review is None:
             self._finish("submitted", "the model submitted its fix")
@@ -603,16 +610,6 @@ class Session:
             return None
         return prompts.submit_review_text(messages[stage], self._patch()[0], self.issue)
 
-    def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
-        """Add the step's turn to the conversation and keep it, verbatim, in the record.
-
-        The turn reaches the log with StepExecuted / StepRejected (`agent_core.stored_turns`
-        keeps only what the record does not already hold), so a resumed session
-        (`agent_core.resume`) reads back exactly the text the model read.
-        """
-        self._entries.append(_Entry(record.index, turn))
-        store_turn(record, turn)
-
     # --- the user's own input ------------------------------------------------------------
 
     def run_user_command(self, command: str) -> StepRecord:
@@ -621,7 +618,7 @@ class Session:
             raise RuntimeError("decide on the pending proposal before running a command")
         if not self.started:
             self.start()
-        index = self._next_index()
+        index = self.state.next_index()
         observation = self.executor.run_user_command(command)
         action = Bash(command)
         checkpoint = self.workspace.checkpoint(index)
@@ -639,37 +636,26 @@ class Session:
         note = prompts.format_user_command(
             self.dialect, command, observation, self.profile, self.executor.path_map.to_model
         )
-        self._append_turn(record, prompts.Turn("", note))
-        self.records.append(record)
+        store_turn(record, prompts.Turn("", note))
         self._emit(StepExecuted(record))
         return record
 
     def add_user_message(self, text: str) -> None:
         """A message from the user; the model reads it with its next prompt."""
-        step = self.records[-1].index if self.records else 0
         note = prompts.format_user_message(self.dialect, text, self.profile)
-        self._entries.append(_Entry(step, prompts.Turn("", note)))
         self._emit(UserMessage(text, note))
 
     # --- resume ---------------------------------------------------------------------------
 
-    def restore_state(
-        self,
-        records: list[StepRecord],
-        turns: list[tuple[int, prompts.Turn]],
-        *,
-        format_errors: int = 0,
-        notices: Iterable[str] = (),
-    ) -> None:
-        """Carry on a logged session (see `agent_core.resume`) instead of calling `start()`.
+    def restore_state(self, state: SessionState, *, notices: Iterable[str] = ()) -> None:
+        """Carry on a logged session from `state` (the fold of its log, see `agent_core.resume`)
+        instead of calling `start()`.
 
-        The workspace must already be attached to this session's checkpoints. `turns` are the
-        conversation's turns, each tagged with the step it belongs to (undo drops later ones).
-        Announces the session again (SessionStarted), then each of `notices`.
+        The workspace must already be attached to this session's checkpoints. Announces the
+        session again (SessionStarted), then each of `notices`.
         """
-        self.records = list(records)
-        self._entries = [_Entry(step, turn) for step, turn in turns]
-        self._format_errors = format_errors
+        self.state = dataclasses.replace(state, records=list(state.records),
+                                         entries=list(state.entries))
         self._started_at = time.monotonic()
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
         for message in notices:
@@ -698,10 +684,6 @@ class Session:
             raise UnsafeRestore(foreign, self.workspace.checkpoints[-1].index)
         saved = self.workspace.save_state("before-undo")
         report = self.workspace.restore(kept[-1].index if kept else 0)
-        self.records = [r for r in self.records if r.index <= to_index]
-        self._entries = [e for e in self._entries if e.step <= to_index]
-        self.pending = None
-        self._format_errors = 0
         self._stuck.reset()
         event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)

@@ -29,7 +29,7 @@ from agent_core.events import (
 )
 from agent_core.formats import ParseError
 from agent_core.prompt_log import rebuild
-from agent_core.resume import logged_turn
+from agent_core.session_state import logged_turn
 from agent_core.session import AUTO_PROMPT_DIALECT
 from agent_core.steps import USER_EDITS_KEY, EditAction, StepRecord
 from agent_core.trajectory import Trajectory, TrajectoryError
