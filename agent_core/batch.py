@@ -42,6 +42,7 @@ from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
+from agent_core.finish import FinishReason
 from agent_core.git.runner import GitRunner
 from agent_core.sanitize import json_safe
 from agent_core.session import Session, SessionConfig, new_session_id
@@ -286,7 +287,8 @@ def run_parallel(
         try:
             result = run_one(instance)
         except Exception as exc:  # one broken instance must not stop the others
-            result = InstanceResult(instance.instance_id, "error", f"{type(exc).__name__}: {exc}")
+            result = InstanceResult(instance.instance_id, FinishReason.ERROR,
+                                    f"{type(exc).__name__}: {exc}")
         if on_result is not None:
             on_result(result)
         return result
@@ -303,10 +305,6 @@ def run_parallel(
 
 
 STOPPED = "stopped"  # status of an instance the batch was stopped before or during
-
-
-# Reasons after which an instance has a prediction and is not run again.
-FINISHED_REASONS = frozenset({"submitted", "limit", "script_exhausted", "format_errors", "stuck"})
 
 
 @dataclass
@@ -404,11 +402,11 @@ class Batch:
             finished = self._session(instance, worktree, path)
         finally:
             self.worktrees.remove(instance.repo, worktree)
-        stopped = self._stopping.is_set() and finished.reason == "quit"
+        stopped = self._stopping.is_set() and finished.reason == FinishReason.QUIT
         status = STOPPED if stopped else finished.reason
         result = InstanceResult(instance.instance_id, status, finished.message, finished.patch,
                                 path)
-        if finished.reason in FINISHED_REASONS:
+        if FinishReason(finished.reason).has_prediction:
             self.predictions.append(
                 {
                     "instance_id": instance.instance_id,

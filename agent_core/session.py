@@ -41,6 +41,7 @@ from agent_core.events import (
     UserMessage,
 )
 from agent_core.executor import Executor
+from agent_core.finish import FinishReason
 from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
 from agent_core.policy import AutoPolicy, Policy
@@ -49,15 +50,19 @@ from agent_core.session_state import SessionState
 from agent_core.stored_turns import store_turn
 from agent_core.stuck import StuckDetector
 from agent_core.steps import (
+    REVIEW_KEY,
+    SOURCE_KEY,
     USER_EDITS_KEY,
     Approve,
     Decision,
     EditAction,
     Observation,
+    Origin,
     ProposedStep,
     Quit,
     Reject,
     StepRecord,
+    StepStatus,
 )
 from agent_core.turn_retry import generate_with_retries
 from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
@@ -88,8 +93,6 @@ def new_session_id() -> str:
 
 # The prompt shape used while the dialect is still "auto" (before the first parseable reply).
 AUTO_PROMPT_DIALECT = "toolcall"
-# The `StepRecord.extra` key of a submit answered with a review message (its stage, from 0).
-REVIEW_KEY = "submit_review"
 
 
 class SessionStop(Exception):
@@ -97,7 +100,7 @@ class SessionStop(Exception):
     `decide` boundary, which finishes the session with `reason` and `message` (an `error` is
     also announced as a SessionError)."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: FinishReason, message: str) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
@@ -158,7 +161,7 @@ class Session:
         for listener in list(self._listeners):
             listener(event)
 
-    def _finish(self, reason: str, message: str) -> None:
+    def _finish(self, reason: FinishReason, message: str) -> None:
         if self.finished is None:
             self._warn_control_left()
             patch, complete = self._patch()
@@ -170,7 +173,7 @@ class Session:
             self._emit(SessionFinished(reason, message, patch, complete))
 
     def _stop(self, stop: SessionStop) -> None:
-        if stop.reason == "error":
+        if stop.reason is FinishReason.ERROR:
             self._emit(SessionError(stop.message))
         self._finish(stop.reason, stop.message)
 
@@ -217,7 +220,7 @@ class Session:
             if proposal is not None:
                 self.decide(policy.decide(proposal), waited=not isinstance(policy, AutoPolicy))
             elif self._cancelled.is_set():
-                self._finish("quit", "generation cancelled by the user")
+                self._finish(FinishReason.QUIT, "generation cancelled by the user")
         return self.finished
 
     def cancel(self) -> None:
@@ -235,7 +238,7 @@ class Session:
 
     def _steps_taken(self) -> int:
         """Model proposals executed or rejected (commands the user ran do not count)."""
-        return sum(1 for record in self.records if record.extra.get("source") != "user")
+        return sum(1 for record in self.records if record.origin is Origin.MODEL)
 
     def _out_of_time(self) -> bool:
         limit, started = self.config.max_time, self._started_at
@@ -265,13 +268,13 @@ class Session:
     def _turn(self) -> StepProposed | None:
         limit = self._limit_reached()
         if limit:
-            raise SessionStop("limit", limit)
+            raise SessionStop(FinishReason.LIMIT, limit)
         index = self.state.next_index()
         self._emit(TurnStarted(index))
         try:
             fitted = self._fit_context()
         except ContextOverflow as overflow:
-            raise SessionStop("limit", f"context window full: {overflow}") from None
+            raise SessionStop(FinishReason.LIMIT, f"context window full: {overflow}") from None
         trimmed = (fitted.capped, fitted.elided)
         if any(trimmed) and trimmed != self._trimmed:
             self._emit(
@@ -359,13 +362,13 @@ class Session:
                     break
                 if self._out_of_time():
                     self.backend.cancel()
-                    raise SessionStop("limit", self._limit_reached() or "out of time")
+                    raise SessionStop(FinishReason.LIMIT, self._limit_reached() or "out of time")
         except ScriptExhausted as exhausted:
-            raise SessionStop("script_exhausted", str(exhausted)) from None
+            raise SessionStop(FinishReason.SCRIPT_EXHAUSTED, str(exhausted)) from None
         except ServerFault:
             raise  # generate_with_retries retries or stops with a named reason
         except BackendError as error:
-            raise SessionStop("error", str(error)) from None
+            raise SessionStop(FinishReason.ERROR, str(error)) from None
         if self._cancelled.is_set():
             self._emit(Notice("generation cancelled"))
             return None
@@ -397,7 +400,7 @@ class Session:
             raise stop
         if self.state.format_errors >= self.config.max_format_errors:
             raise SessionStop(
-                "format_errors",
+                FinishReason.FORMAT_ERRORS,
                 f"stopped after {self.state.format_errors} replies in a row that held no action "
                 f"navtui could read ({formats.dialect_words(self.config.dialect)}; last problem: "
                 f"{error.problem})",
@@ -426,7 +429,7 @@ class Session:
         changes are checkpointed as the user's own before the step runs (`_keep_user_edits`).
         """
         if isinstance(decision, Quit):
-            self._finish("quit", "quit by the user")
+            self._finish(FinishReason.QUIT, "quit by the user")
             return None
         proposal = self.pending
         if proposal is None:
@@ -470,7 +473,7 @@ class Session:
         if limit is None or self._stuck.count < limit:
             return None
         return SessionStop(
-            "stuck",
+            FinishReason.STUCK,
             f"stopped after {self._stuck.count} turns in which the model repeated itself "
             f"(--max-stuck {limit}); last: {stuck}",
         )
@@ -499,7 +502,7 @@ class Session:
             diff = self.workspace.step_diff(proposal.index)
         except WorkspaceError as error:
             raise SessionStop(
-                "error", f"could not checkpoint your edits before step {proposal.index}: {error}"
+                FinishReason.ERROR, f"could not checkpoint your edits before step {proposal.index}: {error}"
             ) from None
         record = StepRecord(
             index=proposal.index,
@@ -507,7 +510,7 @@ class Session:
             decision=Approve(),
             checkpoint=checkpoint,
             diff=diff,
-            extra={"source": "user", USER_EDITS_KEY: changed},
+            extra={SOURCE_KEY: Origin.USER, USER_EDITS_KEY: changed},
         )
         what = ", ".join(changed[:10])
         if len(changed) > 10:
@@ -532,7 +535,7 @@ class Session:
             checkpoint = self.workspace.checkpoint(proposal.index)
             diff = self.workspace.step_diff(proposal.index)
         except WorkspaceError as error:
-            raise SessionStop("error", f"could not checkpoint step {proposal.index}: {error}") from None
+            raise SessionStop(FinishReason.ERROR, f"could not checkpoint step {proposal.index}: {error}") from None
         self._warn_repo_control(proposal.index)
         record = StepRecord(
             index=proposal.index,
@@ -559,7 +562,7 @@ class Session:
         store_turn(record, prompts.Turn(assistant, text))
         self._emit(StepExecuted(record))
         if isinstance(action, Submit) and review is None:
-            self._finish("submitted", "the model submitted its fix")
+            self._finish(FinishReason.SUBMITTED, "the model submitted its fix")
         self._stop_if_stuck(stuck)
         return record
 
@@ -597,7 +600,7 @@ class Session:
             ))
 
     def _submits_reviewed(self) -> int:
-        return sum(1 for record in self.records if REVIEW_KEY in record.extra)
+        return sum(1 for record in self.records if record.status is StepStatus.REVIEWED)
 
     def _review(self, action: Action) -> str | None:
         """The review message a submit gets instead of ending the session (SWE-smith's review on
@@ -631,7 +634,7 @@ class Session:
             observation=observation,
             checkpoint=checkpoint,
             diff=self.workspace.step_diff(index),
-            extra={"source": "user"},
+            extra={SOURCE_KEY: Origin.USER},
         )
         note = prompts.format_user_command(
             self.dialect, command, observation, self.profile, self.executor.path_map.to_model

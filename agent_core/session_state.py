@@ -26,7 +26,7 @@ from agent_core.events import (
     UserMessage,
 )
 from agent_core.formats import ParseError
-from agent_core.steps import USER_EDITS_KEY, StepRecord
+from agent_core.steps import Origin, StepRecord, StepStatus
 from agent_core.stored_turns import stored_turn
 
 
@@ -99,11 +99,11 @@ class SessionState:
             self.finished = event
 
     def _decided(self, record: StepRecord) -> None:
-        if USER_EDITS_KEY not in record.extra:  # the user's edits: no turn in the conversation
+        if record.status is not StepStatus.USER_EDITS:  # no turn in the conversation
             self.entries.append(Entry(record.index, logged_turn(record, self.dialect)))
         self.records.append(record)
         self.pending = None
-        if record.extra.get("source") != "user":
+        if record.origin is Origin.MODEL:
             self.format_errors = 0
             self.model_turns_used += 1
 
@@ -126,7 +126,7 @@ def logged_turn(record: StepRecord, dialect: str) -> prompts.Turn:
         feedback = getattr(record.decision, "feedback", "")
         return prompts.Turn(record.proposed.raw, prompts.format_rejection(dialect, feedback))
     assert record.action is not None
-    if record.extra.get("source") == "user":
+    if record.origin is Origin.USER:
         command = getattr(record.action, "command", "")
         return prompts.Turn("", prompts.format_user_command(dialect, command, record.observation))
     text = prompts.format_observation(

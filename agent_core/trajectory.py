@@ -65,6 +65,7 @@ from agent_core.events import (
     UsageReported,
     UserMessage,
 )
+from agent_core.finish import FinishReason
 from agent_core.git.runner import GitRunner
 from agent_core.sanitize import json_safe
 from agent_core.steps import (
@@ -73,6 +74,7 @@ from agent_core.steps import (
     Decision,
     EditAction,
     Observation,
+    Origin,
     ProposedStep,
     Quit,
     Reject,
@@ -246,7 +248,17 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     cls = _PLAIN_EVENTS.get(name)  # type: ignore[arg-type]
     if cls is None:
         raise ValueError(f"unknown event type {name!r}")
+    if cls is SessionFinished:
+        body["reason"] = _finish_reason(body.get("reason"))
     return cls(**body)
+
+
+def _finish_reason(value: object) -> FinishReason:
+    """A logged finish reason; one this navtui does not know reads as an error."""
+    try:
+        return FinishReason(value)
+    except ValueError:
+        return FinishReason.ERROR
 
 
 def scrub(value: Any) -> Any:
@@ -456,7 +468,7 @@ class Trajectory:
             if isinstance(event, StepProposed):
                 return event.step.dialect
             if isinstance(event, (StepExecuted, StepRejected)):
-                if event.record.extra.get("source") != "user":
+                if event.record.origin is Origin.MODEL:
                     return event.record.proposed.dialect
         return "auto"
 
@@ -529,7 +541,7 @@ def resume_refusal(trajectory: Trajectory) -> str | None:
         return (f"{trajectory.path} has no SessionStarted line: "
                 "it is not a session log navtui can resume")
     finished = trajectory.finished
-    if finished is not None and finished.reason == "submitted":
+    if finished is not None and finished.reason is FinishReason.SUBMITTED:
         return (f"session {trajectory.session_id} already submitted its fix; nothing to resume "
                 f"(`navtui export {trajectory.session_id} --format swebench` writes its patch)")
     running = trajectory.running_in
@@ -582,7 +594,7 @@ def _summary(facts: dict[str, Any], path: Path) -> SessionSummary:
     status = finished or ("running" if running is not None else "interrupted")
     resumable = (
         facts["has_start"]
-        and finished != "submitted"
+        and finished != FinishReason.SUBMITTED
         and (running is None or running == os.getpid())
     )
     started = facts["started"]

@@ -24,6 +24,7 @@ from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend,
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
+from agent_core.finish import FinishReason
 from agent_core.executor.sandbox import (
     SANDBOX_MODES,
     Launcher,
@@ -40,16 +41,6 @@ from agent_core.trajectory import TrajectoryError
 from agent_core.workspace import Workspace, WorkspaceError
 
 SUBCOMMANDS = ("sessions", "export", "batch", "demo", "config", "doctor", "finetune")
-EXIT_CODES = {
-    "submitted": 0,
-    "error": 1,
-    "limit": 2,
-    "script_exhausted": 2,
-    "format_errors": 2,
-    "stuck": 2,
-    "server_unavailable": 2,
-    "quit": 3,
-}
 
 
 class CliError(Exception):
@@ -633,7 +624,7 @@ def run_headless(
         finished = session.finished
     finally:
         session.close()
-    return EXIT_CODES.get(finished.reason, 1)
+    return FinishReason(finished.reason).exit_code
 
 
 def read_line(prompt: str, out: IO[str]) -> str:

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
+from agent_core.finish import FinishReason
 from agent_core.git.errors import UnsafeRestore
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
@@ -41,10 +42,6 @@ if TYPE_CHECKING:
 
 SessionFactory = Callable[[str], "Session"]
 ResumeFactory = Callable[[str], "Session"]
-
-# Exit codes, the same as the headless runner's.
-EXIT_CODES = {"submitted": 0, "error": 1, "limit": 2, "script_exhausted": 2, "format_errors": 2,
-              "stuck": 2, "quit": 3}
 
 DARK = Theme(
     name="navtui-dark", primary="#7aa2c8", secondary="#8fa9a1", accent="#d9a766",
@@ -182,7 +179,7 @@ class NavApp(App[int]):
 
     def _on_start(self, choice: StartChoice | None) -> None:
         if choice is None:
-            self.exit(return_code=EXIT_CODES["quit"])
+            self.exit(return_code=FinishReason.QUIT.exit_code)
         elif choice.kind == "resume" and self.resume is not None:
             resume = self.resume
             self._show_main(self._main_screen("", loading_message=f"Resuming session {choice.value}…"))
@@ -263,7 +260,7 @@ class NavApp(App[int]):
                 ending = "navtui: quit; the session is saved and can be resumed."
             else:
                 ending = "navtui: quit; nothing is kept (a temporary repository)."
-            self._leave(EXIT_CODES["quit"], ending)
+            self._leave(FinishReason.QUIT.exit_code, ending)
         else:
             patch = finished.patch
             if not finished.patch_complete and self.main is not None and self.main.session:
@@ -291,7 +288,7 @@ class NavApp(App[int]):
             except (FinishError, OSError) as error:
                 self.notify(str(error), title="Could not do that", severity="error", timeout=15)
                 continue
-            self._leave(EXIT_CODES.get(reason, 1), outcome)
+            self._leave(FinishReason(reason).exit_code, outcome)
             return
 
     async def _apply(self, choice: FinishChoice, patch: str, issue: str) -> str:

@@ -31,7 +31,7 @@ from agent_core.formats import ParseError
 from agent_core.prompt_log import rebuild
 from agent_core.session_state import logged_turn
 from agent_core.session import AUTO_PROMPT_DIALECT
-from agent_core.steps import USER_EDITS_KEY, EditAction, StepRecord
+from agent_core.steps import EditAction, Origin, StepRecord, StepStatus
 from agent_core.trajectory import Trajectory, TrajectoryError
 
 
@@ -123,9 +123,9 @@ class _Fold:
         elif isinstance(event, (StepExecuted, StepRejected)):
             record = event.record
             self.last_step = record.index
-            if record.extra.get("source") != "user":
+            if record.origin is Origin.MODEL:
                 self._close(record.index, record.proposed.raw, _label(record), record)
-            if USER_EDITS_KEY not in record.extra:
+            if record.status is not StepStatus.USER_EDITS:
                 self.turns.append((record.index, logged_turn(record, self.dialect)))
         elif isinstance(event, UserMessage):
             note = event.observation or prompts.format_user_message(self.dialect, event.text)
