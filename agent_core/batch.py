@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_core.backends.base import Backend, Prompt, Usage
+from agent_core.backends.base import Backend
 from agent_core.batch_progress import BatchProgress
 from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
@@ -44,6 +44,7 @@ from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
 from agent_core.finish import FinishReason
 from agent_core.git.runner import GitRunner
+from agent_core.prompt_types import Prompt, Usage
 from agent_core.sanitize import json_safe
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Approve, Decision, Quit

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_core.backends.base import Usage
 from agent_core.finish import FinishReason
+from agent_core.prompt_types import Usage
 from agent_core.steps import ProposedStep, StepRecord
 
 

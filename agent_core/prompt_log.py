@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent_core import prompts
-from agent_core.backends.base import Prompt, Usage
-from agent_core.backends.identity import text_sha256
 from agent_core.context import Fitted, shown_turns
 from agent_core.events import PromptSent
 from agent_core.profiles import Profile
+from agent_core.prompt_types import Prompt, Usage, text_sha256
 
 if TYPE_CHECKING:
     from agent_core.session import Session

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_core import prompts
-from agent_core.backends.base import Backend, Prompt
+from agent_core.backends.base import Backend
 from agent_core.events import (
     Event,
     SessionFinished,
@@ -37,6 +37,7 @@ from agent_core.events import (
     StepRejected,
 )
 from agent_core.executor import Executor
+from agent_core.prompt_types import Prompt
 from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig
 from agent_core.session_state import SessionState
 from agent_core.steps import StepRecord

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 
 from agent_core import formats, prompt_log, prompts
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
-from agent_core.backends.base import Backend, BackendError, Prompt, Usage
+from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.faults import ServerFault
 from agent_core.backends.replay import ScriptExhausted
 from agent_core.context import ContextFitter, ContextOverflow, Fitted
@@ -45,10 +45,9 @@ from agent_core.finish import FinishReason
 from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
 from agent_core.policy import AutoPolicy, Policy
+from agent_core.prompt_types import Prompt, Usage
 from agent_core.repetition import RepetitionGuard
 from agent_core.session_state import SessionState
-from agent_core.stored_turns import store_turn
-from agent_core.stuck import StuckDetector
 from agent_core.steps import (
     REVIEW_KEY,
     SOURCE_KEY,
@@ -64,6 +63,8 @@ from agent_core.steps import (
     StepRecord,
     StepStatus,
 )
+from agent_core.stored_turns import store_turn
+from agent_core.stuck import StuckDetector
 from agent_core.turn_retry import generate_with_retries
 from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 

@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent_core.actions import Action, action_from_dict, action_to_dict
-from agent_core.backends.base import Usage
 from agent_core.events import (
     Event,
     FormatError,
@@ -67,6 +66,7 @@ from agent_core.events import (
 )
 from agent_core.finish import FinishReason
 from agent_core.git.runner import GitRunner
+from agent_core.prompt_types import Usage
 from agent_core.sanitize import json_safe
 from agent_core.steps import (
     Approve,

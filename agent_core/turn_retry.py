@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent_core.backends.base import Prompt
 from agent_core.backends.faults import ContextTooLong, ServerUnavailable, StreamDropped
 from agent_core.context import ContextFitter, ContextOverflow, Fitted
 from agent_core.events import Event, Notice, TurnStarted
 from agent_core.finish import FinishReason
+from agent_core.prompt_types import Prompt
 from agent_core.prompts import Turn
 
 MAX_DROPS = 2

@@ -19,6 +19,7 @@ from agent_core.backends.backoff import ServerBackoff
 from agent_core.backends.base import Backend, BackendError, ProgressCallback
 from agent_core.backends.credentials import split_credentials
 from agent_core.backends.presets import PRESETS, resolve_preset
+from agent_core.formats import detect_dialect, dialect_from_names
 
 BACKENDS = ("hf", "openai", "replay")
 # What `--backend hf` imports: the `local` extra (bitsandbytes is checked only for 4/8-bit).
@@ -26,14 +27,6 @@ LOCAL_PACKAGES = ("torch", "transformers", "peft", "accelerate")
 LOCAL_INSTALL = "pip install 'navtui[local]'"
 DEFAULT_CONTEXT_WINDOW = 16_384
 DEFAULT_MAX_NEW_TOKENS = 1024
-# Hints in a model's name that give its dialect away (checked in order, lower-cased).
-NAME_DIALECTS = (
-    ("navigator", "toolcall"),
-    ("r2e", "text"),
-    ("swe-smith", "xml"),
-    ("swesmith", "xml"),
-    ("swe-agent", "xml"),
-)
 
 
 @dataclass
@@ -84,7 +77,8 @@ def resolve(config: BackendConfig) -> BackendConfig:
         resolved.context_window = config.context_window or preset.context_window
         resolved.max_new_tokens = config.max_new_tokens or preset.max_new_tokens
     if resolved.dialect == "auto":
-        resolved.dialect = _dialect_from_names(resolved) or _dialect_from_script(resolved) or "auto"
+        names = (resolved.preset, resolved.model, resolved.adapter)
+        resolved.dialect = dialect_from_names(names) or _dialect_from_script(resolved) or "auto"
     resolved.context_window = resolved.context_window or DEFAULT_CONTEXT_WINDOW
     resolved.max_new_tokens = resolved.max_new_tokens or DEFAULT_MAX_NEW_TOKENS
     return resolved
@@ -139,17 +133,11 @@ def missing_local_packages() -> list[str]:
     return [name for name in LOCAL_PACKAGES if importlib.util.find_spec(name) is None]
 
 
-def _dialect_from_names(config: BackendConfig) -> str | None:
-    names = " ".join(n for n in (config.preset, config.model, config.adapter) if n).lower()
-    return next((dialect for hint, dialect in NAME_DIALECTS if hint in names), None)
-
-
 def _dialect_from_script(config: BackendConfig) -> str | None:
     """The dialect the first scripted turn is written in (replay only)."""
     if config.backend != "replay" or not config.script:
         return None
     from agent_core.backends.replay import load_script
-    from agent_core.formats import detect_dialect
 
     outputs = load_script(Path(config.script).expanduser())
     return detect_dialect(outputs[0]) if outputs else None

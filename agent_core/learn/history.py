@@ -16,7 +16,6 @@ from enum import StrEnum
 from typing import Any
 
 from agent_core import prompts
-from agent_core.backends.base import Prompt
 from agent_core.events import (
     FormatError,
     PromptSent,
@@ -29,8 +28,9 @@ from agent_core.events import (
 )
 from agent_core.formats import ParseError
 from agent_core.prompt_log import rebuild
-from agent_core.session_state import logged_turn
+from agent_core.prompt_types import Prompt
 from agent_core.session import AUTO_PROMPT_DIALECT
+from agent_core.session_state import logged_turn
 from agent_core.steps import EditAction, Origin, StepRecord, StepStatus
 from agent_core.trajectory import Trajectory, TrajectoryError
 
