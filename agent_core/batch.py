@@ -221,7 +221,7 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-class SharedBackend:
+class SharedBackend(Backend):
     """One loaded model serving every worker: turns are generated one at a time.
 
     For a local (hf) model, which cannot generate for two sessions at once and is too big to
@@ -252,10 +252,10 @@ class SharedBackend:
         return self.inner.count_tokens(prompt)
 
     def count_added_tokens(self, before: Prompt, after: Prompt) -> int:
-        counted = getattr(self.inner, "count_added_tokens", None)
-        if counted is None:
-            return self.count_tokens(after) - self.count_tokens(before)
-        return counted(before, after)
+        return self.inner.count_added_tokens(before, after)
+
+    def skip(self, turns: int) -> None:
+        self.inner.skip(turns)
 
     def close(self) -> None:
         """Kept loaded for the other instances (see `shutdown`)."""

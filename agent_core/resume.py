@@ -37,7 +37,6 @@ from agent_core.events import (
     StepRejected,
 )
 from agent_core.executor import Executor
-from agent_core.prompt_types import Prompt
 from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig
 from agent_core.session_state import SessionState
 from agent_core.steps import StepRecord
@@ -153,20 +152,6 @@ def _changes_notice(
     )
 
 
-def fast_forward(backend: Backend, turns: int) -> None:
-    """Skip the replay script's outputs the log already consumed (only replay backends)."""
-    if getattr(backend, "name", "") != "replay" or turns <= 0:
-        return
-    delay = getattr(backend, "delay", 0.0)
-    backend.delay = 0.0  # type: ignore[attr-defined]
-    try:
-        for _ in range(turns):
-            for _chunk in backend.stream(Prompt()):
-                pass
-    finally:
-        backend.delay = delay  # type: ignore[attr-defined]
-
-
 def session_config(state: ResumeState, **overrides: object) -> SessionConfig:
     """The logged SessionConfig, with `overrides` (e.g. a new `max_steps`) applied."""
     known = {f.name for f in dataclasses.fields(SessionConfig)}
@@ -209,7 +194,7 @@ def resume_session(
     )
     for listener in listeners:
         session.subscribe(listener)
-    fast_forward(backend, state.state.model_turns_used)
+    backend.skip(state.state.model_turns_used)  # a scripted backend moves past what was used
     steps = sum(1 for r in state.records if r.checkpoint is not None)
     session.restore_state(
         state.state,

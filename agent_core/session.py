@@ -208,7 +208,7 @@ class Session:
         self.workspace.begin(self.id)
         self._started_at = time.monotonic()
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
-        for message in getattr(self.backend, "notices", ()):
+        for message in self.backend.notices:
             self._emit(Notice(message))
         self._warn_outside()
 
@@ -297,7 +297,7 @@ class Session:
         self._emit(
             UsageReported(
                 index, usage, fitted.tokens, self.config.context_window,
-                context_estimated=not getattr(self.backend, "exact_counts", True),
+                context_estimated=not self.backend.exact_counts,
             )
         )
         sent = prompt_log.prompt_sent(self, index, fitted, len(self.state.entries), usage,
@@ -324,7 +324,7 @@ class Session:
                 self._build_prompt,
                 self.backend.count_tokens,
                 self.config.context_window - self.config.max_new_tokens,
-                count_added=getattr(self.backend, "count_added_tokens", None),
+                count_added=self.backend.count_added_tokens,
             )
             self._fitter = (self.dialect, fitter)
         return self._fitter[1].fit(self.state.turns)
