@@ -20,7 +20,7 @@ from typing import IO, NoReturn
 
 from agent_core import __version__
 from agent_core.backends.base import Backend, BackendError, ProgressCallback
-from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend, describe, resolve
+from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend, describe, resolve, spec_for
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
@@ -273,7 +273,7 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
         backend_info=describe(resolved),
         prompt_profile=profile,
         # A replay script replays a recording, which has a review turn only if it was recorded.
-        submit_review=not getattr(args, "no_submit_review", False) and resolved.backend != "replay",
+        submit_review=not getattr(args, "no_submit_review", False) and not spec_for(resolved.backend).scripted,
     )
 
 
@@ -602,7 +602,7 @@ def run_headless(
         progress = printer.load_progress
     elif not args.quiet:
         progress = LoadLines(sys.stderr)
-        rates = backend_config(args).backend != "replay"
+        rates = not spec_for(backend_config(args).backend or "").scripted
         listeners.append(TurnMeter(sys.stderr, live=sys.stderr.isatty(), rates=rates))
     if args.resume:
         session = resume(args, workspace, listeners=tuple(listeners), progress=progress)
