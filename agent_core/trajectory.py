@@ -565,11 +565,6 @@ class SessionSummary:
     decisions: dict[str, int] = field(default_factory=dict)  # approved / rejected / edited
 
 
-def summarize(trajectory: Trajectory) -> SessionSummary:
-    """Status: the finish reason, `running` (its writer is alive) or `interrupted` (resumable)."""
-    return _summary(_facts(trajectory), trajectory.path)
-
-
 def _facts(trajectory: Trajectory) -> dict[str, Any]:
     """What a session's line in the list needs, as kept in the sessions index."""
     live = live_records(trajectory.events)
@@ -588,7 +583,8 @@ def _facts(trajectory: Trajectory) -> dict[str, Any]:
 
 
 def _summary(facts: dict[str, Any], path: Path) -> SessionSummary:
-    """The list line, with `running` decided now (the writer may have died since)."""
+    """The list line. Its status: the finish reason, `running` (its writer is alive, decided now:
+    it may have died since) or `interrupted` (resumable)."""
     finished, pid = facts["finished"], facts["pid"]
     running = pid if finished is None and pid and _alive(pid) else None
     status = finished or ("running" if running is not None else "interrupted")
