@@ -53,9 +53,10 @@ from agent_core.actions import Action, Bash
 from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
 from agent_core.finish import FinishReason
 from agent_core.git.runner import GitRunner
+from agent_core.redaction import was_cut
 from agent_core.steps import EditAction, Observation, Origin, Reject, StepRecord
+from agent_core.trajectory import Trajectory, live_records
 from agent_core.translated_output import TreeUnavailable, translated_output
-from agent_core.trajectory import Trajectory, live_records, was_cut
 
 FORMATS = ("replay", "sft-toolcall", "sft-text", "swebench", "sft", "dpo", "kto")
 
