@@ -22,7 +22,6 @@ from agent_core import formats, prompt_log, prompts
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
 from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.faults import ServerFault
-from agent_core.backends.replay import ScriptExhausted
 from agent_core.context import ContextFitter, ContextOverflow, Fitted
 from agent_core.events import (
     Event,
@@ -364,12 +363,10 @@ class Session:
                 if self._out_of_time():
                     self.backend.cancel()
                     raise SessionStop(FinishReason.LIMIT, self._limit_reached() or "out of time")
-        except ScriptExhausted as exhausted:
-            raise SessionStop(FinishReason.SCRIPT_EXHAUSTED, str(exhausted)) from None
         except ServerFault:
             raise  # generate_with_retries retries or stops with a named reason
-        except BackendError as error:
-            raise SessionStop(FinishReason.ERROR, str(error)) from None
+        except BackendError as error:  # the reason says how: an error, a script used up, ...
+            raise SessionStop(error.reason, str(error)) from None
         if self._cancelled.is_set():
             self._emit(Notice("generation cancelled"))
             return None

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from agent_core.finish import FinishReason
 from agent_core.prompt_types import Prompt, Usage
 
 __all__ = [
@@ -34,7 +35,11 @@ ProgressCallback = Callable[[LoadProgress], None]
 
 
 class BackendError(Exception):
-    """A failure the user must act on; the message says how (which URL, which command, ...)."""
+    """A failure the user must act on; the message says how (which URL, which command, ...).
+
+    Raised while generating, it ends the session with `reason`."""
+
+    reason = FinishReason.ERROR
 
 
 @runtime_checkable

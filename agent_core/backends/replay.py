@@ -15,10 +15,13 @@ from pathlib import Path
 
 from agent_core.backends.base import Backend, BackendError, Prompt, Usage
 from agent_core.backends.token_estimate import estimate_prompt_tokens, estimate_text_tokens
+from agent_core.finish import FinishReason
 
 
 class ScriptExhausted(BackendError):
     """Every turn of the replay script has been used."""
+
+    reason = FinishReason.SCRIPT_EXHAUSTED
 
 
 def load_script(path: Path) -> list[str]:
