@@ -80,17 +80,6 @@ ACTION_TYPES: dict[str, type[Action]] = {
     cls.kind: cls for cls in (Bash, Read, Search, Edit, StrReplaceEditor, Submit)
 }
 
-# Kinds that only look at the repository and never change it.
-READ_ONLY_KINDS = frozenset({"read", "search"})
-
-
-def is_read_only(action: Action) -> bool:
-    """True when executing `action` cannot change any file."""
-    if isinstance(action, StrReplaceEditor):
-        return action.command == "view"
-    return action.kind in READ_ONLY_KINDS
-
-
 def action_to_dict(action: Action) -> dict[str, Any]:
     """JSON-ready form: `{"kind": ..., **fields}` with None fields left out."""
     data = {k: v for k, v in asdict(action).items() if v is not None}

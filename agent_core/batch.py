@@ -36,13 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_core.backends.base import Backend, Prompt, Usage
+from agent_core.backends.base import Backend
 from agent_core.batch_progress import BatchProgress
 from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
+from agent_core.finish import FinishReason
 from agent_core.git.runner import GitRunner
+from agent_core.prompt_types import Prompt, Usage
 from agent_core.sanitize import json_safe
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Approve, Decision, Quit
@@ -219,7 +221,7 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-class SharedBackend:
+class SharedBackend(Backend):
     """One loaded model serving every worker: turns are generated one at a time.
 
     For a local (hf) model, which cannot generate for two sessions at once and is too big to
@@ -250,10 +252,10 @@ class SharedBackend:
         return self.inner.count_tokens(prompt)
 
     def count_added_tokens(self, before: Prompt, after: Prompt) -> int:
-        counted = getattr(self.inner, "count_added_tokens", None)
-        if counted is None:
-            return self.count_tokens(after) - self.count_tokens(before)
-        return counted(before, after)
+        return self.inner.count_added_tokens(before, after)
+
+    def skip(self, turns: int) -> None:
+        self.inner.skip(turns)
 
     def close(self) -> None:
         """Kept loaded for the other instances (see `shutdown`)."""
@@ -286,7 +288,8 @@ def run_parallel(
         try:
             result = run_one(instance)
         except Exception as exc:  # one broken instance must not stop the others
-            result = InstanceResult(instance.instance_id, "error", f"{type(exc).__name__}: {exc}")
+            result = InstanceResult(instance.instance_id, FinishReason.ERROR,
+                                    f"{type(exc).__name__}: {exc}")
         if on_result is not None:
             on_result(result)
         return result
@@ -303,10 +306,6 @@ def run_parallel(
 
 
 STOPPED = "stopped"  # status of an instance the batch was stopped before or during
-
-
-# Reasons after which an instance has a prediction and is not run again.
-FINISHED_REASONS = frozenset({"submitted", "limit", "script_exhausted", "format_errors", "stuck"})
 
 
 @dataclass
@@ -404,11 +403,11 @@ class Batch:
             finished = self._session(instance, worktree, path)
         finally:
             self.worktrees.remove(instance.repo, worktree)
-        stopped = self._stopping.is_set() and finished.reason == "quit"
+        stopped = self._stopping.is_set() and finished.reason == FinishReason.QUIT
         status = STOPPED if stopped else finished.reason
         result = InstanceResult(instance.instance_id, status, finished.message, finished.patch,
                                 path)
-        if finished.reason in FINISHED_REASONS:
+        if FinishReason(finished.reason).has_prediction:
             self.predictions.append(
                 {
                     "instance_id": instance.instance_id,

@@ -12,7 +12,9 @@ import threading
 import time
 from typing import Any
 
-FAILED = frozenset({"error", "server_unavailable"})
+from agent_core.finish import FinishReason
+
+FAILED = frozenset({FinishReason.ERROR, FinishReason.SERVER_UNAVAILABLE})
 
 
 class BatchProgress:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agent_core import prompts
-from agent_core.backends.base import Prompt
+from agent_core.prompt_types import Prompt
 from agent_core.prompts import Turn
 
 Build = Callable[[list[Turn]], Prompt]

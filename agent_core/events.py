@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_core.backends.base import Usage
+from agent_core.finish import FinishReason
+from agent_core.prompt_types import Usage
 from agent_core.steps import ProposedStep, StepRecord
 
 
@@ -141,14 +142,13 @@ class UserMessage:
 
 @dataclass
 class SessionFinished:
-    """`reason`: submitted | limit | stuck | script_exhausted | format_errors | quit | error |
-    server_unavailable (a server fault that outlasted its retries; the session can be resumed).
+    """`reason`: why (`agent_core.finish.FinishReason`, with its exit code).
 
     `patch` is bounded (huge and binary files named with size and blob id); when that left
     something out, `patch_complete` is False and `Workspace.patch()` gives all of it.
     """
 
-    reason: str
+    reason: FinishReason
     message: str
     patch: str = ""
     patch_complete: bool = True

@@ -51,11 +51,13 @@ from typing import Any
 from agent_core import formats, prompts
 from agent_core.actions import Action, Bash
 from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
+from agent_core.finish import FinishReason
 from agent_core.git.runner import GitRunner
 from agent_core.patch_scope import patch_scope
-from agent_core.steps import EditAction, Observation, Reject, StepRecord
+from agent_core.redaction import was_cut
+from agent_core.steps import EditAction, Observation, Origin, Reject, StepRecord
+from agent_core.trajectory import Trajectory, live_records
 from agent_core.translated_output import TreeUnavailable, translated_output
-from agent_core.trajectory import Trajectory, live_records, was_cut
 
 FORMATS = ("replay", "sft-toolcall", "sft-text", "swebench", "sft", "dpo", "kto")
 
@@ -93,7 +95,7 @@ def effective_steps(trajectory: Trajectory, *, rejected: bool = False) -> list[S
             Step(
                 record=record,
                 action=record.action,
-                by_user=record.extra.get("source") == "user",
+                by_user=record.origin is Origin.USER,
                 edited=isinstance(record.decision, EditAction),
                 before=before,
             )
@@ -282,7 +284,7 @@ def final_patch(trajectory: Trajectory, repo: Path | None) -> str:
     log) checkpoint 0 -> the last checkpoint (needs `repo`)."""
     finished = trajectory.finished
     whole = finished is not None and finished.patch_complete and not was_cut(finished.patch)
-    if finished is not None and finished.reason != "error" and whole:
+    if finished is not None and finished.reason != FinishReason.ERROR and whole:
         return finished.patch
     steps = [s for s in effective_steps(trajectory) if s.record.checkpoint is not None]
     if not steps:

@@ -82,21 +82,15 @@ def command_matches_any(command: str, prefixes: list[str]) -> bool:
 
 
 class RulesPolicy:
-    """Approve by action kind or by command prefix; ask `fallback` about everything else.
+    """Which proposals are approved without asking: by action kind or by command prefix.
 
     Kinds are action kinds (`read`, `search`, `bash`, `edit`, `str_replace_editor`, `submit`) plus
     `view` for the editor's read-only view command.
     """
 
-    def __init__(
-        self,
-        allow_kinds: set[str],
-        allow_prefixes: list[str],
-        fallback: Policy,
-    ) -> None:
+    def __init__(self, allow_kinds: set[str], allow_prefixes: list[str]) -> None:
         self.allow_kinds = set(allow_kinds)
         self.allow_prefixes = list(allow_prefixes)
-        self.fallback = fallback
 
     def allow_kind(self, kind: str) -> None:
         self.allow_kinds.add(kind)
@@ -114,8 +108,3 @@ class RulesPolicy:
         if isinstance(action, Bash):
             return command_matches_any(action.command, self.allow_prefixes)
         return False
-
-    def decide(self, proposal: StepProposed) -> Decision:
-        if self.allows(proposal):
-            return Approve()
-        return self.fallback.decide(proposal)

@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent_core import prompts
-from agent_core.backends.base import Prompt, Usage
-from agent_core.backends.identity import text_sha256
 from agent_core.context import Fitted, shown_turns
 from agent_core.events import PromptSent
 from agent_core.profiles import Profile
+from agent_core.prompt_types import Prompt, Usage, text_sha256
 
 if TYPE_CHECKING:
+    from agent_core.backends.base import Backend
     from agent_core.session import Session
 
 
@@ -36,12 +36,12 @@ def request_sha256(body: dict[str, Any]) -> str:
     return text_sha256(json.dumps(body, sort_keys=True, ensure_ascii=False))
 
 
-def prompt_digest(backend: Any, prompt: Prompt) -> tuple[str, str]:
+def prompt_digest(backend: Backend, prompt: Prompt) -> tuple[str, str]:
     """(sha256, what it is of) for the prompt `backend` was last sent (`PromptSent.digest_of`)."""
-    rendered = getattr(backend, "last_rendered", None)
+    rendered = backend.last_rendered
     if isinstance(rendered, str):
         return text_sha256(rendered), "rendered"
-    request = getattr(backend, "last_request", None)
+    request = backend.last_request
     if request is not None:
         return request_sha256(request[1]), "request"
     if prompt.text is not None:
@@ -80,12 +80,9 @@ def prompt_sent(
     )
 
 
-def backend_identity(backend: Any) -> dict[str, Any]:
-    """`backend.identity()` where the backend has one, else its name."""
-    identity = getattr(backend, "identity", None)
-    if callable(identity):
-        return identity()
-    return {"backend": getattr(backend, "name", type(backend).__name__)}
+def backend_identity(backend: Backend) -> dict[str, Any]:
+    """What runs (`Backend.identity`), as the log keeps it."""
+    return backend.identity()
 
 
 def rebuild(sent: PromptSent, issue: str, turns: Sequence[prompts.Turn]) -> Prompt:

@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent_core.actions import Action
-from agent_core.backends.base import Prompt
 from agent_core.formats import Turn, get_dialect
 from agent_core.formats.errors import ParseError
 from agent_core.formats.prompting import LEADING_THOUGHT, chat_messages, completion_text
 from agent_core.profiles import Profile, load_profile
+from agent_core.prompt_types import Prompt
 from agent_core.steps import Observation
 
 __all__ = [

@@ -2,10 +2,10 @@
 
 The log (`agent_core.trajectory`) holds the issue, the config, every decided proposal with its
 raw model text, every observation and every checkpoint ref; the workspace holds the checkpoints.
-`load_state` rebuilds, from the log alone, the step records still standing after every undo and
-the conversation the model had read, turn by turn, exactly as the session stored it (each
-decided step carries its turn in `StepRecord.extra["turn"]`, see `agent_core.stored_turns`;
-format errors and user messages carry theirs in their events). `resume_session` then reattaches the workspace and
+`load_state` rebuilds, from the log alone, the state the session had: the fold of its events
+through `agent_core.session_state.SessionState.apply`, the reducer the live session uses (the
+step records still standing after every undo, and the conversation the model had read, turn by
+turn, exactly as the session stored it). `resume_session` then reattaches the workspace and
 hands that state to a new `Session` with the same id.
 
 Crash consistency: a step is kept when its `StepExecuted` line is in the log *and* its checkpoint
@@ -27,28 +27,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_core import prompts
-from agent_core.backends.base import Backend, Prompt
+from agent_core.backends.base import Backend
 from agent_core.events import (
     Event,
-    FormatError,
     SessionFinished,
     SessionStarted,
     StepExecuted,
     StepProposed,
     StepRejected,
-    StepUndone,
-    UserMessage,
 )
 from agent_core.executor import Executor
-from agent_core.formats import ParseError
 from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig
-from agent_core.steps import USER_EDITS_KEY, StepRecord
-from agent_core.stored_turns import stored_turn
+from agent_core.session_state import SessionState
+from agent_core.steps import StepRecord
 from agent_core.trajectory import Trajectory, TrajectoryError, read_trajectory, resume_refusal
 from agent_core.workspace import Workspace
-
-TurnEntry = tuple[int, prompts.Turn]  # (step index the turn belongs to, the turn)
-
 
 @dataclass
 class ResumeState:
@@ -57,16 +50,21 @@ class ResumeState:
     session_id: str
     issue: str
     config: dict
-    records: list[StepRecord]
-    turns: list[TurnEntry]
-    format_errors: int = 0
-    # Model outputs consumed so far (a replay script is fast-forwarded past them).
-    model_turns_used: int = 0
+    state: SessionState
     notices: list[str] = field(default_factory=list)
+
+    @property
+    def records(self) -> list[StepRecord]:
+        return self.state.records
+
+    @property
+    def turns(self) -> list[tuple[int, prompts.Turn]]:
+        """(step index the turn belongs to, the turn)."""
+        return [(entry.step, entry.turn) for entry in self.state.entries]
 
 
 def load_state(trajectory: Trajectory) -> ResumeState:
-    """Rebuild records and conversation from the log (no git access)."""
+    """Rebuild records and conversation from the log (no git access): the fold of its events."""
     starts = [e for e in trajectory.events if isinstance(e, SessionStarted)]
     if not starts:
         raise TrajectoryError(
@@ -77,64 +75,12 @@ def load_state(trajectory: Trajectory) -> ResumeState:
     config["dialect"] = trajectory.dialect
     # The shape observations were written in (the session's default while "auto" is unsettled).
     dialect = AUTO_PROMPT_DIALECT if config["dialect"] == "auto" else config["dialect"]
-    records: list[StepRecord] = []
-    turns: list[TurnEntry] = []
-    format_errors = used = 0
-    for event in trajectory.events:
-        if isinstance(event, FormatError):
-            observation = event.observation or prompts.format_parse_error(
-                dialect, ParseError(event.message, dialect)
-            )
-            turns.append((event.index, prompts.Turn(event.raw, observation)))
-            format_errors = event.consecutive
-            used += 1
-        elif isinstance(event, (StepRejected, StepExecuted)):
-            record = event.record
-            if USER_EDITS_KEY not in record.extra:  # the user's edits: no turn of the model's
-                turns.append((record.index, logged_turn(record, dialect)))
-            records.append(record)
-            if record.extra.get("source") != "user":
-                format_errors = 0
-                used += 1
-        elif isinstance(event, UserMessage):
-            step = records[-1].index if records else 0
-            note = event.observation or prompts.format_user_message(dialect, event.text)
-            turns.append((step, prompts.Turn("", note)))
-        elif isinstance(event, StepUndone):
-            records = [r for r in records if r.index <= event.to_index]
-            turns = [t for t in turns if t[0] <= event.to_index]
-            format_errors = 0
     return ResumeState(
         session_id=trajectory.session_id,
         issue=trajectory.issue,
         config=config,
-        records=records,
-        turns=turns,
-        format_errors=format_errors,
-        model_turns_used=used,
+        state=SessionState.fold(trajectory.events, dialect),
     )
-
-
-def logged_turn(record: StepRecord, dialect: str) -> prompts.Turn:
-    """The turn a decided step left in the conversation: the one the session stored with it.
-
-    Logs written before the session stored its turns get a plain approximation (an edited
-    step's note to the model is not rebuilt).
-    """
-    stored = stored_turn(record)
-    if stored is not None:
-        return stored
-    if record.observation is None:
-        feedback = getattr(record.decision, "feedback", "")
-        return prompts.Turn(record.proposed.raw, prompts.format_rejection(dialect, feedback))
-    assert record.action is not None
-    if record.extra.get("source") == "user":
-        command = getattr(record.action, "command", "")
-        return prompts.Turn("", prompts.format_user_command(dialect, command, record.observation))
-    text = prompts.format_observation(
-        dialect, record.action, record.observation, notice=record.proposed.notice
-    )
-    return prompts.Turn(record.proposed.raw, text)
 
 
 def how_it_stopped(trajectory: Trajectory) -> str:
@@ -180,11 +126,10 @@ def reconcile(
     changed = workspace.foreign_changes()
     if changed:
         notices.append(_changes_notice(workspace, last, changed, stopped, overwrite_changes))
-    turns = state.turns
+    standing = dataclasses.replace(state.state)
     if len(kept) < len(state.records):
-        first_lost = state.records[len(kept)].index
-        turns = [t for t in turns if t[0] < first_lost]
-    return dataclasses.replace(state, records=kept, turns=turns, notices=notices)
+        standing.drop_after(state.records[len(kept)].index - 1)
+    return dataclasses.replace(state, state=standing, notices=notices)
 
 
 def _changes_notice(
@@ -205,20 +150,6 @@ def _changes_notice(
         f"files changed {since}: restored checkpoint {last} ({restored}); what was there is "
         f"kept in {saved}: `git restore --source={saved} -- PATH` brings a file back"
     )
-
-
-def fast_forward(backend: Backend, turns: int) -> None:
-    """Skip the replay script's outputs the log already consumed (only replay backends)."""
-    if getattr(backend, "name", "") != "replay" or turns <= 0:
-        return
-    delay = getattr(backend, "delay", 0.0)
-    backend.delay = 0.0  # type: ignore[attr-defined]
-    try:
-        for _ in range(turns):
-            for _chunk in backend.stream(Prompt()):
-                pass
-    finally:
-        backend.delay = delay  # type: ignore[attr-defined]
 
 
 def session_config(state: ResumeState, **overrides: object) -> SessionConfig:
@@ -265,14 +196,12 @@ def resume_session(
     )
     for listener in listeners:
         session.subscribe(listener)
-    fast_forward(backend, state.model_turns_used)
+    backend.skip(state.state.model_turns_used)  # a scripted backend moves past what was used
     steps = sum(1 for r in state.records if r.checkpoint is not None)
     end = trajectory.finished  # a quit session goes on; a submitted one waits for a message
     submitted = end if end is not None and end.reason == "submitted" else None
     session.restore_state(
-        state.records,
-        state.turns,
-        format_errors=state.format_errors,
+        state.state,
         notices=[f"resumed session {state.session_id} after {steps} executed step(s)",
                  *state.notices],
         finished=submitted,

@@ -20,9 +20,8 @@ from datetime import datetime, timezone
 
 from agent_core import formats, prompt_log, prompts
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
-from agent_core.backends.base import Backend, BackendError, Prompt, Usage
+from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.faults import ServerFault
-from agent_core.backends.replay import ScriptExhausted
 from agent_core.context import ContextFitter, ContextOverflow, Fitted
 from agent_core.events import (
     Event,
@@ -41,25 +40,32 @@ from agent_core.events import (
     UserMessage,
 )
 from agent_core.executor import Executor
+from agent_core.finish import FinishReason
 from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
 from agent_core.patch_scope import PatchScope, patch_scope
 from agent_core.policy import AutoPolicy, Policy
+from agent_core.prompt_types import Prompt, Usage
 from agent_core.repetition import RepetitionGuard
-from agent_core.stored_turns import store_turn
-from agent_core.stuck import StuckDetector
+from agent_core.session_state import SessionState
 from agent_core.steps import (
     GIT_WARNINGS_KEY,
+    REVIEW_KEY,
+    SOURCE_KEY,
     USER_EDITS_KEY,
     Approve,
     Decision,
     EditAction,
     Observation,
+    Origin,
     ProposedStep,
     Quit,
     Reject,
     StepRecord,
+    StepStatus,
 )
+from agent_core.stored_turns import store_turn
+from agent_core.stuck import StuckDetector
 from agent_core.turn_retry import generate_with_retries
 from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 
@@ -90,19 +96,17 @@ def new_session_id() -> str:
 
 # The prompt shape used while the dialect is still "auto" (before the first parseable reply).
 AUTO_PROMPT_DIALECT = "toolcall"
-# The `StepRecord.extra` key of a submit answered with a review message (its stage, from 0).
-REVIEW_KEY = "submit_review"
 
 
-@dataclass
-class _Entry:
-    """One turn of the conversation, tagged with the step it belongs to (undo drops later ones).
+class SessionStop(Exception):
+    """Ends the session from deep inside a turn or a decision; caught at the `propose` /
+    `decide` boundary, which finishes the session with `reason` and `message` (an `error` is
+    also announced as a SessionError)."""
 
-    An empty `turn.assistant` is the user speaking (a message or a command they ran).
-    """
-
-    step: int
-    turn: prompts.Turn
+    def __init__(self, reason: FinishReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
 
 
 class Session:
@@ -124,13 +128,8 @@ class Session:
         self.workspace = workspace
         self.executor = executor
         self.backend = backend
-        self.records: list[StepRecord] = []
-        self.pending: StepProposed | None = None
-        self.finished: SessionFinished | None = None
+        self.state = SessionState(self.dialect)  # changed only by the events the session emits
         self._listeners: list[Callable[[Event], None]] = []
-        self._entries: list[_Entry] = []
-        self._pending_raw = ""
-        self._format_errors = 0
         self._trimmed = (0, 0)  # (capped, elided) turns in the last prompt
         self._fitter: tuple[str, ContextFitter] | None = None  # (dialect, fitter)
         self._started_at: float | None = None
@@ -139,6 +138,20 @@ class Session:
         self._turn_notice: str | None = None  # about how the last reply was cut, for the model
         self._identity_logged: dict | None = None  # the backend identity last logged
 
+    @property
+    def records(self) -> list[StepRecord]:
+        """The steps executed or rejected and still standing (undo drops later ones)."""
+        return self.state.records
+
+    @property
+    def pending(self) -> StepProposed | None:
+        """The proposal waiting for a decision."""
+        return self.state.pending
+
+    @property
+    def finished(self) -> SessionFinished | None:
+        return self.state.finished
+
     # --- events ---------------------------------------------------------------------------
 
     def subscribe(self, listener: Callable[[Event], None]) -> None:
@@ -146,12 +159,13 @@ class Session:
         self._listeners.append(listener)
 
     def _emit(self, event: Event) -> None:
+        """Apply `event` to the session's state, then tell the listeners."""
+        self.state.apply(event)
         for listener in list(self._listeners):
             listener(event)
 
-    def _finish(self, reason: str, message: str) -> None:
+    def _finish(self, reason: FinishReason, message: str) -> None:
         if self.finished is None:
-            self.pending = None
             self._warn_control_left()
             patch, complete, left_out = self._scoped_patch()
             for notice in left_out:
@@ -161,12 +175,12 @@ class Session:
                     "the session's patch is too large to log in full: huge and binary files are "
                     "named with their size and blob id; --patch-out writes all of it"
                 ))
-            self.finished = SessionFinished(reason, message, patch, complete)
-            self._emit(self.finished)
+            self._emit(SessionFinished(reason, message, patch, complete))
 
-    def _fail(self, message: str) -> None:
-        self._emit(SessionError(message))
-        self._finish("error", message)
+    def _stop(self, stop: SessionStop) -> None:
+        if stop.reason is FinishReason.ERROR:
+            self._emit(SessionError(stop.message))
+        self._finish(stop.reason, stop.message)
 
     def _patch(self) -> tuple[str, bool]:
         return self._scoped_patch()[:2]
@@ -212,7 +226,7 @@ class Session:
         self.workspace.begin(self.id)
         self._started_at = time.monotonic()
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
-        for message in getattr(self.backend, "notices", ()):
+        for message in self.backend.notices:
             self._emit(Notice(message))
         self._warn_outside()
 
@@ -225,7 +239,7 @@ class Session:
             if proposal is not None:
                 self.decide(policy.decide(proposal), waited=not isinstance(policy, AutoPolicy))
             elif self._cancelled.is_set():
-                self._finish("quit", "generation cancelled by the user")
+                self._finish(FinishReason.QUIT, "generation cancelled by the user")
         return self.finished
 
     def cancel(self) -> None:
@@ -241,12 +255,9 @@ class Session:
 
     # --- the model's turn -------------------------------------------------------------------
 
-    def _next_index(self) -> int:
-        return self.records[-1].index + 1 if self.records else 1
-
     def _steps_taken(self) -> int:
         """Model proposals executed or rejected (commands the user ran do not count)."""
-        return sum(1 for record in self.records if record.extra.get("source") != "user")
+        return sum(1 for record in self.records if record.origin is Origin.MODEL)
 
     def _out_of_time(self) -> bool:
         limit, started = self.config.max_time, self._started_at
@@ -267,17 +278,22 @@ class Session:
             return self.pending
         if not self.started:
             self.start()
+        try:
+            return self._turn()
+        except SessionStop as stop:
+            self._stop(stop)
+            return None
+
+    def _turn(self) -> StepProposed | None:
         limit = self._limit_reached()
         if limit:
-            self._finish("limit", limit)
-            return None
-        index = self._next_index()
+            raise SessionStop(FinishReason.LIMIT, limit)
+        index = self.state.next_index()
         self._emit(TurnStarted(index))
         try:
             fitted = self._fit_context()
         except ContextOverflow as overflow:
-            self._finish("limit", f"context window full: {overflow}")
-            return None
+            raise SessionStop(FinishReason.LIMIT, f"context window full: {overflow}") from None
         trimmed = (fitted.capped, fitted.elided)
         if any(trimmed) and trimmed != self._trimmed:
             self._emit(
@@ -288,10 +304,10 @@ class Session:
             )
         self._trimmed = trimmed
         turn = generate_with_retries(self._generate, index, fitted, self._fitter[1],
-                                     [e.turn for e in self._entries], self.config.max_new_tokens,
+                                     self.state.turns, self.config.max_new_tokens,
                                      self._emit, self._cancelled.is_set)
         if turn.finish is not None:
-            self._finish(*turn.finish)
+            raise SessionStop(*turn.finish)
         raw, fitted = turn.raw, turn.fitted
         if raw is None:
             return None
@@ -299,10 +315,10 @@ class Session:
         self._emit(
             UsageReported(
                 index, usage, fitted.tokens, self.config.context_window,
-                context_estimated=not getattr(self.backend, "exact_counts", True),
+                context_estimated=not self.backend.exact_counts,
             )
         )
-        sent = prompt_log.prompt_sent(self, index, fitted, len(self._entries), usage,
+        sent = prompt_log.prompt_sent(self, index, fitted, len(self.state.entries), usage,
                                       self._identity_logged)  # what the model just read
         self._identity_logged = sent.identity or self._identity_logged
         self._emit(sent)
@@ -326,10 +342,10 @@ class Session:
                 self._build_prompt,
                 self.backend.count_tokens,
                 self.config.context_window - self.config.max_new_tokens,
-                count_added=getattr(self.backend, "count_added_tokens", None),
+                count_added=self.backend.count_added_tokens,
             )
             self._fitter = (self.dialect, fitter)
-        return self._fitter[1].fit([entry.turn for entry in self._entries])
+        return self._fitter[1].fit(self.state.turns)
 
     def _build_prompt(self, turns: list[prompts.Turn]) -> Prompt:
         return prompts.build_prompt(
@@ -342,7 +358,7 @@ class Session:
         )
 
     def _generate(self, index: int, prompt: Prompt) -> str | None:
-        """Stream one turn; None when it was cancelled or the session finished meanwhile."""
+        """Stream one turn; None when it was cancelled (SessionStop when the session must end)."""
         self._cancelled.clear()
         self._turn_notice = None
         chunks: list[str] = []
@@ -365,16 +381,11 @@ class Session:
                     break
                 if self._out_of_time():
                     self.backend.cancel()
-                    self._finish("limit", self._limit_reached() or "out of time")
-                    return None
-        except ScriptExhausted as exhausted:
-            self._finish("script_exhausted", str(exhausted))
-            return None
+                    raise SessionStop(FinishReason.LIMIT, self._limit_reached() or "out of time")
         except ServerFault:
             raise  # generate_with_retries retries or stops with a named reason
-        except BackendError as error:
-            self._fail(str(error))
-            return None
+        except BackendError as error:  # the reason says how: an error, a script used up, ...
+            raise SessionStop(error.reason, str(error)) from None
         if self._cancelled.is_set():
             self._emit(Notice("generation cancelled"))
             return None
@@ -386,33 +397,30 @@ class Session:
         except ParseError as error:
             return self._format_error(index, raw, error)
         step.notice = join_notices(step.notice, self._turn_notice)
-        self._format_errors = 0
         if self.config.dialect == "auto":
             self.config.dialect = step.dialect
             self._emit(Notice(f"dialect detected from the model's first reply: {step.dialect}"))
         prepared = self.executor.prepare(step.action)
-        self._pending_raw = raw
-        self.pending = StepProposed(index, step, prepared.command_shown, prepared.preview_diff)
-        self._emit(self.pending)
+        self._emit(StepProposed(index, step, prepared.command_shown, prepared.preview_diff))
         return self.pending
 
     def _format_error(self, index: int, raw: str, error: ParseError) -> None:
         """The reply becomes a turn whose observation is the parse error; stop after N in a row."""
-        self._format_errors += 1
         stuck = self._stuck.format_error(raw, error.example)
         observation = prompts.with_notice(
             prompts.format_parse_error(self.dialect, error, self.profile),
             join_notices(self._turn_notice, stuck),
         )
-        self._entries.append(_Entry(index, prompts.Turn(raw, observation)))
-        self._emit(FormatError(index, raw, str(error), self._format_errors, observation))
-        if self._stop_if_stuck(stuck):
-            return
-        if self._format_errors >= self.config.max_format_errors:
-            self._finish(
-                "format_errors",
-                f"stopped after {self._format_errors} replies in a row that held no action navtui "
-                f"could read ({formats.dialect_words(self.config.dialect)}; last problem: {error.problem})",
+        self._emit(FormatError(index, raw, str(error), self.state.format_errors + 1, observation))
+        stop = self._stuck_stop(stuck)
+        if stop is not None:
+            raise stop
+        if self.state.format_errors >= self.config.max_format_errors:
+            raise SessionStop(
+                FinishReason.FORMAT_ERRORS,
+                f"stopped after {self.state.format_errors} replies in a row that held no action "
+                f"navtui could read ({formats.dialect_words(self.config.dialect)}; last problem: "
+                f"{error.problem})",
             )
 
     # --- decisions --------------------------------------------------------------------------
@@ -438,22 +446,23 @@ class Session:
         changes are checkpointed as the user's own before the step runs (`_keep_user_edits`).
         """
         if isinstance(decision, Quit):
-            self._finish("quit", "quit by the user")
+            self._finish(FinishReason.QUIT, "quit by the user")
             return None
         proposal = self.pending
         if proposal is None:
             raise RuntimeError("no proposal is waiting for a decision; call propose() first")
-        self.pending = None
         if isinstance(decision, Reject):
             return self._reject(proposal, decision)
-        if waited:
-            kept = self._keep_user_edits(proposal)
-            if kept is None:
-                return None
-            proposal = kept
-        if isinstance(decision, EditAction):
-            return self._execute(proposal, decision, self.executor.prepare(decision.action).action)
-        return self._execute(proposal, decision, proposal.step.action)
+        try:
+            if waited:
+                proposal = self._keep_user_edits(proposal)
+            action = proposal.step.action
+            if isinstance(decision, EditAction):
+                action = self.executor.prepare(decision.action).action
+            return self._execute(proposal, decision, action)
+        except SessionStop as stop:
+            self._stop(stop)
+            return None
 
     def _reject(self, proposal: StepProposed, decision: Reject) -> StepRecord:
         record = StepRecord(index=proposal.index, proposed=proposal.step, decision=decision)
@@ -462,26 +471,29 @@ class Session:
             prompts.format_rejection(self.dialect, decision.feedback, self.profile),
             join_notices(proposal.step.notice, stuck),
         )
-        self._append_turn(record, prompts.Turn(self._pending_raw, observation))
-        self.records.append(record)
+        store_turn(record, prompts.Turn(proposal.step.raw, observation))
         self._emit(StepRejected(record))
         self._stop_if_stuck(stuck)
         return record
 
-    def _stop_if_stuck(self, stuck: str | None) -> bool:
-        """Tell the user about a stuck turn; finish once `max_stuck` of them were seen."""
+    def _stop_if_stuck(self, stuck: str | None) -> None:
+        stop = self._stuck_stop(stuck)
+        if stop is not None:
+            self._stop(stop)
+
+    def _stuck_stop(self, stuck: str | None) -> SessionStop | None:
+        """Tell the user about a stuck turn; the stop once `max_stuck` of them were seen."""
         if stuck is None:
-            return False
+            return None
         self._emit(Notice(f"stuck: {stuck}"))
         limit = self.config.max_stuck
         if limit is None or self._stuck.count < limit:
-            return False
-        self._finish(
-            "stuck",
+            return None
+        return SessionStop(
+            FinishReason.STUCK,
             f"stopped after {self._stuck.count} turns in which the model repeated itself "
             f"(--max-stuck {limit}); last: {stuck}",
         )
-        return True
 
     def _edited_turn(self, proposal: StepProposed, action: Action) -> tuple[str, str]:
         """(assistant text, note) for an edited step: the model's turn shows the user's action."""
@@ -492,13 +504,13 @@ class Session:
             )
         except ValueError:
             described = json.dumps(action_to_dict(action))
-            return self._pending_raw, f"(The user replaced your proposed action with: {described})"
+            return proposal.step.raw, f"(The user replaced your proposed action with: {described})"
 
-    def _keep_user_edits(self, proposal: StepProposed) -> StepProposed | None:
+    def _keep_user_edits(self, proposal: StepProposed) -> StepProposed:
         """Changes made since the last checkpoint (the user's edits while the proposal waited)
         become a checkpoint of their own, recorded as the user's, so the approved step's diff
         and its undo cover only what the step did; the step then runs under the next index.
-        Returns the proposal to run (None when the session failed)."""
+        Returns the proposal to run."""
         try:
             changed = self.workspace.foreign_changes()
             if not changed:
@@ -506,17 +518,17 @@ class Session:
             checkpoint = self.workspace.checkpoint(proposal.index, trusted=True)
             diff = self.workspace.step_diff(proposal.index)
         except WorkspaceError as error:
-            self._fail(f"could not checkpoint your edits before step {proposal.index}: {error}")
-            return None
+            raise SessionStop(
+                FinishReason.ERROR, f"could not checkpoint your edits before step {proposal.index}: {error}"
+            ) from None
         record = StepRecord(
             index=proposal.index,
             proposed=ProposedStep(thought="", action=Bash(""), raw="", dialect=self.dialect),
             decision=Approve(),
             checkpoint=checkpoint,
             diff=diff,
-            extra={"source": "user", USER_EDITS_KEY: changed},
+            extra={SOURCE_KEY: Origin.USER, USER_EDITS_KEY: changed},
         )
-        self.records.append(record)
         what = ", ".join(changed[:10])
         if len(changed) > 10:
             what += f" and {len(changed) - 10} more"
@@ -527,10 +539,8 @@ class Session:
         self._emit(StepExecuted(record))
         return dataclasses.replace(proposal, index=proposal.index + 1)
 
-    def _execute(
-        self, proposal: StepProposed, decision: Decision, action: Action
-    ) -> StepRecord | None:
-        assistant, note = self._pending_raw, ""
+    def _execute(self, proposal: StepProposed, decision: Decision, action: Action) -> StepRecord:
+        assistant, note = proposal.step.raw, ""
         if isinstance(decision, EditAction):
             assistant, note = self._edited_turn(proposal, action)
         review = self._review(action)
@@ -542,8 +552,7 @@ class Session:
             checkpoint = self.workspace.checkpoint(proposal.index)
             diff = self.workspace.step_diff(proposal.index)
         except WorkspaceError as error:
-            self._fail(f"could not checkpoint step {proposal.index}: {error}")
-            return None
+            raise SessionStop(FinishReason.ERROR, f"could not checkpoint step {proposal.index}: {error}") from None
         warnings = self._warn_repo_control(proposal.index)
         record = StepRecord(
             index=proposal.index,
@@ -569,11 +578,10 @@ class Session:
         )
         if note:
             text = f"{note}\n{text}"
-        self._append_turn(record, prompts.Turn(assistant, text))
-        self.records.append(record)
+        store_turn(record, prompts.Turn(assistant, text))
         self._emit(StepExecuted(record))
         if isinstance(action, Submit) and review is None:
-            self._finish("submitted", "the model submitted its fix")
+            self._finish(FinishReason.SUBMITTED, "the model submitted its fix")
         self._stop_if_stuck(stuck)
         return record
 
@@ -621,7 +629,7 @@ class Session:
             ))
 
     def _submits_reviewed(self) -> int:
-        return sum(1 for record in self.records if REVIEW_KEY in record.extra)
+        return sum(1 for record in self.records if record.status is StepStatus.REVIEWED)
 
     def _review(self, action: Action) -> str | None:
         """The review message a submit gets instead of ending the session (SWE-smith's review on
@@ -634,16 +642,6 @@ class Session:
             return None
         return prompts.submit_review_text(messages[stage], self._patch()[0], self.issue)
 
-    def _append_turn(self, record: StepRecord, turn: prompts.Turn) -> None:
-        """Add the step's turn to the conversation and keep it, verbatim, in the record.
-
-        The turn reaches the log with StepExecuted / StepRejected (`agent_core.stored_turns`
-        keeps only what the record does not already hold), so a resumed session
-        (`agent_core.resume`) reads back exactly the text the model read.
-        """
-        self._entries.append(_Entry(record.index, turn))
-        store_turn(record, turn)
-
     # --- the user's own input ------------------------------------------------------------
 
     def run_user_command(self, command: str) -> StepRecord:
@@ -655,7 +653,7 @@ class Session:
         if not self.started:
             self.start()
         waiting = self.pending
-        index = waiting.index if waiting is not None else self._next_index()
+        index = waiting.index if waiting is not None else self.state.next_index()
         observation = self.executor.run_user_command(command)
         action = Bash(command)
         checkpoint = self.workspace.checkpoint(index)
@@ -668,58 +666,47 @@ class Session:
             observation=observation,
             checkpoint=checkpoint,
             diff=self.workspace.step_diff(index),
-            extra={"source": "user"},
+            extra={SOURCE_KEY: Origin.USER},
         )
         note = prompts.format_user_command(
             self.dialect, command, observation, self.profile, self.executor.path_map.to_model
         )
-        self._append_turn(record, prompts.Turn("", note))
-        self.records.append(record)
+        store_turn(record, prompts.Turn("", note))
         self._emit(StepExecuted(record))
         if waiting is not None:
-            self.pending = dataclasses.replace(waiting, index=index + 1)
-            self._emit(self.pending)
+            self._emit(dataclasses.replace(waiting, index=index + 1))
         return record
 
     def continue_with(self, text: str) -> None:
-        """Go on after the session finished (a submit, a limit): `text` is the next turn."""
-        self.finished = None
+        """Go on after the session finished (a submit, a limit): `text` is the next turn (the
+        message reopens the session, see `SessionState.apply`)."""
         self.add_user_message(text)
 
     def add_user_message(self, text: str) -> None:
         """A message from the user; the model reads it with its next prompt."""
-        step = self.records[-1].index if self.records else 0
         note = prompts.format_user_message(self.dialect, text, self.profile)
-        self._entries.append(_Entry(step, prompts.Turn("", note)))
         self._emit(UserMessage(text, note))
 
     # --- resume ---------------------------------------------------------------------------
 
     def restore_state(
-        self,
-        records: list[StepRecord],
-        turns: list[tuple[int, prompts.Turn]],
-        *,
-        format_errors: int = 0,
-        notices: Iterable[str] = (),
+        self, state: SessionState, *, notices: Iterable[str] = (),
         finished: SessionFinished | None = None,
     ) -> None:
-        """Carry on a logged session (see `agent_core.resume`) instead of calling `start()`.
+        """Carry on a logged session from `state` (the fold of its log, see `agent_core.resume`)
+        instead of calling `start()`.
 
-        The workspace must already be attached to this session's checkpoints. `turns` are the
-        conversation's turns, each tagged with the step it belongs to (undo drops later ones).
-        Announces the session again (SessionStarted), then each of `notices`, then `finished`
-        (a submitted session, to go on with `continue_with`) again.
+        The workspace must already be attached to this session's checkpoints. Announces the
+        session again (SessionStarted), then each of `notices`, then `finished` (a submitted
+        session, to go on with `continue_with`) again.
         """
-        self.records = list(records)
-        self._entries = [_Entry(step, turn) for step, turn in turns]
-        self._format_errors = format_errors
+        self.state = dataclasses.replace(state, records=list(state.records),
+                                         entries=list(state.entries))
         self._started_at = time.monotonic()
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
         for message in notices:
             self._emit(Notice(message))
         if finished is not None:
-            self.finished = finished
             self._emit(finished)
 
     # --- undo -----------------------------------------------------------------------------
@@ -745,10 +732,6 @@ class Session:
             raise UnsafeRestore(foreign, self.workspace.checkpoints[-1].index)
         saved = self.workspace.save_state("before-undo")
         report = self.workspace.restore(kept[-1].index if kept else 0)
-        self.records = [r for r in self.records if r.index <= to_index]
-        self._entries = [e for e in self._entries if e.step <= to_index]
-        self.pending = None
-        self._format_errors = 0
         self._stuck.reset()
         event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from agent_core.actions import Action
 
@@ -71,12 +72,36 @@ class Checkpoint:
     branch: str | None
 
 
-# `StepRecord.extra` key of a checkpoint of the user's own edits (made while a proposal waited):
-# the paths that changed. Such a record has no action, observation or conversation turn.
+# `StepRecord.extra` keys, as the log keeps them (read them through `StepRecord.origin`,
+# `.status` and `.review_stage`):
+# who made the step: "user" for a command the user ran or a checkpoint of their edits (absent:
+# the model's proposal);
+SOURCE_KEY = "source"
+# a checkpoint of the user's own edits (made while a proposal waited): the paths that changed.
+# Such a record has no action, observation or conversation turn;
 USER_EDITS_KEY = "user_edits"
 # `StepRecord.extra` key of what the step did to git's own files (one line each: the file, what
 # it would do on the user's next git command, or where it went in quarantine).
 GIT_WARNINGS_KEY = "git_warnings"
+
+# a submit answered with a review message instead of ending the session: its stage, from 0.
+REVIEW_KEY = "submit_review"
+
+
+class Origin(StrEnum):
+    """Who made a step."""
+
+    MODEL = "model"  # the model's proposal, decided by the user or a policy
+    USER = "user"  # a command the user ran, or a checkpoint of the user's own edits
+
+
+class StepStatus(StrEnum):
+    """What became of a step."""
+
+    EXECUTED = "executed"
+    REJECTED = "rejected"
+    REVIEWED = "reviewed"  # a submit that got the review message instead of ending the session
+    USER_EDITS = "user_edits"  # a checkpoint of the user's own edits
 
 
 @dataclass
@@ -92,12 +117,24 @@ class StepRecord:
     diff: str = ""
     extra: dict = field(default_factory=dict)
 
+    @property
+    def origin(self) -> Origin:
+        return Origin.USER if self.extra.get(SOURCE_KEY) == Origin.USER else Origin.MODEL
+
+    @property
+    def status(self) -> StepStatus:
+        if USER_EDITS_KEY in self.extra:
+            return StepStatus.USER_EDITS
+        if self.observation is None:
+            return StepStatus.REJECTED
+        return StepStatus.REVIEWED if REVIEW_KEY in self.extra else StepStatus.EXECUTED
+
 
 def decision_counts(records: Iterable[StepRecord]) -> dict[str, int]:
     """How many of the model's proposals the user approved, rejected and edited."""
     counts = {"approved": 0, "rejected": 0, "edited": 0}
     for record in records:
-        if record.extra.get("source") == "user":
+        if record.origin is Origin.USER:
             continue
         if isinstance(record.decision, Reject):
             counts["rejected"] += 1

@@ -29,31 +29,35 @@ Secrets never reach the file: string values under keys that name a credential (`
 `token`, `authorization`, `*_token`, ...) are replaced by "[redacted]" wherever they appear, and
 any literal secret the caller passes (e.g. the `--api-key` value) and passwords in URLs
 (`https://user:password@host`) are replaced in every line.
+
+The JSON form of each event is `agent_core.event_codec`'s; what keeps secrets out and strings
+bounded is `agent_core.redaction`'s (both importable from here as before).
 """
 
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent_core.actions import Action, action_from_dict, action_to_dict
-from agent_core.backends.base import Usage
+from agent_core.event_codec import (  # the codec's names, importable from here as before
+    decision_from_dict,
+    decision_to_dict,
+    event_from_dict,
+    event_to_dict,
+    record_from_dict,
+    record_to_dict,
+)
 from agent_core.events import (
     Event,
-    FormatError,
     Notice,
-    PromptSent,
-    SessionError,
     SessionFinished,
     SessionStarted,
     StepExecuted,
@@ -61,42 +65,39 @@ from agent_core.events import (
     StepRejected,
     StepUndone,
     TokenStreamed,
-    TurnStarted,
-    UsageReported,
     UserMessage,
 )
+from agent_core.finish import FinishReason
 from agent_core.git.runner import GitRunner
-from agent_core.sanitize import json_safe
-from agent_core.steps import (
-    Approve,
-    Checkpoint,
-    Decision,
-    EditAction,
-    Observation,
-    ProposedStep,
-    Quit,
-    Reject,
-    StepRecord,
-    decision_counts,
+from agent_core.redaction import (  # importable from here as before
+    CUT_MARKER,
+    MIN_SECRET_LENGTH,
+    REDACTED,
+    cap_strings,
+    redact,
+    redact_event,
+    scrub,
+    was_cut,
 )
+from agent_core.sanitize import json_safe
+from agent_core.steps import Origin, StepRecord, decision_counts
 
-REDACTED = "[redacted]"
-MIN_SECRET_LENGTH = 4
+__all__ = [
+    "CUT_MARKER", "FIELD_LIMIT", "LOG_BUDGET", "MIN_SECRET_LENGTH", "REDACTED",
+    "SMALL_FIELD_LIMIT", "SessionSummary", "SessionsIndex", "Trajectory", "TrajectoryError",
+    "TrajectoryWriter", "cap_strings", "decision_from_dict", "decision_to_dict",
+    "default_path", "event_from_dict", "event_to_dict", "find_trajectory", "iter_sessions",
+    "list_sessions", "live_records", "read_trajectory", "record_from_dict", "record_to_dict",
+    "redact", "redact_event", "repo_state_dir", "resume_refusal", "scrub", "sessions_dir",
+    "was_cut",
+]
+
 # Bounds on what one session writes: any string longer than FIELD_LIMIT characters (a 50 MB
 # created file, the diff of a deleted 200 MB file) is logged as its head and tail around a
 # CUT_MARKER line; once the log holds LOG_BUDGET bytes, strings are cut to SMALL_FIELD_LIMIT.
 FIELD_LIMIT = 256 * 1024
 SMALL_FIELD_LIMIT = 4 * 1024
 LOG_BUDGET = 64 * 1024 * 1024
-CUT_MARKER = (
-    "\n[... navtui log: {cut} of {size} characters not logged (sha256 {digest} of the whole "
-    "text); the files themselves are in the step's checkpoint ...]\n"
-)
-_CUT = re.compile(r"\n\[\.\.\. navtui log: \d+ of \d+ characters not logged \(sha256 [0-9a-f]{64} ")
-_SECRET_KEYS = frozenset({"apikey", "token", "secret", "password", "authorization", "cookie"})
-_SECRET_SUFFIXES = ("api_key", "_token", "_secret", "_password")
-# The password of a URL like https://user:password@host/...
-_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][\w+.-]*://[^/\s:@]+:)[^@\s/]+@")
 _SYNC_TYPES = (
     SessionStarted, StepExecuted, StepRejected, StepUndone, Notice, UserMessage, SessionFinished
 )
@@ -104,216 +105,6 @@ _SYNC_TYPES = (
 
 class TrajectoryError(Exception):
     """The log cannot be used; the message says which file and what to do."""
-
-
-# --- encoding -------------------------------------------------------------------------------
-
-
-def decision_to_dict(decision: Decision) -> dict[str, Any]:
-    if isinstance(decision, Approve):
-        return {"kind": "approve"}
-    if isinstance(decision, Reject):
-        return {"kind": "reject", "feedback": decision.feedback}
-    if isinstance(decision, EditAction):
-        return {"kind": "edit", "action": action_to_dict(decision.action)}
-    if isinstance(decision, Quit):
-        return {"kind": "quit"}
-    raise TypeError(f"not a decision: {decision!r}")
-
-
-def decision_from_dict(data: dict[str, Any]) -> Decision:
-    kind = data["kind"]
-    if kind == "approve":
-        return Approve()
-    if kind == "reject":
-        return Reject(data.get("feedback", ""))
-    if kind == "edit":
-        return EditAction(action_from_dict(data["action"]))
-    if kind == "quit":
-        return Quit()
-    raise ValueError(f"unknown decision kind {kind!r}")
-
-
-def _step_to_dict(step: ProposedStep) -> dict[str, Any]:
-    return {
-        "thought": step.thought,
-        "action": action_to_dict(step.action),
-        "raw": step.raw,
-        "dialect": step.dialect,
-        "notice": step.notice,
-    }
-
-
-def _step_from_dict(data: dict[str, Any]) -> ProposedStep:
-    return ProposedStep(
-        thought=data["thought"],
-        action=action_from_dict(data["action"]),
-        raw=data["raw"],
-        dialect=data["dialect"],
-        notice=data.get("notice"),
-    )
-
-
-def _optional_action(data: dict[str, Any] | None) -> Action | None:
-    return None if data is None else action_from_dict(data)
-
-
-def record_to_dict(record: StepRecord) -> dict[str, Any]:
-    return {
-        "index": record.index,
-        "proposed": _step_to_dict(record.proposed),
-        "decision": decision_to_dict(record.decision),
-        "action": None if record.action is None else action_to_dict(record.action),
-        "observation": None if record.observation is None else asdict(record.observation),
-        "checkpoint": None if record.checkpoint is None else asdict(record.checkpoint),
-        "diff": record.diff,
-        "extra": record.extra,
-    }
-
-
-def record_from_dict(data: dict[str, Any]) -> StepRecord:
-    observation = data.get("observation")
-    checkpoint = data.get("checkpoint")
-    return StepRecord(
-        index=data["index"],
-        proposed=_step_from_dict(data["proposed"]),
-        decision=decision_from_dict(data["decision"]),
-        action=_optional_action(data.get("action")),
-        observation=None if observation is None else Observation(**observation),
-        checkpoint=None if checkpoint is None else Checkpoint(**checkpoint),
-        diff=data.get("diff", ""),
-        extra=data.get("extra") or {},
-    )
-
-
-def event_to_dict(event: Event) -> dict[str, Any]:
-    """The JSON form of an event: `{"type": <class name>, **fields}` (nested types encoded)."""
-    name = type(event).__name__
-    if isinstance(event, StepProposed):
-        fields_ = {
-            "index": event.index,
-            "step": _step_to_dict(event.step),
-            "command_shown": event.command_shown,
-            "preview_diff": event.preview_diff,
-        }
-    elif isinstance(event, (StepExecuted, StepRejected)):
-        fields_ = {"record": record_to_dict(event.record)}
-    else:
-        fields_ = asdict(event)
-    return {"type": name, **fields_}
-
-
-_PLAIN_EVENTS: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (
-        SessionStarted,
-        TurnStarted,
-        TokenStreamed,
-        FormatError,
-        StepUndone,
-        Notice,
-        UserMessage,
-        SessionFinished,
-        SessionError,
-        PromptSent,
-    )
-}
-
-
-def event_from_dict(data: dict[str, Any]) -> Event:
-    """Inverse of `event_to_dict`; raises ValueError for an unknown type."""
-    name = data.get("type")
-    body = {k: v for k, v in data.items() if k not in ("type", "t")}
-    if name == "StepProposed":
-        return StepProposed(
-            index=body["index"],
-            step=_step_from_dict(body["step"]),
-            command_shown=body["command_shown"],
-            preview_diff=body.get("preview_diff"),
-        )
-    if name == "StepExecuted":
-        return StepExecuted(record_from_dict(body["record"]))
-    if name == "StepRejected":
-        return StepRejected(record_from_dict(body["record"]))
-    if name == "UsageReported":
-        return UsageReported(
-            index=body["index"],
-            usage=Usage(**body["usage"]),
-            context_tokens=body["context_tokens"],
-            context_limit=body["context_limit"],
-            context_estimated=body.get("context_estimated", False),
-        )
-    cls = _PLAIN_EVENTS.get(name)  # type: ignore[arg-type]
-    if cls is None:
-        raise ValueError(f"unknown event type {name!r}")
-    return cls(**body)
-
-
-def scrub(value: Any) -> Any:
-    """`value` with every credential-named key's value replaced by REDACTED (recursively)."""
-    if isinstance(value, dict):
-        return {
-            k: REDACTED if _is_secret_key(k) and isinstance(v, str) and v else scrub(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [scrub(v) for v in value]
-    return value
-
-
-def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
-    """`value` with every literal secret and every URL password replaced by REDACTED in each
-    string it holds (recursively), so no JSON escaping can hide one from the replacement.
-
-    Secrets shorter than MIN_SECRET_LENGTH are left alone: replacing e.g. "1" everywhere would
-    wreck the text, and a value that short protects nothing."""
-    if isinstance(value, str):
-        for secret in secrets:
-            if len(secret) >= MIN_SECRET_LENGTH:
-                value = value.replace(secret, REDACTED)
-        return _URL_PASSWORD.sub(rf"\g<1>{REDACTED}@", value) if "://" in value else value
-    if isinstance(value, dict):
-        return {k: redact(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, secrets) for v in value]
-    return value
-
-
-def cap_strings(value: Any, limit: int) -> Any:
-    """`value` with every string longer than `limit` characters cut to its head and tail around
-    a CUT_MARKER line that gives the full length and the SHA-256 of the whole (UTF-8) text."""
-    if isinstance(value, str):
-        if len(value) <= limit:
-            return value
-        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
-        half = limit // 2
-        marker = CUT_MARKER.format(cut=len(value) - 2 * half, size=len(value), digest=digest)
-        return value[:half] + marker + value[len(value) - half :]
-    if isinstance(value, dict):
-        return {k: cap_strings(v, limit) for k, v in value.items()}
-    if isinstance(value, list):
-        return [cap_strings(v, limit) for v in value]
-    return value
-
-
-def was_cut(text: str) -> bool:
-    """Whether `text`, read from a log, lost its middle to `cap_strings`."""
-    return _CUT.search(text) is not None
-
-
-def redact_event(event: Event, secrets: Iterable[str] = ()) -> Event:
-    """A copy of `event` with `redact` applied to every string it carries."""
-    if isinstance(event, TokenStreamed):
-        return TokenStreamed(event.index, redact(event.text, secrets))
-    return event_from_dict(redact(event_to_dict(event), secrets))
-
-
-def _is_secret_key(key: object) -> bool:
-    name = str(key).lower().replace("-", "_")
-    return name in _SECRET_KEYS or name.endswith(_SECRET_SUFFIXES)
-
-
-# --- writing --------------------------------------------------------------------------------
 
 
 def repo_state_dir(repo: Path | str) -> Path:
@@ -460,7 +251,7 @@ class Trajectory:
             if isinstance(event, StepProposed):
                 return event.step.dialect
             if isinstance(event, (StepExecuted, StepRejected)):
-                if event.record.extra.get("source") != "user":
+                if event.record.origin is Origin.MODEL:
                     return event.record.proposed.dialect
         return "auto"
 
@@ -536,7 +327,7 @@ def resume_refusal(trajectory: Trajectory, *, submitted_ok: bool = False) -> str
         return (f"{trajectory.path} has no SessionStarted line: "
                 "it is not a session log navtui can resume")
     finished = trajectory.finished
-    if finished is not None and finished.reason == "submitted" and not submitted_ok:
+    if finished is not None and finished.reason is FinishReason.SUBMITTED and not submitted_ok:
         return (f"session {trajectory.session_id} already submitted its fix; nothing to resume "
                 f"(`navtui export {trajectory.session_id} --format swebench` writes its patch)")
     running = trajectory.running_in
@@ -560,11 +351,6 @@ class SessionSummary:
     decisions: dict[str, int] = field(default_factory=dict)  # approved / rejected / edited
 
 
-def summarize(trajectory: Trajectory) -> SessionSummary:
-    """Status: the finish reason, `running` (its writer is alive) or `interrupted` (resumable)."""
-    return _summary(_facts(trajectory), trajectory.path)
-
-
 def _facts(trajectory: Trajectory) -> dict[str, Any]:
     """What a session's line in the list needs, as kept in the sessions index."""
     live = live_records(trajectory.events)
@@ -583,13 +369,14 @@ def _facts(trajectory: Trajectory) -> dict[str, Any]:
 
 
 def _summary(facts: dict[str, Any], path: Path) -> SessionSummary:
-    """The list line, with `running` decided now (the writer may have died since)."""
+    """The list line. Its status: the finish reason, `running` (its writer is alive, decided now:
+    it may have died since) or `interrupted` (resumable)."""
     finished, pid = facts["finished"], facts["pid"]
     running = pid if finished is None and pid and _alive(pid) else None
     status = finished or ("running" if running is not None else "interrupted")
     resumable = (
         facts["has_start"]
-        and finished != "submitted"
+        and finished != FinishReason.SUBMITTED
         and (running is None or running == os.getpid())
     )
     started = facts["started"]

@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent_core.backends.base import Prompt
 from agent_core.backends.faults import ContextTooLong, ServerUnavailable, StreamDropped
 from agent_core.context import ContextFitter, ContextOverflow, Fitted
 from agent_core.events import Event, Notice, TurnStarted
+from agent_core.finish import FinishReason
+from agent_core.prompt_types import Prompt
 from agent_core.prompts import Turn
 
 MAX_DROPS = 2
-UNAVAILABLE = "server_unavailable"
 RESUME_HINT = "; the session is kept: `navtui --resume ID` continues it"
 # Share of the server's room the trimmed prompt may fill (its count and navtui's differ a little).
 SERVER_ROOM = 0.95
@@ -32,7 +32,7 @@ SERVER_ROOM = 0.95
 class TurnOutcome:
     raw: str | None
     fitted: Fitted
-    finish: tuple[str, str] | None = None  # (reason, message) when the session must stop
+    finish: tuple[FinishReason, str] | None = None  # (reason, message) when the session must stop
 
 
 def generate_with_retries(
@@ -53,24 +53,25 @@ def generate_with_retries(
         try:
             return TurnOutcome(generate(index, fitted.prompt), fitted)
         except ServerUnavailable as fault:
-            return TurnOutcome(None, fitted, (UNAVAILABLE, f"{fault.reason}: {fault}"))
+            reason = FinishReason.SERVER_UNAVAILABLE
+            return TurnOutcome(None, fitted, (reason, f"{fault.reason}: {fault}"))
         except StreamDropped as fault:
             drops += 1
             if drops > MAX_DROPS:
                 return TurnOutcome(None, fitted, (
-                    UNAVAILABLE,
+                    FinishReason.SERVER_UNAVAILABLE,
                     f"the connection broke {drops} times in a row: {fault}{RESUME_HINT}"))
             emit(Notice(f"{fault}; step {index} starts over (the partial reply is discarded)"))
         except ContextTooLong as fault:
             limit = None if trimmed else trimmed_limit(fault, fitted.tokens, max_new_tokens)
             if limit is None:
-                return TurnOutcome(None, fitted, ("limit", f"context window full: {fault}"))
+                return TurnOutcome(None, fitted, (FinishReason.LIMIT, f"context window full: {fault}"))
             trimmed = True
             fitter.shrink(limit)
             try:
                 refitted = fitter.fit(turns)
             except ContextOverflow as overflow:
-                return TurnOutcome(None, fitted, ("limit", f"context window full: {overflow}"))
+                return TurnOutcome(None, fitted, (FinishReason.LIMIT, f"context window full: {overflow}"))
             emit(Notice(_trim_notice(fault, fitted.tokens, refitted.tokens, index)))
             fitted = refitted
         if stopped():

@@ -21,10 +21,11 @@ from typing import IO, NoReturn
 
 from agent_core import __version__
 from agent_core.backends.base import Backend, BackendError, ProgressCallback
-from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend, describe, resolve
+from agent_core.backends.factory import BACKENDS, BackendConfig, create_backend, describe, resolve, spec_for
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
+from agent_core.finish import FinishReason
 from agent_core.executor.sandbox import (
     SANDBOX_MODES,
     Launcher,
@@ -42,16 +43,6 @@ from agent_core.workspace import Workspace, WorkspaceError
 from app.commands import SUBCOMMANDS, help_epilog, not_a_subcommand, resume_line
 from app.where import last_session, open_repo
 
-EXIT_CODES = {
-    "submitted": 0,
-    "error": 1,
-    "limit": 2,
-    "script_exhausted": 2,
-    "format_errors": 2,
-    "stuck": 2,
-    "server_unavailable": 2,
-    "quit": 3,
-}
 
 
 DEMO_BACKEND = "demo"  # `navtui demo`'s scripted model, as its sessions log it
@@ -310,7 +301,7 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
         backend_info=describe(resolved),
         prompt_profile=profile,
         # A replay script replays a recording, which has a review turn only if it was recorded.
-        submit_review=not getattr(args, "no_submit_review", False) and resolved.backend != "replay",
+        submit_review=not getattr(args, "no_submit_review", False) and not spec_for(resolved.backend).scripted,
         keep_pycache=getattr(args, "keep_pycache", False),
     )
 
@@ -623,7 +614,7 @@ def run_headless(
         progress = printer.load_progress
     elif not args.quiet:
         progress = LoadLines(sys.stderr)
-        rates = backend_config(args).backend != "replay"
+        rates = not spec_for(backend_config(args).backend or "").scripted
         listeners.append(TurnMeter(sys.stderr, live=sys.stderr.isatty(), rates=rates))
     if args.resume:
         session = resume(args, workspace, listeners=tuple(listeners), progress=progress)
@@ -651,7 +642,7 @@ def run_headless(
         session.close()
         if session.started:
             print(resume_line(session.id, workspace.root), file=sys.stderr)
-    return EXIT_CODES.get(finished.reason, 1)
+    return FinishReason(finished.reason).exit_code
 
 
 def ask_to_continue(out: IO[str]) -> str:

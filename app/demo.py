@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_core.backends.base import Prompt, Usage
+from agent_core.backends.base import Backend, Prompt, Usage
 from agent_core.backends.token_estimate import estimate_prompt_tokens
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def _quoted(text: str) -> str:
     return (line[:117] + "…" if len(line) > 120 else line).replace("<", "‹").replace(">", "›")
 
 
-class DemoBackend:
+class DemoBackend(Backend):
     """A scripted model that reads the conversation it is given (see the module docstring)."""
 
     name = "demo"

@@ -36,16 +36,17 @@ from agent_core.events import (
     TurnStarted,
     UsageReported,
 )
+from agent_core.finish import FinishReason
 from agent_core.formats import ParseError
 from agent_core.git.control import split_control_diff
 from agent_core.sanitize import json_safe, visible
-from agent_core.steps import Approve, Decision, EditAction, Observation, Quit, Reject
+from agent_core.steps import Approve, Decision, EditAction, Observation, Origin, Quit, Reject
 from agent_core.trajectory import event_to_dict, redact, redact_event
 
 if TYPE_CHECKING:
     from agent_core.executor.paths import PathMap
 
-FINISH_STYLES = {"submitted": "bold green", "quit": "bold yellow", "error": "bold red"}
+FINISH_STYLES = {"success": "bold green", "warning": "bold yellow", "error": "bold red"}
 
 
 def trim_lines(text: str, head: int, tail: int) -> str:
@@ -128,7 +129,7 @@ class Transcript:
 
     def _on_StepExecuted(self, event: StepExecuted) -> None:
         record = event.record if self.paths is None else self.paths.record_to_user(event.record)
-        if record.extra.get("source") == "user" and record.action is not None:
+        if record.origin is Origin.USER and record.action is not None:
             title = Text(f"Step {record.index} · your command", style="bold magenta")
             self.console.rule(title, align="left")
             self.console.print(Text(visible(f"$ {getattr(record.action, 'command', '')}"), style="bold"))
@@ -186,7 +187,7 @@ class Transcript:
             self.console.print(diff_syntax(event.patch))
         else:
             self.console.print(Text("(no changes)", style="dim"))
-        style = FINISH_STYLES.get(event.reason, "bold yellow")
+        style = FINISH_STYLES[FinishReason(event.reason).tone]
         said = event.message == self._last_error  # printed just above
         ending = f"finished: {event.reason}" + ("" if said else f" — {event.message}")
         self.console.print(Text(visible(ending), style=style))

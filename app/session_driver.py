@@ -27,7 +27,7 @@ from agent_core.events import (
     TurnStarted,
 )
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
-from agent_core.policy import AutoPolicy, RulesPolicy
+from agent_core.policy import RulesPolicy
 from agent_core.steps import Approve, Decision
 
 if TYPE_CHECKING:
@@ -272,7 +272,7 @@ class SessionDriver:
     def __init__(self, session: Session, inbox: EventInbox, *, auto: bool = False) -> None:
         self.session = session
         self.inbox = inbox
-        self.rules = RulesPolicy(allow_kinds=set(), allow_prefixes=[], fallback=AutoPolicy())
+        self.rules = RulesPolicy(allow_kinds=set(), allow_prefixes=[])
         self.auto = auto
         self.paused = False
         self.diffs = SessionDiffs(session, inbox)

@@ -26,6 +26,7 @@ from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from agent_core.events import SessionFinished
+from agent_core.finish import FinishReason
 from agent_core.git.errors import UnsafeRestore
 from app.commands import resume_line
 from app.config import AllowRules, Config
@@ -46,10 +47,6 @@ if TYPE_CHECKING:
 
 SessionFactory = Callable[[str], "Session"]
 ResumeFactory = Callable[[str], "Session"]
-
-# Exit codes, the same as the headless runner's.
-EXIT_CODES = {"submitted": 0, "error": 1, "limit": 2, "script_exhausted": 2, "format_errors": 2,
-              "stuck": 2, "quit": 3}
 
 DARK = Theme(
     name="navtui-dark", primary="#7aa2c8", secondary="#8fa9a1", accent="#d9a766",
@@ -189,7 +186,7 @@ class NavApp(App[int]):
 
     def _on_start(self, choice: StartChoice | None) -> None:
         if choice is None:
-            self.exit(return_code=EXIT_CODES["quit"])
+            self.exit(return_code=FinishReason.QUIT.exit_code)
         elif choice.kind == "resume" and self.resume is not None:
             resume = self.resume
             self._show_main(self._main_screen("", loading_message=f"Resuming session {choice.value}…"))
@@ -264,16 +261,16 @@ class NavApp(App[int]):
         if finished.reason == "quit":
             started = self.main is not None and self.main.session is not None
             if self.load_error and not started:
-                self._leave(EXIT_CODES["error"], f"navtui: could not start: {self.load_error}")
+                self._leave(FinishReason.ERROR.exit_code, f"navtui: could not start: {self.load_error}")
             elif not started:
-                self._leave(EXIT_CODES["quit"],
+                self._leave(FinishReason.QUIT.exit_code,
                             "navtui: quit before a session started; nothing was changed.")
             elif self.main is not None and self.main.crashed:
-                self._leave(EXIT_CODES["error"], f"navtui: the session stopped: {self.main.crashed}")
+                self._leave(FinishReason.ERROR.exit_code, f"navtui: the session stopped: {self.main.crashed}")
             elif self.resumable:
-                self._leave(EXIT_CODES["quit"], "navtui: quit.")
+                self._leave(FinishReason.QUIT.exit_code, "navtui: quit.")
             else:
-                self._leave(EXIT_CODES["quit"],
+                self._leave(FinishReason.QUIT.exit_code,
                             "navtui: quit; nothing is kept (a temporary repository).")
         else:
             patch = finished.patch
@@ -311,7 +308,7 @@ class NavApp(App[int]):
                 continue
             if reason == "error":  # said again after the app closes, with its fix
                 outcome = f"navtui: the session stopped: {message}\n{outcome}"
-            self._leave(EXIT_CODES.get(reason, 1), outcome)
+            self._leave(FinishReason(reason).exit_code, outcome)
             return
 
     async def _continue(self, main: MainScreen) -> bool:
@@ -392,7 +389,7 @@ class NavApp(App[int]):
             self.post_message(SessionEnded(SessionFinished("quit", "quit by the user")))
         elif main.finished is not None:
             reason = main.finished.reason
-            self._leave(EXIT_CODES.get(reason, 1), "navtui: the changes are in the working tree.")
+            self._leave(FinishReason(reason).exit_code, "navtui: the changes are in the working tree.")
         else:
             main.quit_session(ask=main.generating or main.running)
 

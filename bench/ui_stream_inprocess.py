@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from textual import events  # noqa: E402
 
-from agent_core.backends.base import Prompt, Usage  # noqa: E402
+from agent_core.backends.base import Backend, Prompt, Usage  # noqa: E402
 from agent_core.backends.replay import ScriptExhausted  # noqa: E402
 from agent_core.backends.token_estimate import estimate_prompt_tokens  # noqa: E402
 
@@ -67,7 +67,7 @@ def make_repo(root: Path) -> Path:
     return root
 
 
-class PacedBackend:
+class PacedBackend(Backend):
     """Answers the first turns at once, then streams `long` at `rate` tokens/s, recording when
     each token was yielded: (seconds, characters of the turn yielded so far)."""
 

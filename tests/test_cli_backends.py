@@ -92,3 +92,13 @@ def test_hf_backend_is_built_from_a_local_model_and_adapter(tiny_model_dir: Path
         assert 0 < backend.count_tokens(prompt) < 2000
     finally:
         backend.close()
+
+
+def test_backends_are_one_registry_of_specs():
+    from agent_core.backends.factory import BACKENDS, SPECS, spec_for
+
+    assert set(BACKENDS) == set(SPECS) == {"hf", "openai", "replay"}
+    assert [name for name, spec in SPECS.items() if spec.scripted] == ["replay"]
+    assert [name for name, spec in SPECS.items() if spec.loads_weights] == ["hf"]
+    with pytest.raises(BackendError, match="unknown backend 'nope'; choose one of hf, openai, replay"):
+        spec_for("nope")

@@ -14,6 +14,11 @@ from agent_core.policy import (
 from agent_core.steps import Approve, ProposedStep, Reject
 
 
+def decide_by_rules(rules: RulesPolicy, fallback, proposed: StepProposed):
+    """Approve what the rules allow; ask `fallback` about the rest (as the TUI's driver does)."""
+    return Approve() if rules.allows(proposed) else fallback.decide(proposed)
+
+
 def proposal(action) -> StepProposed:
     step = ProposedStep(thought="", action=action, raw="", dialect="text")
     return StepProposed(index=1, step=step, command_shown=str(action))
@@ -83,22 +88,23 @@ def test_ask_policy_returns_the_front_ends_answer():
 def test_rules_allow_kinds_and_ask_the_rest():
     asked = []
     fallback = AskPolicy(lambda p: asked.append(p.step.action) or Reject("asked"))
-    rules = RulesPolicy(allow_kinds={"read", "search", "view"}, allow_prefixes=[], fallback=fallback)
-    assert rules.decide(proposal(Read("a.py"))) == Approve()
-    assert rules.decide(proposal(Search("x"))) == Approve()
-    assert rules.decide(proposal(StrReplaceEditor(command="view", path="a.py"))) == Approve()
+    rules = RulesPolicy(allow_kinds={"read", "search", "view"}, allow_prefixes=[])
+    assert decide_by_rules(rules, fallback, proposal(Read("a.py"))) == Approve()
+    assert decide_by_rules(rules, fallback, proposal(Search("x"))) == Approve()
+    view = proposal(StrReplaceEditor(command="view", path="a.py"))
+    assert decide_by_rules(rules, fallback, view) == Approve()
     for action in (
         StrReplaceEditor(command="create", path="b.py", file_text="x"),
         Edit("a.py", 1, 1, "y"),
         Bash("ls"),
         Submit(),
     ):
-        assert rules.decide(proposal(action)) == Reject("asked")
+        assert decide_by_rules(rules, fallback, proposal(action)) == Reject("asked")
     assert len(asked) == 4
 
 
 def test_rules_allow_prefix_added_later():
-    rules = RulesPolicy(set(), [], fallback=AskPolicy(lambda p: Reject("asked")))
+    rules = RulesPolicy(set(), [])
     assert not rules.allows(proposal(Bash("pytest -q tests")))
     rules.allow_prefix("pytest")
     rules.allow_prefix("git status")

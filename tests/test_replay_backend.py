@@ -99,3 +99,15 @@ def test_cancel_from_another_thread_stops_mid_turn(tmp_path: Path) -> None:
 def test_bad_chunk_size_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="chunk_size"):
         ReplayBackend(write_script(tmp_path / "s.jsonl", [TURN_1]), chunk_size=0)
+
+
+def test_skip_moves_past_used_turns_without_streaming_them(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.jsonl", [TURN_1, TURN_2, "Thought: last\nAction: submit"])
+    backend = ReplayBackend(script, delay=60.0)  # streaming a skipped turn would take minutes
+    backend.skip(2)
+    assert backend.turns_left == 1 and backend.last_usage is None
+    backend.delay = 0.0
+    assert "".join(backend.stream(PROMPT)) == "Thought: last\nAction: submit"
+    backend.skip(5)
+    with pytest.raises(ScriptExhausted):
+        next(backend.stream(PROMPT))

@@ -291,14 +291,14 @@ def test_turns_are_resumed_as_stored_even_before_the_dialect_settled(git_repo, t
     assert original.config.dialect == "text"
 
     # user command, user message, format error, executed step: the two steps carry theirs
-    turns = [e.turn for e in original._entries]
+    turns = [e.turn for e in original.state.entries]
     assert not turns[2].observation.startswith("Observation:")  # the default (toolcall) shape
     logged_records = [e.record for e in read_trajectory(log).events if isinstance(e, StepExecuted)]
     assert [stored_turn(r) for r in logged_records] == [turns[0], turns[3]]
 
     again, again_backend, _ = resumed(git_repo, log, script)
     closing(again)
-    assert again._entries == original._entries
+    assert again.state.entries == original.state.entries
     theirs, ours = original.propose(), again.propose()
     assert ours.step == theirs.step
     assert again_backend.prompts[-1] == original_backend.prompts[-1]

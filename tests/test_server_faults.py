@@ -14,7 +14,7 @@ from agent_core.executor import Executor
 from agent_core.policy import AutoPolicy
 from agent_core.session import Session, SessionConfig
 from agent_core.workspace import Workspace
-from app.cli import EXIT_CODES
+from agent_core.finish import FinishReason
 from tests.fixtures.server_families import LLAMACPP, OLLAMA, SGLANG, VLLM
 from tests.fixtures.servers import Reply, ScriptedHTTPServer, content_chunk, sse
 from tests.test_cli import ISSUE, navtui
@@ -125,5 +125,5 @@ def test_a_server_busy_past_the_deadline_stops_the_session_with_a_named_reason(
     assert finished.reason == "server_unavailable"
     assert finished.message.startswith("server busy (HTTP 503): ") and "The server is busy" in (
         finished.message)
-    assert EXIT_CODES[finished.reason] == 2, "a transient fault is never exit 1"
+    assert FinishReason(finished.reason).exit_code == 2, "a transient fault is never exit 1"
     assert len(scripted_http.requests) >= 2

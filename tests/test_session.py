@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.actions import Bash, Read, StrReplaceEditor
-from agent_core.backends.base import Prompt
+from agent_core.backends.base import Backend, Prompt
 from agent_core.backends.replay import ReplayBackend
 from agent_core.events import (
     FormatError,
@@ -88,7 +88,7 @@ FIX_SCRIPTS: dict[str, list[str]] = {
 GARBAGE = "I think the bug is in average but I will not say how to look."
 
 
-class Recorder:
+class Recorder(Backend):
     """A Backend that delegates to a real one and keeps every prompt it was sent."""
 
     def __init__(self, inner) -> None:
@@ -109,6 +109,9 @@ class Recorder:
 
     def count_tokens(self, prompt: Prompt) -> int:
         return self.inner.count_tokens(prompt)
+
+    def skip(self, turns: int) -> None:
+        self.inner.skip(turns)
 
     def close(self) -> None:
         self.inner.close()

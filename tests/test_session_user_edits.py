@@ -77,13 +77,13 @@ def test_a_resumed_session_keeps_the_edits_checkpoint_and_the_models_turns(git_r
     session.propose()
     (git_repo / "b.txt").write_text("b by hand\n")
     session.decide(Approve())
-    first_turns = [e.turn for e in session._entries]
+    first_turns = [e.turn for e in session.state.entries]
     session.close()
 
     again, _, _ = resumed(git_repo, log, script)
     try:
         assert [(r.index, r.extra.get("source")) for r in again.records] == [(1, "user"), (2, None)]
-        assert [e.turn for e in again._entries] == first_turns
+        assert [e.turn for e in again.state.entries] == first_turns
         assert again.propose().index == 3
         again.undo(1)
     finally:

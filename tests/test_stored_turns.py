@@ -26,7 +26,7 @@ def test_a_long_output_is_in_the_log_once_and_resume_reads_the_same_turns(git_re
     text = log.read_text()
     assert text.count(json.dumps("2998\n2999")[1:-1]) == 1  # once, not in the record and the turn
     state = load_state(read_trajectory(log))
-    assert [turn for _, turn in state.turns] == [entry.turn for entry in session._entries]
+    assert [turn for _, turn in state.turns] == [entry.turn for entry in session.state.entries]
     assert "\n2999\n3000" in state.turns[0][1].observation
 
 

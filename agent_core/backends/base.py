@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from agent_core.finish import FinishReason
+from agent_core.prompt_types import Prompt, Usage
 
-@dataclass
-class Prompt:
-    """One turn's input, in the shape its dialect needs.
-
-    Chat dialects fill `messages` (+ `tools` for native tool calls), rendered by the model's own
-    chat template (hf) or sent as-is (openai). The text dialect may instead give a raw completion
-    prompt in `text`. `stop_after` strings end generation and stay in the output (e.g.
-    `</tool_call>`); `stop_before` strings end it and are cut (e.g. a model starting to write its
-    own `Observation:`).
-    """
-
-    messages: list[dict[str, Any]] | None = None
-    tools: list[dict[str, Any]] | None = None
-    text: str | None = None
-    stop_after: list[str] = field(default_factory=list)
-    stop_before: list[str] = field(default_factory=list)
-    max_new_tokens: int = 1024
-
-
-@dataclass
-class Usage:
-    """What one generated turn cost."""
-
-    prompt_tokens: int = 0
-    new_tokens: int = 0
-    cached_tokens: int = 0
-    time_to_first_token: float = 0.0
-    tokens_per_second: float = 0.0
-    # True when the token counts were estimated (no tokenizer, and the server sent no usage).
-    estimated: bool = False
+__all__ = [
+    "Backend", "BackendError", "LoadProgress", "ProgressCallback", "Prompt", "Usage",
+]
 
 
 @dataclass(frozen=True)
@@ -60,20 +35,32 @@ ProgressCallback = Callable[[LoadProgress], None]
 
 
 class BackendError(Exception):
-    """A failure the user must act on; the message says how (which URL, which command, ...)."""
+    """A failure the user must act on; the message says how (which URL, which command, ...).
+
+    Raised while generating, it ends the session with `reason`."""
+
+    reason = FinishReason.ERROR
 
 
 @runtime_checkable
 class Backend(Protocol):
     """Streams one model turn at a time. Nothing else in navtui knows which backend runs.
 
-    A backend with a tokenizer may also offer `count_added_tokens(before, after) -> int`, the
-    tokens `after` adds to `before` (encoding only the added text); the session's context
-    fitter uses it when present (`agent_core.context`).
+    `name`, `last_usage`, `stream`, `cancel`, `count_tokens` and `close` are what every backend
+    defines; the members below them have defaults, which a backend gets by subclassing `Backend`
+    and overrides where it knows better.
     """
 
     name: str
     last_usage: Usage | None
+    # Lines for the user, shown as notices when a session starts (e.g. a device advice).
+    notices: Sequence[str] = ()
+    # `count_tokens` is exact (the model's own tokenizer), not an estimate.
+    exact_counts: bool = True
+    # The text the model last read, chat template applied, where the backend renders it.
+    last_rendered: str | None = None
+    # (path, body) of the last request sent, where the backend talks to a server.
+    last_request: tuple[str, dict[str, Any]] | None = None
 
     def stream(self, prompt: Prompt) -> Iterator[str]:
         """Yield text chunks as they are generated; stops at EOS, a stop string or `cancel()`."""
@@ -90,3 +77,16 @@ class Backend(Protocol):
     def close(self) -> None:
         """Free the model / connections."""
         ...
+
+    def count_added_tokens(self, before: Prompt, after: Prompt) -> int:
+        """The tokens `after` adds to `before` (a backend with a tokenizer encodes only the added
+        text; the session's context fitter uses it, see `agent_core.context`)."""
+        return self.count_tokens(after) - self.count_tokens(before)
+
+    def identity(self) -> dict[str, Any]:
+        """What runs, for the log (`agent_core.backends.identity`): at least the backend's name."""
+        return {"backend": self.name}
+
+    def skip(self, turns: int) -> None:
+        """Pass over `turns` outputs that a resumed session's log already consumed: a scripted
+        backend moves past them; a model generates afresh, so by default nothing happens."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,8 +20,8 @@ from agent_core.backends.backoff import ServerBackoff
 from agent_core.backends.base import Backend, BackendError, ProgressCallback
 from agent_core.backends.credentials import split_credentials
 from agent_core.backends.presets import PRESETS, resolve_preset
+from agent_core.formats import detect_dialect, dialect_from_names
 
-BACKENDS = ("hf", "openai", "replay")
 # What `--backend hf` imports: the `local` extra (bitsandbytes is checked only for 4/8-bit).
 LOCAL_PACKAGES = ("torch", "transformers", "peft", "accelerate")
 # Torch first, the build wanted, so the `local` extra does not pull the multi-GB CUDA one.
@@ -31,14 +32,6 @@ LOCAL_INSTALL = (
 )
 DEFAULT_CONTEXT_WINDOW = 16_384
 DEFAULT_MAX_NEW_TOKENS = 1024
-# Hints in a model's name that give its dialect away (checked in order, lower-cased).
-NAME_DIALECTS = (
-    ("navigator", "toolcall"),
-    ("r2e", "text"),
-    ("swe-smith", "xml"),
-    ("swesmith", "xml"),
-    ("swe-agent", "xml"),
-)
 
 
 @dataclass
@@ -64,6 +57,33 @@ class BackendConfig:
     threads: int | None = None  # hf on CPU: torch threads (None: see hf_load.cpu_threads)
 
 
+@dataclass(frozen=True)
+class BackendSpec:
+    """One kind of backend, as the command line knows it: when it is the default, what it needs
+    (`check` raises BackendError with the fix), how it is built (importing its module only then)
+    and what it is like."""
+
+    name: str
+    chosen_by_default: Callable[[BackendConfig], bool]  # with no --backend (first match wins)
+    check: Callable[[BackendConfig], None]
+    create: Callable[[BackendConfig, ProgressCallback | None, ServerBackoff | None], Backend]
+    # Replays a recording: a review turn only if one was recorded, no generation rates, and
+    # its first turn gives the dialect away.
+    scripted: bool = False
+    # Loads the weights itself: a preset gives it the base model and the adapter.
+    loads_weights: bool = False
+
+
+def spec_for(name: str) -> BackendSpec:
+    """The named backend's spec; BackendError names the valid ones."""
+    try:
+        return SPECS[name]
+    except KeyError:
+        raise BackendError(
+            f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}"
+        ) from None
+
+
 def resolve(config: BackendConfig) -> BackendConfig:
     """A copy with backend, preset, dialect and context window settled; BackendError on bad input.
 
@@ -71,17 +91,16 @@ def resolve(config: BackendConfig) -> BackendConfig:
     """
     resolved = dataclasses.replace(config)
     resolved.backend = config.backend or _default_backend(config)
-    if resolved.backend not in BACKENDS:
-        raise BackendError(
-            f"unknown backend {resolved.backend!r}; choose one of {', '.join(BACKENDS)}"
-        )
-    _check_inputs(resolved)
+    spec = spec_for(resolved.backend)
+    if resolved.load_in_4bit and resolved.load_in_8bit:
+        raise BackendError("choose one of --load-in-4bit and --load-in-8bit, not both")
+    spec.check(resolved)
     if resolved.script:  # absolute, so a logged session can be resumed from anywhere
         resolved.script = str(Path(resolved.script).expanduser().resolve())
     preset = resolve_preset(config.model) if config.model else None
     if preset is not None:
         resolved.preset = preset.name
-        if resolved.backend == "hf":
+        if spec.loads_weights:
             resolved.model = preset.model
             resolved.adapter = config.adapter or preset.adapter
         if resolved.dialect == "auto":
@@ -89,53 +108,53 @@ def resolve(config: BackendConfig) -> BackendConfig:
         resolved.context_window = config.context_window or preset.context_window
         resolved.max_new_tokens = config.max_new_tokens or preset.max_new_tokens
     if resolved.dialect == "auto":
-        resolved.dialect = _dialect_from_names(resolved) or _dialect_from_script(resolved) or "auto"
+        names = (resolved.preset, resolved.model, resolved.adapter)
+        resolved.dialect = dialect_from_names(names) or _dialect_from_script(resolved) or "auto"
     resolved.context_window = resolved.context_window or DEFAULT_CONTEXT_WINDOW
     resolved.max_new_tokens = resolved.max_new_tokens or DEFAULT_MAX_NEW_TOKENS
     return resolved
 
 
 def _default_backend(config: BackendConfig) -> str:
-    if config.script:
-        return "replay"
-    if config.base_url:
-        return "openai"
-    return "hf"
+    return next(spec.name for spec in SPECS.values() if spec.chosen_by_default(config))
 
 
 def _is_path_like(ref: str) -> bool:
     return ref.startswith(("/", ".", "~")) or ref.count("/") > 1
 
 
-def _check_inputs(config: BackendConfig) -> None:
-    """Refuse, with the fix, what would otherwise fail late (after minutes of loading)."""
-    if config.load_in_4bit and config.load_in_8bit:
-        raise BackendError("choose one of --load-in-4bit and --load-in-8bit, not both")
-    if config.backend == "replay":
-        if config.script and not Path(config.script).expanduser().is_file():
-            raise BackendError(f"replay script not found: {config.script}; check the --script path")
-    elif config.backend == "openai":
-        if not config.base_url:
-            raise BackendError(
-                "--backend openai needs --base-url, e.g. --base-url http://localhost:8000/v1"
-            )
-        if not config.model:
-            raise BackendError("--backend openai needs --model: the model name the server serves")
-    else:
-        missing = missing_local_packages()
-        if missing:
-            raise BackendError(
-                f"--backend hf runs the model on this machine and needs {', '.join(missing)}: "
-                f"install {LOCAL_INSTALL}; or use a server with --base-url URL"
-            )
-        if not config.model:
-            raise BackendError(
-                f"--backend hf needs --model: a preset ({', '.join(PRESETS)}), a Hugging Face id "
-                "or a local directory"
-            )
-        for flag, ref in (("--model", config.model), ("--adapter", config.adapter)):
-            if ref and _is_path_like(ref) and not Path(ref).expanduser().exists():
-                raise BackendError(f"{flag} {ref}: no such file or directory; check the path")
+# Each `_check_*` refuses, with the fix, what would otherwise fail late (after minutes of loading).
+
+
+def _check_replay(config: BackendConfig) -> None:
+    if config.script and not Path(config.script).expanduser().is_file():
+        raise BackendError(f"replay script not found: {config.script}; check the --script path")
+
+
+def _check_openai(config: BackendConfig) -> None:
+    if not config.base_url:
+        raise BackendError(
+            "--backend openai needs --base-url, e.g. --base-url http://localhost:8000/v1"
+        )
+    if not config.model:
+        raise BackendError("--backend openai needs --model: the model name the server serves")
+
+
+def _check_hf(config: BackendConfig) -> None:
+    missing = missing_local_packages()
+    if missing:
+        raise BackendError(
+            f"--backend hf runs the model on this machine and needs {', '.join(missing)}: "
+            f"install {LOCAL_INSTALL}; or use a server with --base-url URL"
+        )
+    if not config.model:
+        raise BackendError(
+            f"--backend hf needs --model: a preset ({', '.join(PRESETS)}), a Hugging Face id "
+            "or a local directory"
+        )
+    for flag, ref in (("--model", config.model), ("--adapter", config.adapter)):
+        if ref and _is_path_like(ref) and not Path(ref).expanduser().exists():
+            raise BackendError(f"{flag} {ref}: no such file or directory; check the path")
 
 
 def missing_local_packages() -> list[str]:
@@ -143,17 +162,11 @@ def missing_local_packages() -> list[str]:
     return [name for name in LOCAL_PACKAGES if importlib.util.find_spec(name) is None]
 
 
-def _dialect_from_names(config: BackendConfig) -> str | None:
-    names = " ".join(n for n in (config.preset, config.model, config.adapter) if n).lower()
-    return next((dialect for hint, dialect in NAME_DIALECTS if hint in names), None)
-
-
 def _dialect_from_script(config: BackendConfig) -> str | None:
     """The dialect the first scripted turn is written in (replay only)."""
-    if config.backend != "replay" or not config.script:
+    if not spec_for(config.backend or "").scripted or not config.script:
         return None
     from agent_core.backends.replay import load_script
-    from agent_core.formats import detect_dialect
 
     outputs = load_script(Path(config.script).expanduser())
     return detect_dialect(outputs[0]) if outputs else None
@@ -168,22 +181,30 @@ def create_backend(
     phases of loading a local model (the other backends have nothing to load);
     `shared_backoff` is the busy-server backoff every openai backend of a batch shares."""
     config = resolve(config)
-    if config.backend == "replay":
-        from agent_core.backends.replay import ReplayBackend
+    return spec_for(config.backend or "").create(config, progress, shared_backoff)
 
-        if not config.script:
-            raise BackendError(
-                '--backend replay needs --script FILE (JSON Lines of {"output": ...})'
-            )
-        return ReplayBackend(Path(config.script).expanduser())
-    if config.backend == "openai":
-        from agent_core.backends.openai_compat import OpenAIBackend
 
-        options = {} if config.request_timeout is None else {"timeout": config.request_timeout}
-        return OpenAIBackend(
-            config.base_url or "", config.model or "", api_key=config.api_key,
-            tokenizer=config.tokenizer, shared_backoff=shared_backoff, **options,
-        )
+def _create_replay(config: BackendConfig, _progress: object, _backoff: object) -> Backend:
+    from agent_core.backends.replay import ReplayBackend
+
+    if not config.script:
+        raise BackendError('--backend replay needs --script FILE (JSON Lines of {"output": ...})')
+    return ReplayBackend(Path(config.script).expanduser())
+
+
+def _create_openai(
+    config: BackendConfig, _progress: object, shared_backoff: ServerBackoff | None
+) -> Backend:
+    from agent_core.backends.openai_compat import OpenAIBackend
+
+    options = {} if config.request_timeout is None else {"timeout": config.request_timeout}
+    return OpenAIBackend(
+        config.base_url or "", config.model or "", api_key=config.api_key,
+        tokenizer=config.tokenizer, shared_backoff=shared_backoff, **options,
+    )
+
+
+def _create_hf(config: BackendConfig, progress: ProgressCallback | None, _backoff: object) -> Backend:
     from agent_core.backends.hf import HFBackend
 
     return HFBackend(
@@ -194,6 +215,19 @@ def create_backend(
         progress=progress,
         threads=config.threads,
     )
+
+
+# The backends, in the order the default is looked for (`--script`, then `--base-url`, else hf).
+SPECS: dict[str, BackendSpec] = {
+    spec.name: spec
+    for spec in (
+        BackendSpec("replay", lambda c: bool(c.script), _check_replay, _create_replay,
+                    scripted=True),
+        BackendSpec("openai", lambda c: bool(c.base_url), _check_openai, _create_openai),
+        BackendSpec("hf", lambda c: True, _check_hf, _create_hf, loads_weights=True),
+    )
+}
+BACKENDS = tuple(sorted(SPECS))  # hf, openai, replay
 
 
 def adapter_version(adapter: str | None) -> str:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from agent_core.backends.base import BackendError, ProgressCallback, Prompt, Usage
+from agent_core.backends.base import Backend, BackendError, ProgressCallback, Prompt, Usage
 from agent_core.backends.hf_load import (
     LoadClock,
     describe,
@@ -86,7 +86,7 @@ class _TurnClock:
         return any(stop in text for stop in self.stops)
 
 
-class HFBackend:
+class HFBackend(Backend):
     """A Backend running a local transformers model, optionally with a LoRA adapter."""
 
     name = "hf"

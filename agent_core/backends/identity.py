@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agent_core.prompt_types import text_sha256
+
 ADAPTER_MANIFEST = "navtui-adapter.json"
 ADAPTER_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")
 _SNAPSHOT = re.compile(r"/snapshots/([0-9a-f]{40})(?:/|$)")
@@ -29,10 +31,6 @@ def file_sha256(path: Path) -> str:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def revision_of(resolved: str) -> str | None:

@@ -35,7 +35,7 @@ import httpcore
 import httpx
 
 from agent_core.backends.backoff import DEFAULT_DEADLINE, ServerBackoff
-from agent_core.backends.base import BackendError, Prompt, Usage
+from agent_core.backends.base import Backend, BackendError, Prompt, Usage
 from agent_core.backends.credentials import API_KEY_ENV_VARS, split_credentials
 from agent_core.backends.faults import (
     ContextTooLong,
@@ -81,7 +81,7 @@ class _Cancelled(Exception):
     """cancel() was called while waiting to (re)send the request."""
 
 
-class OpenAIBackend:
+class OpenAIBackend(Backend):
     """Streams turns from an OpenAI-compatible HTTP server."""
 
     name = "openai"

@@ -13,12 +13,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from agent_core.backends.base import BackendError, Prompt, Usage
+from agent_core.backends.base import Backend, BackendError, Prompt, Usage
 from agent_core.backends.token_estimate import estimate_prompt_tokens, estimate_text_tokens
+from agent_core.finish import FinishReason
 
 
 class ScriptExhausted(BackendError):
     """Every turn of the replay script has been used."""
+
+    reason = FinishReason.SCRIPT_EXHAUSTED
 
 
 def load_script(path: Path) -> list[str]:
@@ -49,7 +52,7 @@ def load_script(path: Path) -> list[str]:
     return outputs
 
 
-class ReplayBackend:
+class ReplayBackend(Backend):
     """A Backend that streams pre-written turns."""
 
     name = "replay"
@@ -96,6 +99,11 @@ class ReplayBackend:
                 yield chunk
         finally:
             self.last_usage = _usage(prompt, output[:sent], started, first, time.monotonic())
+
+    def skip(self, turns: int) -> None:
+        """Move past `turns` scripted outputs without streaming them (a resumed session's log
+        already holds them); past the end, the next `stream` says the script is exhausted."""
+        self._next = min(self._next + max(turns, 0), len(self._outputs))
 
     def cancel(self) -> None:
         self._cancelled.set()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterable
 
 from agent_core.actions import Action
 from agent_core.formats.dialect import Dialect, Turn
@@ -46,6 +47,7 @@ __all__ = [
     "ParseError",
     "Turn",
     "detect_dialect",
+    "dialect_from_names",
     "dialect_words",
     "get_dialect",
     "parse",
@@ -62,6 +64,15 @@ def get_dialect(dialect: str) -> Dialect:
         raise ValueError(
             f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}"
         ) from None
+
+
+def dialect_from_names(names: Iterable[str | None]) -> str | None:
+    """The dialect a model's, adapter's or preset's name gives away (`Dialect.name_hints`, the
+    dialects in name order), or None."""
+    joined = " ".join(name for name in names if name).lower()
+    return next(
+        (d.name for d in REGISTRY.values() if any(hint in joined for hint in d.name_hints)), None
+    )
 
 
 def detect_dialect(raw: str) -> str | None:

@@ -49,6 +49,9 @@ class Dialect:
     equivalent: Callable[[Action, ReadFile | None], Action]
     # How the edit screen lays an action out for a person (None: as `render` writes it)
     editable: Callable[[Action], str] | None = None
+    # Lower-case hints in a model's, adapter's or preset's name that give this dialect away
+    # (`--dialect auto` before the first reply, see `agent_core.formats.dialect_from_names`)
+    name_hints: tuple[str, ...] = ()
 
     def edit_text(self, action: Action) -> str:
         return self.editable(action) if self.editable else self.render(action)

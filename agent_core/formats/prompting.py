@@ -9,9 +9,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agent_core.backends.base import Prompt
 from agent_core.formats.dialect import Turn
 from agent_core.profiles import Profile
+from agent_core.prompt_types import Prompt
 
 LEADING_THOUGHT = re.compile(r"\A\s*Thought:")
 

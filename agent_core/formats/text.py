@@ -335,4 +335,5 @@ DIALECT = Dialect(
     default_profile="r2e-card",
     build_prompt=build_completion,
     equivalent=to_text,
+    name_hints=("r2e",),
 )

@@ -331,4 +331,5 @@ DIALECT = Dialect(
     build_prompt=chat_builder(lambda assistant: span(assistant) is not None, tools=True),
     equivalent=to_editor,
     editable=editable,
+    name_hints=("navigator",),
 )

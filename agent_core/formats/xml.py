@@ -271,4 +271,5 @@ DIALECT = Dialect(
     default_profile="swesmith",
     build_prompt=chat_builder(None, tools=False),
     equivalent=to_editor,
+    name_hints=("swe-smith", "swesmith", "swe-agent"),
 )

@@ -1,7 +1,8 @@
 """Each model turn of a logged session with the exact prompt it had and what the user decided.
 
-`model_turns(trajectory)` folds over the log the way the session built its conversation (and the
-way `agent_core.resume` rebuilds it): turns are added as steps are decided, dropped by undo. At
+`model_turns(trajectory)` folds over the log through the session's own reducer
+(`agent_core.session_state.SessionState`, as `agent_core.resume` does): turns are added as steps
+are decided, dropped by undo. At
 each `PromptSent` the conversation is snapshotted and the prompt rebuilt from it
 (`agent_core.prompt_log.rebuild`); the next model decision (or format error) is paired with it.
 Logs from before `PromptSent` get the prompt rebuilt untrimmed at `TurnStarted`.
@@ -16,8 +17,8 @@ from enum import StrEnum
 from typing import Any
 
 from agent_core import prompts
-from agent_core.backends.base import Prompt
 from agent_core.events import (
+    Event,
     FormatError,
     PromptSent,
     SessionStarted,
@@ -25,13 +26,12 @@ from agent_core.events import (
     StepRejected,
     StepUndone,
     TurnStarted,
-    UserMessage,
 )
-from agent_core.formats import ParseError
 from agent_core.prompt_log import rebuild
-from agent_core.resume import logged_turn
+from agent_core.prompt_types import Prompt
 from agent_core.session import AUTO_PROMPT_DIALECT
-from agent_core.steps import USER_EDITS_KEY, EditAction, StepRecord
+from agent_core.session_state import SessionState, logged_turn
+from agent_core.steps import EditAction, Origin, StepRecord
 from agent_core.trajectory import Trajectory, TrajectoryError
 
 
@@ -72,18 +72,18 @@ def _label(record: StepRecord) -> Label:
 
 
 class _Fold:
-    """The conversation as the session had it, event by event."""
+    """The conversation as the session had it, event by event (`SessionState`, the session's
+    own reducer, keeps it), and the model turns decided in it."""
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
         self.config: dict[str, Any] = {}
-        self.turns: list[tuple[int, prompts.Turn]] = []
+        self.state = SessionState(self.dialect)
         # The next decision's prompt: rebuilt from its PromptSent, or (older logs) the turns as
         # they stood at TurnStarted, built when the decision comes.
         self.pending: tuple[Prompt, PromptSent] | list[prompts.Turn] | None = None
         self.identity: dict[str, Any] = {}
         self.done: list[ModelTurn] = []
-        self.last_step = 0  # the index of the last decided step (user messages follow it)
 
     @property
     def dialect(self) -> str:
@@ -101,42 +101,33 @@ class _Fold:
             profile=self.config.get("prompt_profile"),
         )
 
-    def feed(self, event: object) -> None:
+    def feed(self, event: Event) -> None:
+        """Close the model turn `event` decides (on the conversation as it stood), then let the
+        session state take the event in."""
         if isinstance(event, SessionStarted):
             self.config = dict(event.config)
+            self.state.dialect = self.dialect
         elif isinstance(event, TurnStarted):
-            self.pending = [turn for _, turn in self.turns]
+            self.pending = self.state.turns
         elif isinstance(event, PromptSent):
             if event.identity is not None:
                 self.identity = event.identity
-            turns = [turn for _, turn in self.turns]
             try:
-                self.pending = (rebuild(event, self.trajectory.issue, turns), event)
+                self.pending = (rebuild(event, self.trajectory.issue, self.state.turns), event)
             except ValueError as error:
                 raise TrajectoryError(f"{self.trajectory.path}: {error}") from None
         elif isinstance(event, FormatError):
             self._close(event.index, event.raw, Label.UNPARSED, None)
-            observation = event.observation or prompts.format_parse_error(
-                self.dialect, ParseError(event.message, self.dialect)
-            )
-            self.turns.append((event.index, prompts.Turn(event.raw, observation)))
         elif isinstance(event, (StepExecuted, StepRejected)):
             record = event.record
-            self.last_step = record.index
-            if record.extra.get("source") != "user":
+            if record.origin is Origin.MODEL:
                 self._close(record.index, record.proposed.raw, _label(record), record)
-            if USER_EDITS_KEY not in record.extra:
-                self.turns.append((record.index, logged_turn(record, self.dialect)))
-        elif isinstance(event, UserMessage):
-            note = event.observation or prompts.format_user_message(self.dialect, event.text)
-            self.turns.append((self.last_step, prompts.Turn("", note)))
         elif isinstance(event, StepUndone):
-            self.last_step = min(self.last_step, event.to_index)
-            self.turns = [t for t in self.turns if t[0] <= event.to_index]
             self.done = [t for t in self.done if t.index <= event.to_index]
+        self.state.apply(event)
 
     def _close(self, index: int, raw: str, label: Label, record: StepRecord | None) -> None:
-        pending = self.pending if self.pending is not None else [t for _, t in self.turns]
+        pending = self.pending if self.pending is not None else self.state.turns
         self.pending = None
         prompt, sent = pending if isinstance(pending, tuple) else (self.untrimmed(pending), None)
         edit = None

@@ -23,10 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_core.backends.base import Prompt
-from agent_core.backends.identity import text_sha256
 from agent_core.formats.prompting import LEADING_THOUGHT
 from agent_core.learn.history import Label, ModelTurn
+from agent_core.prompt_types import Prompt, text_sha256
 
 METHODS = ("sft", "dpo", "kto")
 _MARK = "\u2063navtui-end-of-turn\u2063"

@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Markdown, Static
 
-from agent_core.steps import USER_EDITS_KEY, EditAction, Reject, StepRecord
+from agent_core.steps import EditAction, Origin, Reject, StepRecord, StepStatus
 from agent_core.sanitize import visible
 from widgets.action_card import action_summary, user_edits_summary
 from widgets.diff_view import highlight_diff
@@ -18,9 +18,9 @@ MAX_OUTPUT_LINES = 400
 
 
 def decision_text(record: StepRecord) -> str:
-    if USER_EDITS_KEY in record.extra:
+    if record.status is StepStatus.USER_EDITS:
         return "your own edits, kept as a checkpoint"
-    if record.extra.get("source") == "user":
+    if record.origin is Origin.USER:
         return "your own command"
     if isinstance(record.decision, Reject):
         feedback = record.decision.feedback
@@ -55,7 +55,7 @@ class StepDetailScreen(ModalScreen[str | None]):
                 yield Label("Thought", classes="detail-section")
                 yield Markdown(visible(record.proposed.thought))
             yield Label("Action", classes="detail-section")
-            summary = (user_edits_summary(record, width=200) if USER_EDITS_KEY in record.extra
+            summary = (user_edits_summary(record, width=200) if record.status is StepStatus.USER_EDITS
                        else action_summary(action, width=200))
             yield Static(summary, markup=False)
             if record.observation is not None:

@@ -1,0 +1,70 @@
+"""The live session's state is the fold of its own log through the one reducer."""
+
+from __future__ import annotations
+
+from agent_core.actions import Bash
+from agent_core.events import FormatError, StepExecuted, StepRejected, StepUndone, UserMessage
+from agent_core.session_state import SessionState
+from agent_core.steps import Approve, EditAction, Quit, Reject
+from agent_core.trajectory import TrajectoryWriter, read_trajectory, record_to_dict
+from tests.test_session import sessions, write_script  # noqa: F401 (a fixture)
+
+
+def comparable(state: SessionState) -> tuple:
+    return (
+        [record_to_dict(r) for r in state.records],
+        state.entries,
+        state.format_errors,
+        state.model_turns_used,
+        state.pending.index if state.pending else None,
+    )
+
+
+def test_the_live_state_is_the_fold_of_the_log(git_repo, tmp_path, sessions):
+    script = write_script(tmp_path / "s.jsonl", [
+        "Thought: look\nAction: bash echo one > one.txt",
+        "no action in this reply at all",
+        "Thought: delete\nAction: bash rm -rf calc",
+        "Thought: list\nAction: bash ls",
+        "Thought: two\nAction: bash echo two > two.txt",
+        "Thought: three\nAction: bash echo three > three.txt",
+        "Thought: four\nAction: bash echo four > four.txt",
+    ])
+    session, _, events = sessions(git_repo, script, "text")
+    log = tmp_path / "log.jsonl"
+    session.subscribe(TrajectoryWriter(log))
+    kinds: list[type] = []
+    session.subscribe(lambda event: kinds.append(type(event)))
+
+    def check() -> None:
+        folded = SessionState.fold(read_trajectory(log).events, session.dialect)
+        assert comparable(folded) == comparable(session.state)
+
+    session.propose()
+    session.decide(Approve())
+    assert session.propose() is None  # a format error
+    check()
+    session.propose()
+    session.decide(Reject("not that"))
+    session.propose()
+    session.decide(EditAction(Bash("echo edited > edited.txt")))
+    session.add_user_message("keep it small")
+    session.run_user_command("echo mine > mine.txt")
+    check()
+    session.propose()
+    (git_repo / "by-hand.txt").write_text("the user's edit\n")
+    session.decide(Approve())  # the user's edit becomes a checkpoint of its own first
+    assert any("user_edits" in r.extra for r in session.records)
+    check()
+    session.undo(2)
+    check()
+    session.propose()
+    session.decide(Approve())
+    session.propose()  # left pending
+    check()
+    session.decide(Quit())
+    assert {FormatError, StepExecuted, StepRejected, StepUndone, UserMessage} <= set(kinds)
+    folded = SessionState.fold(read_trajectory(log).events, session.dialect)
+    assert comparable(folded) == comparable(session.state)
+    assert folded.finished is not None and folded.finished.reason == "quit"
+    assert [r.index for r in session.records] == [1, 2, 3]
