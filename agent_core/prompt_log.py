@@ -23,7 +23,6 @@ from agent_core.prompt_types import Prompt, Usage, text_sha256
 
 if TYPE_CHECKING:
     from agent_core.backends.base import Backend
-    from agent_core.session import Session
 
 
 def profile_sha256(profile: Profile) -> str:
@@ -51,27 +50,32 @@ def prompt_digest(backend: Backend, prompt: Prompt) -> tuple[str, str]:
 
 
 def prompt_sent(
-    session: Session,
+    backend: Backend,
     index: int,
     fitted: Fitted,
     turns: int,
     usage: Usage,
+    *,
+    dialect: str,
+    profile: Profile,
+    profile_name: str,
+    path_alias: str,
     logged: dict[str, Any] | None,
 ) -> PromptSent:
     """The record of turn `index`'s prompt, built from the conversation's first `turns` turns
-    and just sent to the session's backend; the backend's identity goes with it unless it is
-    `logged` already."""
-    digest, digest_of = prompt_digest(session.backend, fitted.prompt)
-    identity = backend_identity(session.backend)
+    and just sent to `backend`; the backend's identity goes with it unless it is `logged`
+    already."""
+    digest, digest_of = prompt_digest(backend, fitted.prompt)
+    identity = backend_identity(backend)
     return PromptSent(
         index=index,
-        dialect=session.dialect,
-        profile=session.config.prompt_profile or session.profile.name,
-        profile_sha256=profile_sha256(session.profile),
+        dialect=dialect,
+        profile=profile_name,
+        profile_sha256=profile_sha256(profile),
         turns=turns,
         elided=fitted.elided,
         cap_chars={str(k): v for k, v in sorted(fitted.cap_chars.items())},
-        path_alias=session.config.path_alias,
+        path_alias=path_alias,
         max_new_tokens=fitted.prompt.max_new_tokens,
         sha256=digest,
         digest_of=digest_of,

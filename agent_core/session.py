@@ -318,8 +318,11 @@ class Session:
                 context_estimated=not self.backend.exact_counts,
             )
         )
-        sent = prompt_log.prompt_sent(self, index, fitted, len(self.state.entries), usage,
-                                      self._identity_logged)  # what the model just read
+        sent = prompt_log.prompt_sent(  # what the model just read
+            self.backend, index, fitted, len(self.state.entries), usage, dialect=self.dialect,
+            profile=self.profile, profile_name=self.config.prompt_profile or self.profile.name,
+            path_alias=self.config.path_alias, logged=self._identity_logged,
+        )
         self._identity_logged = sent.identity or self._identity_logged
         self._emit(sent)
         if self._turn_notice is None and usage.new_tokens >= self.config.max_new_tokens:
