@@ -361,10 +361,13 @@ class Batch:
         done = self.predictions.finished_ids()
         self.progress.begin(len(instances))
 
+        reporting = threading.Lock()  # a result and the counts it leaves are reported together
+
         def counted(result: InstanceResult) -> None:
-            self.progress.finished(result.instance_id, result.status)
-            if on_result is not None:
-                on_result(result)
+            with reporting:
+                self.progress.finished(result.instance_id, result.status)
+                if on_result is not None:
+                    on_result(result)
 
         try:
             return run_parallel(
