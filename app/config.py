@@ -283,7 +283,7 @@ def configure(
 
 def load_rules(path: Path | None = None) -> AllowRules:
     """The `[rules]` of the config file (empty without one); ConfigError when it is broken."""
-    from app.cli import batch_parser, build_parser
+    from app.args import batch_parser, build_parser
 
     return load_config(build_parser(), path, also=(batch_parser(),)).rules
 

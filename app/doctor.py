@@ -213,7 +213,7 @@ CHECKS: list[Callable[[Context], list[Check]]] = [
 
 def collect(timeout: float) -> list[Check]:
     """Every check's findings, in `CHECKS` order."""
-    from app.cli import batch_parser, build_parser
+    from app.args import batch_parser, build_parser
 
     try:
         context = Context(load_config(build_parser(), also=(batch_parser(),)), None, timeout)

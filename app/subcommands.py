@@ -2,7 +2,9 @@
 
 `app.commands.SUBCOMMANDS` names them: each subcommand's parser is built by its `add_*_args`
 function (parsed by `parse_*_args` where that exists) and run by its `*_main` function, which
-returns the process exit code (0 ok, 1 error).
+returns the process exit code (0 ok, 1 error). Batch's flags live in `app.args` beside the
+groups they share (the config file checks them without loading this module); the batch row
+finds `add_batch_args` here.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from agent_core.batch import (
 from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.sanitize import json_safe, visible
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
+from app.args import add_batch_args, batch_parser, build_parser
 from app.progress_line import ProgressLine
 
 
@@ -160,31 +163,8 @@ def _repo_or_none(repo: Path) -> Path | None:
 # --- batch ------------------------------------------------------------------------------------
 
 
-def add_batch_args(parser: argparse.ArgumentParser) -> None:
-    from app.cli import add_backend_args, add_limit_args, add_patch_scope_args, add_sandbox_args
-
-    parser.add_argument("instances", metavar="INSTANCES.jsonl",
-                        help="one JSON object per line: instance_id, repo, base_commit, "
-                             "problem_statement")
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="instances run at once (useful against a server that batches)")
-    parser.add_argument("--output", default="navtui-batch", metavar="DIR",
-                        help="predictions.jsonl and trajectories/ go here (default: navtui-batch)")
-    parser.add_argument("--json", action="store_true",
-                        help="one JSON object per line on stdout: each instance's result and "
-                             "the progress counts after it")
-    parser.add_argument("--script-dir", metavar="DIR",
-                        help="replay a script per instance: DIR/<instance_id>.jsonl "
-                             "(implies --backend replay)")
-    add_backend_args(parser)
-    add_limit_args(parser)
-    add_sandbox_args(parser)
-    add_patch_scope_args(parser)
-
-
 def parse_batch_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
     """The command line over the config file's settings (1 when the file is bad)."""
-    from app.cli import build_parser
     from app.config import ConfigError, configure
 
     try:
@@ -200,7 +180,7 @@ def batch_backends(
     """Each instance's backend: the one shared local model, the instance's replay script, or a
     server backend; all server backends share one busy backoff (a 429 seen by one worker
     slows every one)."""
-    from app.cli import backend_config, make_backend
+    from app.compose import backend_config, make_backend
     from agent_core.backends.backoff import ServerBackoff
     from agent_core.backends.factory import create_backend
 
@@ -219,7 +199,7 @@ def batch_backends(
 
 def batch_main(args: argparse.Namespace) -> int:
     """Run every instance headless in its own worktree; writes predictions + trajectories."""
-    from app.cli import backend_config, backend_secrets, make_backend, sandbox_settings, session_config
+    from app.compose import backend_config, backend_secrets, make_backend, sandbox_settings, session_config
     from agent_core.executor.sandbox import SandboxError
 
     try:
@@ -304,7 +284,6 @@ def add_config_args(parser: argparse.ArgumentParser) -> None:
 def config_main(args: argparse.Namespace) -> int:
     """`navtui config show|path|edit`."""
     from app import config as settings
-    from app.cli import batch_parser, build_parser
 
     parser = build_parser()
     path = settings.config_path()

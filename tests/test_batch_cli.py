@@ -148,7 +148,7 @@ def test_ctrl_c_mid_batch_prunes_every_worktree_from_the_users_repos(tmp_path: P
 
 
 def test_every_server_backend_of_a_batch_shares_one_busy_backoff(scripted_http):
-    from app.cli import batch_parser
+    from app.args import batch_parser
     from app.subcommands import batch_backends
 
     args = batch_parser().parse_args(["instances.jsonl", "--workers", "4", "--base-url",

@@ -13,7 +13,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from app.cli import build_parser, parse_args, session_config
+from app.args import build_parser
+from app.cli import parse_args
+from app.compose import session_config
 from app.config import (
     AllowRules,
     ConfigError,
@@ -205,19 +207,25 @@ async def test_the_app_applies_keymap_theme_and_seeds_the_rules(git_repo: Path):
 
 
 def test_without_a_config_file_the_main_command_leaves_batch_unloaded(tmp_path: Path):
-    """The batch parser only checks a config file's keys: with none, start-up does not build it."""
-    code = ("import sys; from app.cli import parse_args; parse_args(['repo']); "
-            "print(sorted(m for m in ('app.subcommands', 'agent_core.batch') if m in sys.modules))")
+    """The batch parser only checks a config file's keys: with none, start-up does not build it;
+    with one, it is built from `app.args` alone (batch's runner stays unloaded either way)."""
+    code = ("import sys, app.args; built = []; build = app.args.batch_parser; "
+            "app.args.batch_parser = lambda: built.append(1) or build(); "
+            "from app.cli import parse_args; parse_args(['repo']); "
+            "print(len(built), sorted(m for m in ('app.subcommands', 'agent_core.batch') if m in sys.modules))")
     env = {**os.environ, "NAVTUI_CONFIG": str(tmp_path / "none.toml")}
     shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert shown.stdout.strip() == "[]"
-    (tmp_path / "none.toml").write_text("workers = 3\n")  # a batch setting: checked, so loaded
+    assert shown.stdout.strip() == "0 []"
+    (tmp_path / "none.toml").write_text("workers = 3\n")  # a batch setting: checked, so built
     shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert "app.subcommands" in shown.stdout
+    assert shown.stdout.strip() == "1 []"
+    (tmp_path / "none.toml").write_text('workers = "many"\n')  # ... and checked by its own type
+    refused = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert refused.returncode != 0 and "workers: invalid literal" in refused.stderr
 
 
 def test_batch_and_the_main_command_accept_each_others_settings(config_file: Path):
-    from app.cli import batch_parser
+    from app.args import batch_parser
 
     config_file.write_text("workers = 3\nquiet = true\nmax_steps = 9\n")
     args = parse(["repo"])

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from app import cli
+from app.args import build_parser
+from app.compose import make_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("agent_core", "app", "widgets")
@@ -70,11 +72,11 @@ def test_every_flag_named_in_the_code_exists():
 def test_the_flags_the_issue_named_exist_and_reach_the_openai_backend(scripted_http):
     flags = real_flags()
     assert {"--request-timeout", "--tokenizer", "--max-new-tokens", "--max-stuck", "--threads"} <= flags
-    args = cli.build_parser().parse_args([
+    args = build_parser().parse_args([
         "--base-url", scripted_http.base_url, "--model", "m", "--request-timeout", "7.5",
         "--tokenizer", "some/tokenizer", "/tmp",
     ])
-    backend = cli.make_backend(args)
+    backend = make_backend(args)
     try:
         assert backend.timeout == 7.5 and backend._tokenizer_name == "some/tokenizer"
     finally:

@@ -17,7 +17,7 @@ from agent_core.exports import export
 from agent_core.policy import AskPolicy
 from agent_core.steps import Approve, Decision
 from agent_core.trajectory import TrajectoryWriter, default_path, read_trajectory, repo_state_dir
-from app.cli import subscribe_patch_out
+from app.compose import subscribe_patch_out
 from app.headless import Transcript
 from tests.fixtures.repos import git
 from tests.fixtures.tui import make_session
