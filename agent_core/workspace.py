@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_core.git.adds import add_changed
 from agent_core.git.control import ControlFiles
 from agent_core.git.diffs import PATCH_ARGS, DiffCaps, bounded_diff
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
@@ -41,9 +40,8 @@ from agent_core.git.refs import write_ref
 from agent_core.git.rawview import RawView
 from agent_core.git.repo import clear_operation_state, find_repo
 from agent_core.git.runner import GitRunner
-from agent_core.git.stamps import FileStamp, file_stamp
+from agent_core.git.snapshot import Snapshot, SnapshotEngine
 from agent_core.git.survival import SurvivalStore, ref_intact
-from agent_core.git.tree_watch import TreeWatch
 from agent_core.git.treeops import apply_tree, raw_changes
 from agent_core.steps import Checkpoint
 
@@ -52,17 +50,6 @@ __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspa
 REF_ROOT = "refs/navtui"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _EMBEDDED = "warning: adding embedded git repository: "
-# What changed in the working tree against the private index (and which directories git had to
-# read again: it then rewrites the index's untracked cache). Submodules: only their commit.
-_STATUS_ARGS = (
-    "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
-    "--ignore-submodules=dirty",
-)
-# git's threads that stat tracked files in parallel cost more than they save on a small index
-# (bench/checkpoint.py: 0.26 ms of CPU at 1,000 files; at 10,000 they win).
-_SMALL_INDEX_BYTES = 300_000
-_NO_PRELOAD = ("-c", "core.preloadIndex=false")
-
 
 
 @dataclass
@@ -73,15 +60,6 @@ class RestoreReport:
     changed_paths: list[str]
     head_moved: bool
     restored_refs: list[str] = field(default_factory=list)
-
-
-def _run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
-    """Run what a snapshot does beside git; a failure is the caller's to notice."""
-    try:
-        if meanwhile is not None:
-            meanwhile()
-    except (OSError, WorkspaceError):
-        pass
 
 
 def _excluding(paths: Iterable[str]) -> list[str]:
@@ -97,7 +75,6 @@ class Workspace:
         self.git_dir = git_dir
         self.state_dir = git_dir / "navtui"
         self.session_id: str | None = None
-        self.snapshot_warnings: list[str] = []
         self._raw = RawView(self.state_dir / "raw-git", root, git_dir, common_dir)
         # Where the repository's parts are, given: a `.git/commondir` or `core.worktree` the
         # model plants never redirects navtui's own git calls (or where they write objects).
@@ -108,7 +85,6 @@ class Workspace:
         self._common_dir = common_dir
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
         self._control = ControlFiles(self._git, root, git_dir, common_dir)
-        self._controls: dict[str, str | None] = {}  # checkpoint commit -> its git-files commit
         # checkpoint commit -> the git files as its step left them, when some were quarantined
         self._planted: dict[str, str] = {}
         quarantine = self.state_dir / "quarantine"
@@ -121,7 +97,6 @@ class Workspace:
         self._objects = common_dir / "objects"
         # Made again for each session (its private indexes live under the session's name).
         self._nested = NestedTrees(self._git, self._objects, self.state_dir)
-        self._nesteds: dict[str, str | None] = {}  # checkpoint commit -> its nested-trees commit
         self._gitlinks: set[str] = set()  # paths of submodules / nested repositories now
         self._checkpoints: list[Checkpoint] = []
         self._store = SurvivalStore(self._git, self.state_dir / "store", self._objects,
@@ -129,24 +104,16 @@ class Workspace:
         self._tips: dict[str, str] = {}  # branches and tags at the session's start
         self._saved_refs: dict[str, str] = {}  # before-undo refs -> their commits
         self._repairs: list[str] = []  # navtui's own state found tampered with and rebuilt
-        self._trees: dict[str, str] = {}
+        self._snapshots: dict[str, Snapshot] = {}  # checkpoint commit -> what it holds
         self._staged: str | None = None
-        self._index_stamp: FileStamp | None = None
-        self._index_tree: str | None = None
+        self._engine = SnapshotEngine(self._git, root, self._control, self._repairs)
         self.ignored_caps = IgnoredCaps()
         self.diff_caps = DiffCaps()
         self._raw_cache: tuple[str, str, bytes] = ("", "", b"")
-        self._ignored: dict[str, str | None] = {}  # checkpoint commit -> its ignored-files commit
-        self._ignored_listing: bytes | None = None  # the last `ls-files -o -i` output
-        self._ignored_stale = True  # a directory changed since that listing
         # Made again for each session (its private index lives under the session's name).
         self._ignored_store = IgnoredStore(self._git, root, self.state_dir / "ignored.index")
         self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
         self._outside_told: set[str] = set()
-        # Lets a checkpoint of a step that changed nothing skip `git status` (tree_watch.py).
-        self.watch_tree = True
-        self._watch: TreeWatch | None = None
-        self._watch_tried = False
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
@@ -163,7 +130,21 @@ class Workspace:
     def watching(self) -> bool:
         """Whether a checkpoint after a step that changed nothing may skip `git status`: the
         tree watch (agent_core/git/tree_watch.py) is on."""
-        return self._watch is not None
+        return self._engine.watching
+
+    @property
+    def watch_tree(self) -> bool:
+        """Whether a checkpoint may start the tree watch (on unless set off before `begin`)."""
+        return self._engine.watch_tree
+
+    @watch_tree.setter
+    def watch_tree(self, on: bool) -> None:
+        self._engine.watch_tree = on
+
+    @property
+    def snapshot_warnings(self) -> list[str]:
+        """What git said while adding the working tree to the last snapshot, one line each."""
+        return self._engine.warnings
 
     def sessions(self) -> list[str]:
         """Ids of the sessions with checkpoints in this repository, oldest first."""
@@ -239,7 +220,7 @@ class Workspace:
             guessed.append(last.commit)
 
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
-        previous = self._trees[last.commit]
+        previous = self._snapshots[last.commit].tree
         if tree != previous:
             raw = self._raw_changes(previous, tree)
             self._note_gitlinks(raw)
@@ -272,25 +253,26 @@ class Workspace:
             index = int(ref.rsplit("/", 1)[1])
             if index == 0:
                 self._staged = fields.get("staged")
-            self._trees[commit] = tree
-            self._ignored[commit] = fields.get("ignored")
-            self._controls[commit] = fields.get("control")
+            self._snapshots[commit] = Snapshot(
+                tree, HeadState(fields.get("head"), fields.get("branch")), fields.get("ignored"),
+                fields.get("control"), fields.get("nested"),
+            )
             if fields.get("quarantined"):
                 self._planted[commit] = fields["quarantined"] or ""
-            self._nesteds[commit] = fields.get("nested")
             self._checkpoints.append(
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
             )
         self._index_path().parent.mkdir(parents=True, exist_ok=True)
         if not self._index_path().exists() and self._user_index().exists():
             shutil.copyfile(self._user_index(), self._index_path())
-        self._index_stamp = None
+        self._engine.forget_stamp()
         self._tips = self._store.tips(session_id)
         self._heal()
         self._raw.point_head(self._checkpoints[-1].commit)
-        self._guard.told = self._controls.get(self._checkpoints[-1].commit)
+        last = self._snapshots[self._checkpoints[-1].commit]
+        self._guard.told = last.control
         self._control.adopt(self._guard.told)
-        self._gitlinks = set(self._nested.trees(self._nesteds.get(self._checkpoints[-1].commit)))
+        self._gitlinks = set(self._nested.trees(last.nested))
         return self.checkpoints
 
     def check_free(self) -> None:
@@ -299,7 +281,7 @@ class Workspace:
 
     def close(self) -> None:
         """Give up the repository's session lock (if this process holds it) and the tree watch."""
-        self._stop_watching()
+        self._engine.stop_watching()
         release(self.state_dir)
 
     def delete_session(self, session_id: str) -> None:
@@ -330,13 +312,10 @@ class Workspace:
         if position == 0:
             return ""
         previous, current = self._checkpoints[position - 1], self._checkpoints[position]
-        diff = self._diff(self._trees[previous.commit], self._trees[current.commit])
-        diff += self._nested.diff(
-            self._nesteds.get(previous.commit), self._nesteds.get(current.commit),
-            self.diff_caps.total_bytes,
-        )
-        old = self._controls.get(previous.commit)
-        new = self._controls.get(current.commit)
+        before, after = self._snapshots[previous.commit], self._snapshots[current.commit]
+        diff = self._diff(before.tree, after.tree)
+        diff += self._nested.diff(before.nested, after.nested, self.diff_caps.total_bytes)
+        old, new = before.control, after.control
         if current.commit != previous.commit:  # a reused commit: the step changed nothing
             new = self._planted.get(current.commit) or new
         if old and new:
@@ -363,7 +342,7 @@ class Workspace:
         escapes, so write it with `errors="surrogateescape"` to get the exact patch back.
         """
         self._ensure_kept()
-        old, new = self._trees[self._first().commit], self._snapshot()
+        old, new = self._snapshots[self._first().commit].tree, self._snapshot()
         if old == new:
             return ""
         out = self._git.run("diff-tree", *PATCH_ARGS, "--binary", old, new, "--",
@@ -373,7 +352,7 @@ class Workspace:
     def bounded_patch(self, exclude: Sequence[str] = ()) -> tuple[str, bool]:
         """`patch(exclude)` within `diff_caps` (for logs and events), and whether it is complete."""
         self._ensure_kept()
-        return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True,
+        return self._bounded(self._snapshots[self._first().commit].tree, self._snapshot(), binary=True,
                              exclude=exclude)
 
     # -- undo -------------------------------------------------------------------------------
@@ -383,11 +362,11 @@ class Workspace:
         position = self._position(index)
         target = self._checkpoints[position]
         self._ensure_kept()
-        now, wanted = self._snapshot(), self._trees[target.commit]
+        now, wanted = self._snapshot(), self._snapshots[target.commit].tree
         changed: list[str] = []
         if now != wanted:
             changed = apply_tree(self._git, self._index_path(), now, wanted)
-            self._index_tree, self._index_stamp = wanted, self._stamp()
+            self._engine.wrote(self._index_path(), wanted)
         changed += self._restore_ignored(self._checkpoints[-1], target)
         restore_modes(self.root, changed, self._modes_path())
         changed += self._restore_nested(target)
@@ -415,10 +394,9 @@ class Workspace:
         last = self._last()
         self._ensure_kept()
         paths = self.changed_files(last.index)
-        paths += self._nested.changed_files(self._nesteds.get(last.commit), self._snapshot_nested())
-        control = self._control.changed_since(
-            self._controls.get(last.commit), self._control_index()
-        )
+        held = self._snapshots[last.commit]
+        paths += self._nested.changed_files(held.nested, self._snapshot_nested())
+        control = self._control.changed_since(held.control, self._control_index())
         paths += [f"{self._control.shown_prefix}{change.path}" for change in control]
         head = self._heads.read()
         if head != HeadState(last.head, last.branch):
@@ -437,11 +415,7 @@ class Workspace:
         (tree, ignored), head = self._snapshot_all(), self._heads.read()
         control = self._control.current(self._control_index())
         nested = self._snapshot_nested()
-        if (tree, head, ignored, control, nested) == (
-            self._trees[last.commit], HeadState(last.head, last.branch),
-            self._ignored.get(last.commit), self._controls.get(last.commit),
-            self._nesteds.get(last.commit),
-        ):
+        if Snapshot(tree, head, ignored, control, nested) == self._snapshots[last.commit]:
             commit = last.commit
         else:
             parents: list[str] = []
@@ -471,13 +445,13 @@ class Workspace:
             self._git.run("update-ref", "--stdin", stdin=lines.encode())
             self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
         self._checkpoints = self._checkpoints[: position + 1]
-        self._guard.told = self._controls.get(self._checkpoints[-1].commit)
+        self._guard.told = self._snapshots[self._checkpoints[-1].commit].control
 
     def dirty_since(self, index: int) -> bool:
         """True if the working tree or HEAD/branch no longer match checkpoint `index`."""
         target = self._checkpoints[self._position(index)]
         self._ensure_kept()
-        if self._snapshot() != self._trees[target.commit]:
+        if self._snapshot() != self._snapshots[target.commit].tree:
             return True
         return self._heads.read() != HeadState(target.head, target.branch)
 
@@ -488,14 +462,15 @@ class Workspace:
         navtui's own git calls never run them; the user's own git commands would. Checkpoints
         keep them: the step diff shows them and undo puts them back.
         """
-        return self._guard.changes_to_tell(self._controls.get(self._last().commit))
+        return self._guard.changes_to_tell(self._snapshots[self._last().commit].control)
 
     def git_warnings(self) -> list[str]:
         """What the user should hear about git's files since the last call, one line each:
         control files a step changed and what each does on their next git command, files moved
         to quarantine (where, and how to put them back), navtui's private git dirs rebuilt."""
         lines = self._repairs + self._ignored_store.repairs + self._nested.repairs
-        self._repairs, self._ignored_store.repairs, self._nested.repairs = [], [], []
+        self._repairs.clear()  # shared with the snapshot engine
+        self._ignored_store.repairs, self._nested.repairs = [], []
         for view in [self._raw, *self._nested.views()]:
             lines += view.repairs
             view.repairs = []
@@ -509,7 +484,8 @@ class Workspace:
         """What the session left changed in git's own files (checkpoint 0 -> the last one) and
         how to get the originals back by hand, or None when nothing is."""
         return self._guard.changed_since_start(
-            self._controls.get(self._first().commit), self._controls.get(self._last().commit)
+            self._snapshots[self._first().commit].control,
+            self._snapshots[self._last().commit].control,
         )
 
     # -- internals --------------------------------------------------------------------------
@@ -542,7 +518,7 @@ class Workspace:
         )
         self._checkpoints = []
         self._staged = None
-        self._index_stamp = None
+        self._engine.forget_stamp()
 
     def _session_refs(self, session_id: str) -> list[tuple[str, str, str, str]]:
         """(ref, commit, tree, message) for each checkpoint ref of the session."""
@@ -573,7 +549,7 @@ class Workspace:
 
     def _restore_nested(self, target: Checkpoint) -> list[str]:
         """Put the files inside submodules / nested repositories back as `target` had them."""
-        wanted = self._nesteds.get(target.commit)
+        wanted = self._snapshots[target.commit].nested
         if wanted is None:
             return []
         changed, left = self._nested.restore(self._snapshot_nested(), wanted)
@@ -587,7 +563,7 @@ class Workspace:
     def _restore_control(self, target: Checkpoint) -> list[str]:
         """Put git's config, hooks, attributes and excludes back as checkpoint `target` had
         them (nothing for a checkpoint made before navtui kept them)."""
-        wanted = self._controls.get(target.commit)
+        wanted = self._snapshots[target.commit].control
         if wanted is None:
             return []
         changed, left = self._control.restore(self._control.current(self._control_index()), wanted)
@@ -611,9 +587,6 @@ class Workspace:
     def _user_index(self) -> Path:
         return self.git_dir / "index"
 
-    def _stamp(self) -> FileStamp | None:
-        return file_stamp(self._index_path())
-
     def _snapshot(self) -> str:
         """Tree id of the working tree now (tracked + untracked, minus ignored files)."""
         return self._take_snapshot(list_ignored=False)[0]
@@ -622,136 +595,14 @@ class Workspace:
         self, list_ignored: bool, meanwhile: Callable[[], None] | None = None,
         trust_watch: bool = False,
     ) -> tuple[str, bytes]:
-        """(tree of the working tree now, the ignored-files listing when `list_ignored`).
-
-        `git status` on the private index says which paths changed; only those are added. It
-        rewrites the index when it had to read a directory again (an entry was created,
-        removed or renamed there; sometimes for other reasons, e.g. a file changed in the
-        same clock tick as the index): only then can the set of ignored files have changed,
-        so only then are they listed again (beside the `add`, which reads the same tree).
-        With `trust_watch`, status is skipped when the tree watch saw nothing happen.
-        `meanwhile` runs while git does.
-        """
+        """`SnapshotEngine.take` on this session's private index."""
         if self.session_id is None:
             raise WorkspaceError("no session: call begin() or attach() first")
-        index = self._index_path()
-        before = self._stamp()
-        if self._index_stamp is not None and before != self._index_stamp and self._index_tree:
-            before = self._rebuild_index(index, self._index_tree)
-        known = self._index_tree if before is not None and before == self._index_stamp else None
-        rules_changed = list_ignored and self._control.touched()  # info/exclude, excludesFile
-        if trust_watch and not rules_changed and self._watch is not None and self._watch.quiet():
-            _run_meanwhile(meanwhile)
-            changed: list[tuple[str, str]] | None = []
-            looked = False
-        else:
-            changed, looked = self._worktree_changes(index, meanwhile), True
-        after = self._stamp()
-        entries_changed = self._watch.entries_changed if trust_watch and self._watch else None
-        if entries_changed is None:
-            # Which paths changed says little; that git rewrote the index says a directory had
-            # to be read again.
-            entries_changed = after != before or any(kind != "M" for kind, _ in changed or [])
-        if entries_changed or changed is None:
-            self._ignored_stale = True  # entries of some directory changed
-        if not self._ignored_store.has_snapshot or self._ignored_listing is None:
-            self._ignored_stale = True
-        if rules_changed or (self._watch is not None and self._watch.rules_changed):
-            self._ignored_stale = True
-        lister = None
-        if list_ignored and self._ignored_stale:
-            lister = self._git.spawn(
-                "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", index=index
-            )
-        try:
-            if changed != []:
-                result = add_changed(self._git, index, None if changed is None else
-                                           [path for _, path in changed])
-                self.snapshot_warnings = [
-                    line for line in result.stderr.decode("utf-8", "replace").splitlines()
-                    if line.strip()
-                ]
-                if self._stamp() != after:
-                    known = None
-            else:
-                self.snapshot_warnings = []
-            if known is None:
-                known = self._git.line("write-tree", index=index)
-            self._index_tree, self._index_stamp = known, self._stamp()
-        finally:
-            if lister is not None:
-                self._ignored_listing = self._git.collect(lister)
-                self._ignored_stale = False
-        if list_ignored and looked:
-            self._keep_watching(rules_changed)
-        return known, (self._ignored_listing or b"") if list_ignored else b""
-
-    def _rebuild_index(self, index: Path, tree: str) -> FileStamp | None:
-        """The private index changed since navtui last wrote it (only navtui writes it): it is
-        untrusted (an entry marked assume-unchanged, forged stat data or blob ids, garbage), so
-        it is made again from `tree`, the last snapshot's; its new stamp."""
-        index.unlink(missing_ok=True)
-        self._git.run("read-tree", tree, index=index)
-        self._index_stamp = self._stamp()
-        self._repairs.append(
-            f"{index} (navtui's private index) was changed by someone else since navtui wrote "
-            "it: made again from the last checkpoint before use"
+        return self._engine.take(
+            self._index_path(), ignored_ready=self._ignored_store.has_snapshot,
+            has_gitlinks=bool(self._gitlinks), list_ignored=list_ignored, meanwhile=meanwhile,
+            trust_watch=trust_watch,
         )
-        return self._index_stamp
-
-    def _keep_watching(self, rules_changed: bool) -> None:
-        """After a `git status` and a fresh ignored listing: start the tree watch (once a
-        session), or tell it git looked, which lays its watches again where directories or
-        ignore rules changed."""
-        if self._gitlinks:
-            self._stop_watching()  # a commit inside one changes only its .git
-            return
-        ignored = {
-            os.fsdecode(entry) for entry in (self._ignored_listing or b"").split(b"\0")
-            if entry.endswith(b"/")
-        }
-        if self._watch is None:
-            if not self._watch_tried and self.watch_tree:
-                self._watch_tried = True
-                self._watch = TreeWatch.start(self.root, ignored)
-        elif not self._watch.synced(ignored, rules_changed):
-            self._stop_watching()
-
-    def _stop_watching(self) -> None:
-        self._watch_tried = True
-        watch, self._watch = self._watch, None
-        if watch is not None:
-            watch.close()
-
-    def _worktree_changes(
-        self, index: Path, meanwhile: Callable[[], None] | None = None,
-    ) -> list[tuple[str, str]] | None:
-        """(kind, path) for each path whose working-tree state differs from the private index,
-        from one `git status`: kind M (modified), D (deleted), T (type changed), U (unmerged) or
-        ? (untracked); None when git could not tell."""
-        if index.with_name(index.name + ".lock").exists():
-            self._ignored_stale = True  # status cannot record what it read again
-        stamp = self._index_stamp
-        small = stamp is not None and stamp[1] < _SMALL_INDEX_BYTES
-        status = self._git.spawn(*(_NO_PRELOAD if small else ()), *_STATUS_ARGS, index=index,
-                                 env={"GIT_OPTIONAL_LOCKS": "1"})
-        try:
-            _run_meanwhile(meanwhile)
-        finally:
-            out = self._git.collect(status, ok_codes=(0, 128))
-        if status.returncode:
-            return None
-        changes = []
-        for entry in out.split(b"\0"):
-            kind = entry[:2]
-            if kind == b"1 ":
-                if entry[3:4] != b".":
-                    changes.append((entry[3:4].decode(), entry.split(b" ", 8)[8]))
-            elif kind == b"u ":
-                changes.append(("U", entry.split(b" ", 10)[10]))
-            elif kind == b"? ":
-                changes.append(("?", entry[2:]))
-        return [(kind, os.fsdecode(path)) for kind, path in changes]
 
     # -- ignored files and what stays outside ------------------------------------------------
 
@@ -807,7 +658,7 @@ class Workspace:
         someone else) are left alone.
         """
         return self._ignored_store.restore(
-            self._ignored.get(last.commit), self._ignored.get(target.commit)
+            self._snapshots[last.commit].ignored, self._snapshots[target.commit].ignored
         )
 
     def _staged_commit(self, index: Path, head: HeadState) -> str | None:
@@ -831,21 +682,14 @@ class Workspace:
         planted = None
         if previous is not None:
             control, planted = self._guard.after_step(
-                f"{self.session_id}-{index}", self._controls.get(previous.commit), control,
+                f"{self.session_id}-{index}", self._snapshots[previous.commit].control, control,
                 self._control_index(), trusted,
             )
         for name in self._control.shown_left_out():
             self._outside.setdefault(name, f"{name} (git's own file, over 1 MB or unreadable)")
         nested = self._snapshot_nested()
-        if (
-            previous is not None
-            and self._trees[previous.commit] == tree
-            and HeadState(previous.head, previous.branch) == head
-            and self._ignored.get(previous.commit) == ignored
-            and self._controls.get(previous.commit) == control
-            and self._nesteds.get(previous.commit) == nested
-            and planted is None
-        ):
+        snapshot = Snapshot(tree, head, ignored, control, nested)
+        if previous is not None and self._snapshots[previous.commit] == snapshot and planted is None:
             commit = previous.commit
         else:
             parents = [
@@ -864,17 +708,14 @@ class Workspace:
                 self._planted[commit] = planted
             if previous is not None:
                 self._keep(lambda: self._store.keep(commit, previous.commit))
-            if tree == self._index_tree:
+            if tree == self._engine.index_tree:
                 self._raw.point_head(commit)
-        self._ignored[commit] = ignored
-        self._controls[commit] = control
-        self._nesteds[commit] = nested
+        self._snapshots[commit] = snapshot
         if self._guard.told is None:
             self._guard.told = control
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         if commit != ref_at:
             self._set_ref(ref, commit)
-        self._trees[commit] = tree
         checkpoint = Checkpoint(index, ref, commit, head.commit, head.branch)
         self._checkpoints.append(checkpoint)
         return checkpoint
@@ -923,7 +764,7 @@ class Workspace:
         raise WorkspaceError(f"no checkpoint {index} in this session (have: {known})")
 
     def _tree(self, index: int) -> str:
-        return self._trees[self._checkpoints[self._position(index)].commit]
+        return self._snapshots[self._checkpoints[self._position(index)].commit].tree
 
     def _tree_or_now(self, index: int | None) -> str:
         return self._snapshot() if index is None else self._tree(index)
