@@ -2,10 +2,8 @@
 
 Every snapshot is a commit under `refs/navtui/<session>/<n>` built through a private index
 (`GIT_INDEX_FILE`, `git add -A`, `write-tree`, `commit-tree`), so the user's branch, index, stash
-and working tree are never touched by checkpointing. The private index is kept between
-checkpoints, with git's untracked cache: one `git status` (stat calls only, where nothing
-changed) tells which paths to add. On Linux a tree watch (git/tree_watch.py) says when nothing
-changed at all, and such a step then runs no git.
+and working tree are never touched by checkpointing; git/snapshot.py keeps that index between
+checkpoints and adds only what changed. A checkpoint commit's `Snapshot` says what it holds.
 Private-index commands run through `RawView`, so no attribute converts what is snapshotted.
 
 Checkpoint commits have HEAD as first parent (so commits the model made and then reset away stay
@@ -17,14 +15,13 @@ changed neither the tree nor HEAD reuses the previous checkpoint's commit under 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_core.git.control import ControlFiles
-from agent_core.git.diffs import PATCH_ARGS, DiffCaps, bounded_diff
+from agent_core.git.diffs import DiffCaps, TreeDiffs
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.guard import ControlGuard
 from agent_core.git.head import HeadState, HeadWatcher, move_head
@@ -34,21 +31,23 @@ from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.messages import checkpoint_message as _message
 from agent_core.git.messages import parse_message as _parse_message
 from agent_core.git.modes import restore_modes, save_modes
-from agent_core.git.nested import NestedTrees
+from agent_core.git.nested import NestedTrees, gitlinks_after
 from agent_core.git.quarantine import Quarantine
 from agent_core.git.refs import write_ref
 from agent_core.git.rawview import RawView
 from agent_core.git.repo import clear_operation_state, find_repo
 from agent_core.git.runner import GitRunner
+from agent_core.git.session_refs import (
+    REF_ROOT, check_session_id, delete_refs, session_ids, session_refs,
+)
 from agent_core.git.snapshot import Snapshot, SnapshotEngine
 from agent_core.git.survival import SurvivalStore, ref_intact
-from agent_core.git.treeops import apply_tree, raw_changes
+from agent_core.git.treeops import apply_tree
+from agent_core.git.user_index import restore_user_index, staged_commit
 from agent_core.steps import Checkpoint
 
 __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
-REF_ROOT = "refs/navtui"
-_SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _EMBEDDED = "warning: adding embedded git repository: "
 
 
@@ -60,11 +59,6 @@ class RestoreReport:
     changed_paths: list[str]
     head_moved: bool
     restored_refs: list[str] = field(default_factory=list)
-
-
-def _excluding(paths: Iterable[str]) -> list[str]:
-    """Pathspecs that leave `paths` (literal, relative to the root) out of a diff."""
-    return [f":(exclude,literal){path}" for path in paths]
 
 
 class Workspace:
@@ -109,7 +103,7 @@ class Workspace:
         self._engine = SnapshotEngine(self._git, root, self._control, self._repairs)
         self.ignored_caps = IgnoredCaps()
         self.diff_caps = DiffCaps()
-        self._raw_cache: tuple[str, str, bytes] = ("", "", b"")
+        self._diffs = TreeDiffs(self._git)
         # Made again for each session (its private index lives under the session's name).
         self._ignored_store = IgnoredStore(self._git, root, self.state_dir / "ignored.index")
         self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
@@ -148,25 +142,12 @@ class Workspace:
 
     def sessions(self) -> list[str]:
         """Ids of the sessions with checkpoints in this repository, oldest first."""
-        out = self._git.run(
-            "for-each-ref", "--sort=committerdate", "--format=%(refname)", f"{REF_ROOT}/"
-        ).decode()
-        ids: list[str] = []
-        for ref in out.split():
-            parts = ref.split("/")
-            if len(parts) == 4 and parts[3] == "0" and parts[2] not in ids:
-                ids.append(parts[2])
-        for session_id in self._store.recorded_sessions():  # refs the model deleted
-            if session_id not in ids and _SESSION_ID.fullmatch(session_id) and any(
-                ref.endswith("/0") for ref in self._store.recorded_refs(session_id)
-            ):
-                ids.append(session_id)
-        return ids
+        return session_ids(self._git, self._store)
 
     def begin(self, session_id: str) -> Checkpoint:
         """Start a session: checkpoint 0 is the user's state, uncommitted and untracked included."""
-        self._check_session_id(session_id)
-        if self._session_refs(session_id):
+        check_session_id(session_id)
+        if session_refs(self._git, session_id):
             raise WorkspaceError(
                 f"session {session_id!r} already has checkpoints in {self.root}: resume it, "
                 "or delete it first"
@@ -183,12 +164,12 @@ class Workspace:
         else:
             index.unlink(missing_ok=True)
         head = self._heads.read()
-        self._staged = self._staged_commit(index, head)
+        self._staged = staged_commit(self._git, index, head)
         if self._staged or head.commit:
             self._raw.point_head(self._staged or head.commit or "")
         tree, ignored = self._snapshot_all()
         listing = self._git.run("ls-files", "-z", "-s", index=index)
-        self._note_gitlinks(listing, staged=True)
+        self._gitlinks = gitlinks_after(self._gitlinks, listing, staged=True)
         save_modes(self.root, listing, self._modes_path())
         first = self._record(0, tree, head, ignored)
         self._raw.env()
@@ -222,16 +203,16 @@ class Workspace:
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
         previous = self._snapshots[last.commit].tree
         if tree != previous:
-            raw = self._raw_changes(previous, tree)
-            self._note_gitlinks(raw)
+            raw = self._diffs.raw(previous, tree)
+            self._gitlinks = gitlinks_after(self._gitlinks, raw)
             self._guard.tree_hooks([os.fsdecode(p) for p in raw.split(b"\0")[1::2]])
         return self._record(index, tree, self._heads.read(), ignored,
                             ref_at=guessed[0] if guessed else None, trusted=trusted)
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
-        self._check_session_id(session_id)
-        records = self._session_refs(session_id)
+        check_session_id(session_id)
+        records = session_refs(self._git, session_id)
         recorded = self._store.recorded_refs(session_id)
         numbered = {ref: c for ref, c in recorded.items() if ref.rsplit("/", 1)[1].isdigit()}
         if numbered and {r[0]: r[1] for r in records} != numbered:
@@ -241,7 +222,7 @@ class Workspace:
             if last is not None:
                 self._raw.env()
                 self._store.heal(recorded, recorded[last], self._store.tips(session_id))
-                records = self._session_refs(session_id)
+                records = session_refs(self._git, session_id)
         if not records:
             raise WorkspaceError(
                 f"no session {session_id!r} in {self.root}; known: {', '.join(self.sessions()) or 'none'}"
@@ -286,12 +267,11 @@ class Workspace:
 
     def delete_session(self, session_id: str) -> None:
         """Remove a session's refs and private index (its commits become garbage for `git gc`)."""
-        self._check_session_id(session_id)
+        check_session_id(session_id)
         refs = self._git.run(
             "for-each-ref", "--format=%(refname)", f"{REF_ROOT}/{session_id}/"
         ).decode().split()
-        if refs:
-            self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
+        delete_refs(self._git, refs)
         for suffix in (".index", ".ignored.index", ".control.index", ".user-index", ".modes.json"):
             (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         shutil.rmtree(self.state_dir / "checkpoints" / f"{session_id}.nested", ignore_errors=True)
@@ -328,11 +308,7 @@ class Workspace:
 
     def changed_files(self, a: int, b: int | None = None) -> list[str]:
         """Paths that differ between checkpoint `a` and `b` (None: now); renames list both ends."""
-        old, new = self._tree(a), self._tree_or_now(b)
-        if old == new:
-            return []
-        out = self._git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new)
-        return [os.fsdecode(p) for p in out.split(b"\0") if p]
+        return self._diffs.changed_files(self._tree(a), self._tree_or_now(b))
 
     def patch(self, exclude: Sequence[str] = ()) -> str:
         """The session's changes as a patch for `git apply` on a checkout of checkpoint 0,
@@ -342,18 +318,14 @@ class Workspace:
         escapes, so write it with `errors="surrogateescape"` to get the exact patch back.
         """
         self._ensure_kept()
-        old, new = self._snapshots[self._first().commit].tree, self._snapshot()
-        if old == new:
-            return ""
-        out = self._git.run("diff-tree", *PATCH_ARGS, "--binary", old, new, "--",
-                            *_excluding(exclude))
-        return out.decode("utf-8", "surrogateescape")
+        return self._diffs.patch(self._snapshots[self._first().commit].tree, self._snapshot(),
+                                 exclude)
 
     def bounded_patch(self, exclude: Sequence[str] = ()) -> tuple[str, bool]:
         """`patch(exclude)` within `diff_caps` (for logs and events), and whether it is complete."""
         self._ensure_kept()
-        return self._bounded(self._snapshots[self._first().commit].tree, self._snapshot(), binary=True,
-                             exclude=exclude)
+        return self._diffs.bounded(self._snapshots[self._first().commit].tree, self._snapshot(),
+                                   self.diff_caps, binary=True, exclude=exclude)
 
     # -- undo -------------------------------------------------------------------------------
 
@@ -375,13 +347,13 @@ class Workspace:
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
         clear_operation_state(self.git_dir)
-        self._restore_user_index(head, head_moved)
-        dropped = self._checkpoints[position + 1:]
-        if dropped:
-            lines = "".join(f"delete {c.ref}\n" for c in dropped)
-            self._git.run("update-ref", "--stdin", stdin=lines.encode())
-            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
-        self._checkpoints = self._checkpoints[: position + 1]
+        first = self._checkpoints[0]
+        restore_user_index(
+            self._git, self._user_index(), self._saved_user_index(),
+            start=HeadState(first.head, first.branch), staged=self._staged, head=head,
+            head_moved=head_moved,
+        )
+        self._drop_after_position(position)
         return RestoreReport(sorted(changed), head_moved, self._store.restore_tips(self._tips))
 
     def foreign_changes(self) -> list[str]:
@@ -439,12 +411,7 @@ class Workspace:
     def drop_after(self, index: int) -> None:
         """Forget checkpoints after `index` without touching files (unlogged ones on resume)."""
         position = self._position(index)
-        dropped = self._checkpoints[position + 1:]
-        if dropped:
-            lines = "".join(f"delete {c.ref}\n" for c in dropped)
-            self._git.run("update-ref", "--stdin", stdin=lines.encode())
-            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
-        self._checkpoints = self._checkpoints[: position + 1]
+        self._drop_after_position(position)
         self._guard.told = self._snapshots[self._checkpoints[-1].commit].control
 
     def dirty_since(self, index: int) -> bool:
@@ -490,16 +457,6 @@ class Workspace:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _check_session_id(self, session_id: str) -> None:
-        if (
-            not _SESSION_ID.fullmatch(session_id)
-            or ".." in session_id
-            or session_id.endswith(".lock")
-        ):
-            raise WorkspaceError(
-                f"session id {session_id!r} cannot name a git ref: use letters, digits, '.', '_', '-'"
-            )
-
     def _take_lock(self) -> None:
         """One session per repository; then a private-index lock left by a killed navtui
         (only the lock holder writes the private index) is stale and removed."""
@@ -508,7 +465,7 @@ class Workspace:
         self._index_path().with_name(self._index_path().name + ".lock").unlink(missing_ok=True)
 
     def _use_session(self, session_id: str) -> None:
-        self._check_session_id(session_id)
+        check_session_id(session_id)
         self.session_id = session_id
         self._nested = NestedTrees(
             self._git, self._objects, self.state_dir / "checkpoints" / f"{session_id}.nested"
@@ -519,20 +476,6 @@ class Workspace:
         self._checkpoints = []
         self._staged = None
         self._engine.forget_stamp()
-
-    def _session_refs(self, session_id: str) -> list[tuple[str, str, str, str]]:
-        """(ref, commit, tree, message) for each checkpoint ref of the session."""
-        out = self._git.run(
-            "for-each-ref", "--format=%(refname)%00%(objectname)%00%(tree)%00%(contents)%00",
-            f"{REF_ROOT}/{session_id}/",
-        ).decode("utf-8", "replace")
-        fields = out.split("\0")
-        records = []
-        for i in range(0, len(fields) - 3, 4):
-            ref, commit, tree, message = (f.strip() for f in fields[i:i + 4])
-            if ref.rsplit("/", 1)[1].isdigit():
-                records.append((ref, commit, tree, message))
-        return records
 
     def _index_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.index"
@@ -571,6 +514,14 @@ class Workspace:
             self._outside.setdefault(line, f"{line} (git's own file, left as it is by undo)")
         self._guard.told = wanted
         return changed
+
+    def _drop_after_position(self, position: int) -> None:
+        """Delete the refs of the checkpoints after `position` and forget them."""
+        dropped = self._checkpoints[position + 1:]
+        if dropped:
+            delete_refs(self._git, (c.ref for c in dropped))
+            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
+        self._checkpoints = self._checkpoints[: position + 1]
 
     def _set_ref(self, ref: str, commit: str) -> None:
         """Point `ref` (one of navtui's own) at `commit` (`refs.write_ref`), noted in the store's
@@ -616,23 +567,6 @@ class Workspace:
         self._outside_told.update(self._outside)
         return new
 
-    def _note_gitlinks(self, listing: bytes, staged: bool = False) -> None:
-        """Track submodules / nested repositories (mode 160000): all of them in `ls-files -s -z`
-        output (`staged`), or those that came and went in `diff-tree -r -z` output."""
-        fields = listing.split(b"\0")
-        found: list[bytes] = []
-        if staged:
-            self._gitlinks = set()
-            found = [f.split(b"\t", 1)[1] for f in fields if f.startswith(b"160000 ") and b"\t" in f]
-        else:
-            for meta, path in zip(fields[0::2], fields[1::2]):
-                modes = meta.lstrip(b":").split(b" ")[:2]
-                if modes[1:] == [b"160000"]:
-                    found.append(path)
-                elif modes[:1] == [b"160000"]:
-                    self._gitlinks.discard(os.fsdecode(path))
-        self._gitlinks.update(map(os.fsdecode, found))
-
     def _snapshot_all(
         self, meanwhile: Callable[[], None] | None = None, trust_watch: bool = False,
     ) -> tuple[str, str | None]:
@@ -659,17 +593,6 @@ class Workspace:
         """
         return self._ignored_store.restore(
             self._snapshots[last.commit].ignored, self._snapshots[target.commit].ignored
-        )
-
-    def _staged_commit(self, index: Path, head: HeadState) -> str | None:
-        """A commit of the user's staged state (their index), or None if it has conflicts."""
-        try:
-            tree = self._git.line("write-tree", index=index)
-        except WorkspaceError:
-            return None
-        parents = ["-p", head.commit] if head.commit else []
-        return self._git.line(
-            "commit-tree", "--no-gpg-sign", *parents, "-m", "navtui: staged state", tree
         )
 
     def _record(
@@ -770,39 +693,4 @@ class Workspace:
         return self._snapshot() if index is None else self._tree(index)
 
     def _diff(self, old: str, new: str) -> str:
-        return self._bounded(old, new)[0]
-
-    def _bounded(self, old: str, new: str, *, binary: bool = False,
-                 exclude: Sequence[str] = ()) -> tuple[str, bool]:
-        """The diff from tree `old` to `new` within `diff_caps`, without the paths in `exclude`;
-        True when nothing else was left out."""
-        if old == new:
-            return "", True
-        return bounded_diff(self._git, self._raw_changes(old, new), old, new, self.diff_caps,
-                            binary=binary, exclude=exclude)
-
-    def _raw_changes(self, old: str, new: str) -> bytes:
-        """`diff-tree --raw` from `old` to `new`, kept for the pair last asked (a checkpoint
-        reads it for submodules, then its step diff for sizes)."""
-        if self._raw_cache[:2] != (old, new):
-            self._raw_cache = (old, new, raw_changes(self._git, old, new))
-        return self._raw_cache[2]
-
-    def _restore_user_index(self, head: HeadState, head_moved: bool) -> None:
-        """Put back the user's staged state if HEAD is where it started, else match the new HEAD."""
-        first = self._checkpoints[0]
-        saved = self._saved_user_index()
-        if head == HeadState(first.head, first.branch) and saved.exists():
-            restored = self._user_index().with_name("index.navtui-restore")
-            shutil.copyfile(saved, restored)
-            os.replace(restored, self._user_index())
-            self._git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
-            return
-        if head == HeadState(first.head, first.branch) and self._staged:
-            tree = self._staged + "^{tree}"
-        elif head_moved:
-            tree = (head.commit + "^{tree}") if head.commit else self._git.empty_tree
-        else:
-            return
-        self._git.run("read-tree", "--reset", tree)
-        self._git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
+        return self._diffs.bounded(old, new, self.diff_caps)[0]
