@@ -390,14 +390,8 @@ class Workspace:
         if Snapshot(tree, head, ignored, control, nested) == self._snapshots[last.commit]:
             commit = last.commit
         else:
-            parents: list[str] = []
-            kept = (head.commit, last.commit, ignored, control, nested)
-            for parent in dict.fromkeys(p for p in kept if p):
-                parents += ["-p", parent]
-            commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *parents, "-m",
-                _message(head, None, ignored, control, nested), tree,
-            )
+            commit = self._commit(tree, (head.commit, last.commit, ignored, control, nested),
+                                  _message(head, None, ignored, control, nested))
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
         ref = f"{prefix}{len(taken) + 1}"
@@ -523,6 +517,13 @@ class Workspace:
             self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
         self._checkpoints = self._checkpoints[: position + 1]
 
+    def _commit(self, tree: str, parents: Sequence[str | None], message: str) -> str:
+        """Commit `tree` with `parents` (those set, each once, in order) and `message`."""
+        args: list[str] = []
+        for parent in dict.fromkeys(p for p in parents if p):
+            args += ["-p", parent]
+        return self._git.line("commit-tree", "--no-gpg-sign", *args, "-m", message, tree)
+
     def _set_ref(self, ref: str, commit: str) -> None:
         """Point `ref` (one of navtui's own) at `commit` (`refs.write_ref`), noted in the store's
         ref log too."""
@@ -619,13 +620,9 @@ class Workspace:
                 head.commit, previous.commit if previous else self._staged, ignored, control, nested,
                 planted,
             ]
-            args: list[str] = []
-            for parent in dict.fromkeys(p for p in parents if p):
-                args += ["-p", parent]
             staged = self._staged if index == 0 else None
-            commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *args, "-m",
-                _message(head, staged, ignored, control, nested, planted), tree,
+            commit = self._commit(
+                tree, parents, _message(head, staged, ignored, control, nested, planted)
             )
             if planted:
                 self._planted[commit] = planted
