@@ -13,12 +13,10 @@ import dataclasses
 import json
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from agent_core import formats, prompt_log, prompts
+from agent_core.git_notices import control_left_notices, outside_notice, repo_control_notice
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
 from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.faults import ServerFault
@@ -47,6 +45,7 @@ from agent_core.patch_scope import PatchScope, patch_scope
 from agent_core.policy import AutoPolicy, Policy
 from agent_core.prompt_types import Prompt, Usage
 from agent_core.repetition import RepetitionGuard
+from agent_core.session_config import AUTO_PROMPT_DIALECT, SessionConfig, new_session_id
 from agent_core.session_state import SessionState
 from agent_core.steps import (
     GIT_WARNINGS_KEY,
@@ -68,34 +67,6 @@ from agent_core.stored_turns import store_turn
 from agent_core.stuck import StuckDetector
 from agent_core.turn_retry import generate_with_retries
 from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
-
-
-@dataclass
-class SessionConfig:
-    dialect: str  # text | toolcall | xml, or auto: detected from the first parseable reply
-    context_window: int = 16_384  # tokens the prompt + generation must fit in
-    max_new_tokens: int = 1024
-    max_steps: int = 50  # executed + rejected proposals
-    max_time: float | None = None  # wall-clock seconds for the whole session
-    command_timeout: float = 120.0
-    max_format_errors: int = 3  # consecutive unparseable turns before stopping
-    max_stuck: int | None = None  # stuck turns (agent_core.stuck) before stopping; None: never
-    path_alias: str = "/testbed"
-    backend_info: dict = field(default_factory=dict)  # shown and logged; never API keys
-    prompt_profile: str | None = None  # a profile name or file; None: the dialect's default
-    submit_review: bool = False  # the first submit gets the profile's review message, if any
-    sandbox: str = ""  # where bash runs (Executor.where), set by the Session; shown and logged
-    keep_pycache: bool = False  # the patch keeps bytecode no ignore rule covers (patch_scope)
-
-
-def new_session_id() -> str:
-    """Sortable and unique: UTC time plus a short random suffix."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{uuid.uuid4().hex[:6]}"
-
-
-# The prompt shape used while the dialect is still "auto" (before the first parseable reply).
-AUTO_PROMPT_DIALECT = "toolcall"
 
 
 class SessionStop(Exception):
@@ -589,47 +560,23 @@ class Session:
         return record
 
     def _warn_outside(self) -> None:
-        outside = self.workspace.outside_checkpoints()
-        if outside:
-            self._emit(Notice(
-                "not in navtui's checkpoints, so undo cannot bring these back: "
-                + "; ".join(outside)
-            ))
+        notice = outside_notice(self.workspace)
+        if notice:
+            self._emit(Notice(notice))
 
     def _warn_repo_control(self, index: int) -> list[str]:
         """Say what step `index` did to git's own files; the lines said (for the step's card)."""
         self._warn_outside()
-        changed = self.workspace.repo_control_changes()
-        warnings = self.workspace.git_warnings()
-        if changed or warnings:
-            self._emit(Notice(
-                f"step {index} changed git's own config or hooks: "
-                f"{'; '.join(warnings or changed)}. The step's diff shows them and undo puts "
-                "back what is not in quarantine; navtui's git calls never run them, but your "
-                "own git commands would: check them before you run git here."
-            ))
-        return warnings or changed
+        notice, lines = repo_control_notice(self.workspace, index)
+        if notice:
+            self._emit(Notice(notice))
+        return lines
 
     def _warn_control_left(self) -> None:
-        """At the end: say which of git's own files the session leaves changed (the patch and
-        the finish screen show the working tree only)."""
-        if self._started_at is None:
-            return
-        try:
-            left = self.workspace.control_changed_since_start()
-        except WorkspaceError:
-            return
-        if left:
-            self._emit(Notice(
-                f"the session leaves git's own config or hooks changed: {left}. navtui never "
-                "runs them; your own git commands would."
-            ))
-        quarantined = self.workspace.quarantined()
-        if quarantined:
-            self._emit(Notice(
-                "files the model planted in git's own dir (they would have run on your next git "
-                f"command) are in quarantine: {'; '.join(quarantined)}"
-            ))
+        """At the end: say which of git's own files the session leaves changed (git_notices)."""
+        if self._started_at is not None:
+            for notice in control_left_notices(self.workspace):
+                self._emit(Notice(notice))
 
     def _submits_reviewed(self) -> int:
         return sum(1 for record in self.records if record.status is StepStatus.REVIEWED)

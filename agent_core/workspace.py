@@ -2,10 +2,8 @@
 
 Every snapshot is a commit under `refs/navtui/<session>/<n>` built through a private index
 (`GIT_INDEX_FILE`, `git add -A`, `write-tree`, `commit-tree`), so the user's branch, index, stash
-and working tree are never touched by checkpointing. The private index is kept between
-checkpoints, with git's untracked cache: one `git status` (stat calls only, where nothing
-changed) tells which paths to add. On Linux a tree watch (git/tree_watch.py) says when nothing
-changed at all, and such a step then runs no git.
+and working tree are never touched by checkpointing; git/snapshot.py keeps that index between
+checkpoints and adds only what changed. A checkpoint commit's `Snapshot` says what it holds.
 Private-index commands run through `RawView`, so no attribute converts what is snapshotted.
 
 Checkpoint commits have HEAD as first parent (so commits the model made and then reset away stay
@@ -17,15 +15,13 @@ changed neither the tree nor HEAD reuses the previous checkpoint's commit under 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_core.git.adds import add_changed
 from agent_core.git.control import ControlFiles
-from agent_core.git.diffs import PATCH_ARGS, DiffCaps, bounded_diff
+from agent_core.git.diffs import DiffCaps, TreeDiffs
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
 from agent_core.git.guard import ControlGuard
 from agent_core.git.head import HeadState, HeadWatcher, move_head
@@ -35,34 +31,24 @@ from agent_core.git.lock import acquire, check_free, release
 from agent_core.git.messages import checkpoint_message as _message
 from agent_core.git.messages import parse_message as _parse_message
 from agent_core.git.modes import restore_modes, save_modes
-from agent_core.git.nested import NestedTrees
+from agent_core.git.nested import NestedTrees, gitlinks_after
 from agent_core.git.quarantine import Quarantine
 from agent_core.git.refs import write_ref
 from agent_core.git.rawview import RawView
 from agent_core.git.repo import clear_operation_state, find_repo
 from agent_core.git.runner import GitRunner
-from agent_core.git.stamps import FileStamp, file_stamp
+from agent_core.git.session_refs import (
+    REF_ROOT, check_session_id, delete_refs, session_ids, session_refs,
+)
+from agent_core.git.snapshot import Snapshot, SnapshotEngine
 from agent_core.git.survival import SurvivalStore, ref_intact
-from agent_core.git.tree_watch import TreeWatch
-from agent_core.git.treeops import apply_tree, raw_changes
+from agent_core.git.treeops import apply_tree
+from agent_core.git.user_index import restore_user_index, staged_commit
 from agent_core.steps import Checkpoint
 
 __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
 
-REF_ROOT = "refs/navtui"
-_SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _EMBEDDED = "warning: adding embedded git repository: "
-# What changed in the working tree against the private index (and which directories git had to
-# read again: it then rewrites the index's untracked cache). Submodules: only their commit.
-_STATUS_ARGS = (
-    "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
-    "--ignore-submodules=dirty",
-)
-# git's threads that stat tracked files in parallel cost more than they save on a small index
-# (bench/checkpoint.py: 0.26 ms of CPU at 1,000 files; at 10,000 they win).
-_SMALL_INDEX_BYTES = 300_000
-_NO_PRELOAD = ("-c", "core.preloadIndex=false")
-
 
 
 @dataclass
@@ -75,20 +61,6 @@ class RestoreReport:
     restored_refs: list[str] = field(default_factory=list)
 
 
-def _run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
-    """Run what a snapshot does beside git; a failure is the caller's to notice."""
-    try:
-        if meanwhile is not None:
-            meanwhile()
-    except (OSError, WorkspaceError):
-        pass
-
-
-def _excluding(paths: Iterable[str]) -> list[str]:
-    """Pathspecs that leave `paths` (literal, relative to the root) out of a diff."""
-    return [f":(exclude,literal){path}" for path in paths]
-
-
 class Workspace:
     """One user repository, seen through navtui's checkpoints. Create with `Workspace.open`."""
 
@@ -97,7 +69,6 @@ class Workspace:
         self.git_dir = git_dir
         self.state_dir = git_dir / "navtui"
         self.session_id: str | None = None
-        self.snapshot_warnings: list[str] = []
         self._raw = RawView(self.state_dir / "raw-git", root, git_dir, common_dir)
         # Where the repository's parts are, given: a `.git/commondir` or `core.worktree` the
         # model plants never redirects navtui's own git calls (or where they write objects).
@@ -108,7 +79,6 @@ class Workspace:
         self._common_dir = common_dir
         self._heads = HeadWatcher(self._git, git_dir, common_dir)
         self._control = ControlFiles(self._git, root, git_dir, common_dir)
-        self._controls: dict[str, str | None] = {}  # checkpoint commit -> its git-files commit
         # checkpoint commit -> the git files as its step left them, when some were quarantined
         self._planted: dict[str, str] = {}
         quarantine = self.state_dir / "quarantine"
@@ -121,7 +91,6 @@ class Workspace:
         self._objects = common_dir / "objects"
         # Made again for each session (its private indexes live under the session's name).
         self._nested = NestedTrees(self._git, self._objects, self.state_dir)
-        self._nesteds: dict[str, str | None] = {}  # checkpoint commit -> its nested-trees commit
         self._gitlinks: set[str] = set()  # paths of submodules / nested repositories now
         self._checkpoints: list[Checkpoint] = []
         self._store = SurvivalStore(self._git, self.state_dir / "store", self._objects,
@@ -129,24 +98,16 @@ class Workspace:
         self._tips: dict[str, str] = {}  # branches and tags at the session's start
         self._saved_refs: dict[str, str] = {}  # before-undo refs -> their commits
         self._repairs: list[str] = []  # navtui's own state found tampered with and rebuilt
-        self._trees: dict[str, str] = {}
+        self._snapshots: dict[str, Snapshot] = {}  # checkpoint commit -> what it holds
         self._staged: str | None = None
-        self._index_stamp: FileStamp | None = None
-        self._index_tree: str | None = None
+        self._engine = SnapshotEngine(self._git, root, self._control, self._repairs)
         self.ignored_caps = IgnoredCaps()
         self.diff_caps = DiffCaps()
-        self._raw_cache: tuple[str, str, bytes] = ("", "", b"")
-        self._ignored: dict[str, str | None] = {}  # checkpoint commit -> its ignored-files commit
-        self._ignored_listing: bytes | None = None  # the last `ls-files -o -i` output
-        self._ignored_stale = True  # a directory changed since that listing
+        self._diffs = TreeDiffs(self._git)
         # Made again for each session (its private index lives under the session's name).
         self._ignored_store = IgnoredStore(self._git, root, self.state_dir / "ignored.index")
         self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
         self._outside_told: set[str] = set()
-        # Lets a checkpoint of a step that changed nothing skip `git status` (tree_watch.py).
-        self.watch_tree = True
-        self._watch: TreeWatch | None = None
-        self._watch_tried = False
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
@@ -163,29 +124,30 @@ class Workspace:
     def watching(self) -> bool:
         """Whether a checkpoint after a step that changed nothing may skip `git status`: the
         tree watch (agent_core/git/tree_watch.py) is on."""
-        return self._watch is not None
+        return self._engine.watching
+
+    @property
+    def watch_tree(self) -> bool:
+        """Whether a checkpoint may start the tree watch (on unless set off before `begin`)."""
+        return self._engine.watch_tree
+
+    @watch_tree.setter
+    def watch_tree(self, on: bool) -> None:
+        self._engine.watch_tree = on
+
+    @property
+    def snapshot_warnings(self) -> list[str]:
+        """What git said while adding the working tree to the last snapshot, one line each."""
+        return self._engine.warnings
 
     def sessions(self) -> list[str]:
         """Ids of the sessions with checkpoints in this repository, oldest first."""
-        out = self._git.run(
-            "for-each-ref", "--sort=committerdate", "--format=%(refname)", f"{REF_ROOT}/"
-        ).decode()
-        ids: list[str] = []
-        for ref in out.split():
-            parts = ref.split("/")
-            if len(parts) == 4 and parts[3] == "0" and parts[2] not in ids:
-                ids.append(parts[2])
-        for session_id in self._store.recorded_sessions():  # refs the model deleted
-            if session_id not in ids and _SESSION_ID.fullmatch(session_id) and any(
-                ref.endswith("/0") for ref in self._store.recorded_refs(session_id)
-            ):
-                ids.append(session_id)
-        return ids
+        return session_ids(self._git, self._store)
 
     def begin(self, session_id: str) -> Checkpoint:
         """Start a session: checkpoint 0 is the user's state, uncommitted and untracked included."""
-        self._check_session_id(session_id)
-        if self._session_refs(session_id):
+        check_session_id(session_id)
+        if session_refs(self._git, session_id):
             raise WorkspaceError(
                 f"session {session_id!r} already has checkpoints in {self.root}: resume it, "
                 "or delete it first"
@@ -202,12 +164,12 @@ class Workspace:
         else:
             index.unlink(missing_ok=True)
         head = self._heads.read()
-        self._staged = self._staged_commit(index, head)
+        self._staged = staged_commit(self._git, index, head)
         if self._staged or head.commit:
             self._raw.point_head(self._staged or head.commit or "")
         tree, ignored = self._snapshot_all()
         listing = self._git.run("ls-files", "-z", "-s", index=index)
-        self._note_gitlinks(listing, staged=True)
+        self._gitlinks = gitlinks_after(self._gitlinks, listing, staged=True)
         save_modes(self.root, listing, self._modes_path())
         first = self._record(0, tree, head, ignored)
         self._raw.env()
@@ -239,18 +201,18 @@ class Workspace:
             guessed.append(last.commit)
 
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
-        previous = self._trees[last.commit]
+        previous = self._snapshots[last.commit].tree
         if tree != previous:
-            raw = self._raw_changes(previous, tree)
-            self._note_gitlinks(raw)
+            raw = self._diffs.raw(previous, tree)
+            self._gitlinks = gitlinks_after(self._gitlinks, raw)
             self._guard.tree_hooks([os.fsdecode(p) for p in raw.split(b"\0")[1::2]])
         return self._record(index, tree, self._heads.read(), ignored,
                             ref_at=guessed[0] if guessed else None, trusted=trusted)
 
     def attach(self, session_id: str) -> list[Checkpoint]:
         """Reload an existing session's checkpoints from its refs (for resume)."""
-        self._check_session_id(session_id)
-        records = self._session_refs(session_id)
+        check_session_id(session_id)
+        records = session_refs(self._git, session_id)
         recorded = self._store.recorded_refs(session_id)
         numbered = {ref: c for ref, c in recorded.items() if ref.rsplit("/", 1)[1].isdigit()}
         if numbered and {r[0]: r[1] for r in records} != numbered:
@@ -260,7 +222,7 @@ class Workspace:
             if last is not None:
                 self._raw.env()
                 self._store.heal(recorded, recorded[last], self._store.tips(session_id))
-                records = self._session_refs(session_id)
+                records = session_refs(self._git, session_id)
         if not records:
             raise WorkspaceError(
                 f"no session {session_id!r} in {self.root}; known: {', '.join(self.sessions()) or 'none'}"
@@ -272,25 +234,26 @@ class Workspace:
             index = int(ref.rsplit("/", 1)[1])
             if index == 0:
                 self._staged = fields.get("staged")
-            self._trees[commit] = tree
-            self._ignored[commit] = fields.get("ignored")
-            self._controls[commit] = fields.get("control")
+            self._snapshots[commit] = Snapshot(
+                tree, HeadState(fields.get("head"), fields.get("branch")), fields.get("ignored"),
+                fields.get("control"), fields.get("nested"),
+            )
             if fields.get("quarantined"):
                 self._planted[commit] = fields["quarantined"] or ""
-            self._nesteds[commit] = fields.get("nested")
             self._checkpoints.append(
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
             )
         self._index_path().parent.mkdir(parents=True, exist_ok=True)
         if not self._index_path().exists() and self._user_index().exists():
             shutil.copyfile(self._user_index(), self._index_path())
-        self._index_stamp = None
+        self._engine.forget_stamp()
         self._tips = self._store.tips(session_id)
         self._heal()
         self._raw.point_head(self._checkpoints[-1].commit)
-        self._guard.told = self._controls.get(self._checkpoints[-1].commit)
+        last = self._snapshots[self._checkpoints[-1].commit]
+        self._guard.told = last.control
         self._control.adopt(self._guard.told)
-        self._gitlinks = set(self._nested.trees(self._nesteds.get(self._checkpoints[-1].commit)))
+        self._gitlinks = set(self._nested.trees(last.nested))
         return self.checkpoints
 
     def check_free(self) -> None:
@@ -299,17 +262,16 @@ class Workspace:
 
     def close(self) -> None:
         """Give up the repository's session lock (if this process holds it) and the tree watch."""
-        self._stop_watching()
+        self._engine.stop_watching()
         release(self.state_dir)
 
     def delete_session(self, session_id: str) -> None:
         """Remove a session's refs and private index (its commits become garbage for `git gc`)."""
-        self._check_session_id(session_id)
+        check_session_id(session_id)
         refs = self._git.run(
             "for-each-ref", "--format=%(refname)", f"{REF_ROOT}/{session_id}/"
         ).decode().split()
-        if refs:
-            self._git.run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in refs).encode())
+        delete_refs(self._git, refs)
         for suffix in (".index", ".ignored.index", ".control.index", ".user-index", ".modes.json"):
             (self.state_dir / "checkpoints" / f"{session_id}{suffix}").unlink(missing_ok=True)
         shutil.rmtree(self.state_dir / "checkpoints" / f"{session_id}.nested", ignore_errors=True)
@@ -330,13 +292,10 @@ class Workspace:
         if position == 0:
             return ""
         previous, current = self._checkpoints[position - 1], self._checkpoints[position]
-        diff = self._diff(self._trees[previous.commit], self._trees[current.commit])
-        diff += self._nested.diff(
-            self._nesteds.get(previous.commit), self._nesteds.get(current.commit),
-            self.diff_caps.total_bytes,
-        )
-        old = self._controls.get(previous.commit)
-        new = self._controls.get(current.commit)
+        before, after = self._snapshots[previous.commit], self._snapshots[current.commit]
+        diff = self._diff(before.tree, after.tree)
+        diff += self._nested.diff(before.nested, after.nested, self.diff_caps.total_bytes)
+        old, new = before.control, after.control
         if current.commit != previous.commit:  # a reused commit: the step changed nothing
             new = self._planted.get(current.commit) or new
         if old and new:
@@ -349,11 +308,7 @@ class Workspace:
 
     def changed_files(self, a: int, b: int | None = None) -> list[str]:
         """Paths that differ between checkpoint `a` and `b` (None: now); renames list both ends."""
-        old, new = self._tree(a), self._tree_or_now(b)
-        if old == new:
-            return []
-        out = self._git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new)
-        return [os.fsdecode(p) for p in out.split(b"\0") if p]
+        return self._diffs.changed_files(self._tree(a), self._tree_or_now(b))
 
     def patch(self, exclude: Sequence[str] = ()) -> str:
         """The session's changes as a patch for `git apply` on a checkout of checkpoint 0,
@@ -363,18 +318,14 @@ class Workspace:
         escapes, so write it with `errors="surrogateescape"` to get the exact patch back.
         """
         self._ensure_kept()
-        old, new = self._trees[self._first().commit], self._snapshot()
-        if old == new:
-            return ""
-        out = self._git.run("diff-tree", *PATCH_ARGS, "--binary", old, new, "--",
-                            *_excluding(exclude))
-        return out.decode("utf-8", "surrogateescape")
+        return self._diffs.patch(self._snapshots[self._first().commit].tree, self._snapshot(),
+                                 exclude)
 
     def bounded_patch(self, exclude: Sequence[str] = ()) -> tuple[str, bool]:
         """`patch(exclude)` within `diff_caps` (for logs and events), and whether it is complete."""
         self._ensure_kept()
-        return self._bounded(self._trees[self._first().commit], self._snapshot(), binary=True,
-                             exclude=exclude)
+        return self._diffs.bounded(self._snapshots[self._first().commit].tree, self._snapshot(),
+                                   self.diff_caps, binary=True, exclude=exclude)
 
     # -- undo -------------------------------------------------------------------------------
 
@@ -383,11 +334,11 @@ class Workspace:
         position = self._position(index)
         target = self._checkpoints[position]
         self._ensure_kept()
-        now, wanted = self._snapshot(), self._trees[target.commit]
+        now, wanted = self._snapshot(), self._snapshots[target.commit].tree
         changed: list[str] = []
         if now != wanted:
             changed = apply_tree(self._git, self._index_path(), now, wanted)
-            self._index_tree, self._index_stamp = wanted, self._stamp()
+            self._engine.wrote(self._index_path(), wanted)
         changed += self._restore_ignored(self._checkpoints[-1], target)
         restore_modes(self.root, changed, self._modes_path())
         changed += self._restore_nested(target)
@@ -396,13 +347,13 @@ class Workspace:
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
         clear_operation_state(self.git_dir)
-        self._restore_user_index(head, head_moved)
-        dropped = self._checkpoints[position + 1:]
-        if dropped:
-            lines = "".join(f"delete {c.ref}\n" for c in dropped)
-            self._git.run("update-ref", "--stdin", stdin=lines.encode())
-            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
-        self._checkpoints = self._checkpoints[: position + 1]
+        first = self._checkpoints[0]
+        restore_user_index(
+            self._git, self._user_index(), self._saved_user_index(),
+            start=HeadState(first.head, first.branch), staged=self._staged, head=head,
+            head_moved=head_moved,
+        )
+        self._drop_after_position(position)
         return RestoreReport(sorted(changed), head_moved, self._store.restore_tips(self._tips))
 
     def foreign_changes(self) -> list[str]:
@@ -415,10 +366,9 @@ class Workspace:
         last = self._last()
         self._ensure_kept()
         paths = self.changed_files(last.index)
-        paths += self._nested.changed_files(self._nesteds.get(last.commit), self._snapshot_nested())
-        control = self._control.changed_since(
-            self._controls.get(last.commit), self._control_index()
-        )
+        held = self._snapshots[last.commit]
+        paths += self._nested.changed_files(held.nested, self._snapshot_nested())
+        control = self._control.changed_since(held.control, self._control_index())
         paths += [f"{self._control.shown_prefix}{change.path}" for change in control]
         head = self._heads.read()
         if head != HeadState(last.head, last.branch):
@@ -437,21 +387,11 @@ class Workspace:
         (tree, ignored), head = self._snapshot_all(), self._heads.read()
         control = self._control.current(self._control_index())
         nested = self._snapshot_nested()
-        if (tree, head, ignored, control, nested) == (
-            self._trees[last.commit], HeadState(last.head, last.branch),
-            self._ignored.get(last.commit), self._controls.get(last.commit),
-            self._nesteds.get(last.commit),
-        ):
+        if Snapshot(tree, head, ignored, control, nested) == self._snapshots[last.commit]:
             commit = last.commit
         else:
-            parents: list[str] = []
-            kept = (head.commit, last.commit, ignored, control, nested)
-            for parent in dict.fromkeys(p for p in kept if p):
-                parents += ["-p", parent]
-            commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *parents, "-m",
-                _message(head, None, ignored, control, nested), tree,
-            )
+            commit = self._commit(tree, (head.commit, last.commit, ignored, control, nested),
+                                  _message(head, None, ignored, control, nested))
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
         ref = f"{prefix}{len(taken) + 1}"
@@ -465,19 +405,14 @@ class Workspace:
     def drop_after(self, index: int) -> None:
         """Forget checkpoints after `index` without touching files (unlogged ones on resume)."""
         position = self._position(index)
-        dropped = self._checkpoints[position + 1:]
-        if dropped:
-            lines = "".join(f"delete {c.ref}\n" for c in dropped)
-            self._git.run("update-ref", "--stdin", stdin=lines.encode())
-            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
-        self._checkpoints = self._checkpoints[: position + 1]
-        self._guard.told = self._controls.get(self._checkpoints[-1].commit)
+        self._drop_after_position(position)
+        self._guard.told = self._snapshots[self._checkpoints[-1].commit].control
 
     def dirty_since(self, index: int) -> bool:
         """True if the working tree or HEAD/branch no longer match checkpoint `index`."""
         target = self._checkpoints[self._position(index)]
         self._ensure_kept()
-        if self._snapshot() != self._trees[target.commit]:
+        if self._snapshot() != self._snapshots[target.commit].tree:
             return True
         return self._heads.read() != HeadState(target.head, target.branch)
 
@@ -488,14 +423,15 @@ class Workspace:
         navtui's own git calls never run them; the user's own git commands would. Checkpoints
         keep them: the step diff shows them and undo puts them back.
         """
-        return self._guard.changes_to_tell(self._controls.get(self._last().commit))
+        return self._guard.changes_to_tell(self._snapshots[self._last().commit].control)
 
     def git_warnings(self) -> list[str]:
         """What the user should hear about git's files since the last call, one line each:
         control files a step changed and what each does on their next git command, files moved
         to quarantine (where, and how to put them back), navtui's private git dirs rebuilt."""
         lines = self._repairs + self._ignored_store.repairs + self._nested.repairs
-        self._repairs, self._ignored_store.repairs, self._nested.repairs = [], [], []
+        self._repairs.clear()  # shared with the snapshot engine
+        self._ignored_store.repairs, self._nested.repairs = [], []
         for view in [self._raw, *self._nested.views()]:
             lines += view.repairs
             view.repairs = []
@@ -509,20 +445,11 @@ class Workspace:
         """What the session left changed in git's own files (checkpoint 0 -> the last one) and
         how to get the originals back by hand, or None when nothing is."""
         return self._guard.changed_since_start(
-            self._controls.get(self._first().commit), self._controls.get(self._last().commit)
+            self._snapshots[self._first().commit].control,
+            self._snapshots[self._last().commit].control,
         )
 
     # -- internals --------------------------------------------------------------------------
-
-    def _check_session_id(self, session_id: str) -> None:
-        if (
-            not _SESSION_ID.fullmatch(session_id)
-            or ".." in session_id
-            or session_id.endswith(".lock")
-        ):
-            raise WorkspaceError(
-                f"session id {session_id!r} cannot name a git ref: use letters, digits, '.', '_', '-'"
-            )
 
     def _take_lock(self) -> None:
         """One session per repository; then a private-index lock left by a killed navtui
@@ -532,7 +459,7 @@ class Workspace:
         self._index_path().with_name(self._index_path().name + ".lock").unlink(missing_ok=True)
 
     def _use_session(self, session_id: str) -> None:
-        self._check_session_id(session_id)
+        check_session_id(session_id)
         self.session_id = session_id
         self._nested = NestedTrees(
             self._git, self._objects, self.state_dir / "checkpoints" / f"{session_id}.nested"
@@ -542,21 +469,7 @@ class Workspace:
         )
         self._checkpoints = []
         self._staged = None
-        self._index_stamp = None
-
-    def _session_refs(self, session_id: str) -> list[tuple[str, str, str, str]]:
-        """(ref, commit, tree, message) for each checkpoint ref of the session."""
-        out = self._git.run(
-            "for-each-ref", "--format=%(refname)%00%(objectname)%00%(tree)%00%(contents)%00",
-            f"{REF_ROOT}/{session_id}/",
-        ).decode("utf-8", "replace")
-        fields = out.split("\0")
-        records = []
-        for i in range(0, len(fields) - 3, 4):
-            ref, commit, tree, message = (f.strip() for f in fields[i:i + 4])
-            if ref.rsplit("/", 1)[1].isdigit():
-                records.append((ref, commit, tree, message))
-        return records
+        self._engine.forget_stamp()
 
     def _index_path(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.index"
@@ -573,7 +486,7 @@ class Workspace:
 
     def _restore_nested(self, target: Checkpoint) -> list[str]:
         """Put the files inside submodules / nested repositories back as `target` had them."""
-        wanted = self._nesteds.get(target.commit)
+        wanted = self._snapshots[target.commit].nested
         if wanted is None:
             return []
         changed, left = self._nested.restore(self._snapshot_nested(), wanted)
@@ -587,7 +500,7 @@ class Workspace:
     def _restore_control(self, target: Checkpoint) -> list[str]:
         """Put git's config, hooks, attributes and excludes back as checkpoint `target` had
         them (nothing for a checkpoint made before navtui kept them)."""
-        wanted = self._controls.get(target.commit)
+        wanted = self._snapshots[target.commit].control
         if wanted is None:
             return []
         changed, left = self._control.restore(self._control.current(self._control_index()), wanted)
@@ -595,6 +508,21 @@ class Workspace:
             self._outside.setdefault(line, f"{line} (git's own file, left as it is by undo)")
         self._guard.told = wanted
         return changed
+
+    def _drop_after_position(self, position: int) -> None:
+        """Delete the refs of the checkpoints after `position` and forget them."""
+        dropped = self._checkpoints[position + 1:]
+        if dropped:
+            delete_refs(self._git, (c.ref for c in dropped))
+            self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
+        self._checkpoints = self._checkpoints[: position + 1]
+
+    def _commit(self, tree: str, parents: Sequence[str | None], message: str) -> str:
+        """Commit `tree` with `parents` (those set, each once, in order) and `message`."""
+        args: list[str] = []
+        for parent in dict.fromkeys(p for p in parents if p):
+            args += ["-p", parent]
+        return self._git.line("commit-tree", "--no-gpg-sign", *args, "-m", message, tree)
 
     def _set_ref(self, ref: str, commit: str) -> None:
         """Point `ref` (one of navtui's own) at `commit` (`refs.write_ref`), noted in the store's
@@ -611,9 +539,6 @@ class Workspace:
     def _user_index(self) -> Path:
         return self.git_dir / "index"
 
-    def _stamp(self) -> FileStamp | None:
-        return file_stamp(self._index_path())
-
     def _snapshot(self) -> str:
         """Tree id of the working tree now (tracked + untracked, minus ignored files)."""
         return self._take_snapshot(list_ignored=False)[0]
@@ -622,136 +547,14 @@ class Workspace:
         self, list_ignored: bool, meanwhile: Callable[[], None] | None = None,
         trust_watch: bool = False,
     ) -> tuple[str, bytes]:
-        """(tree of the working tree now, the ignored-files listing when `list_ignored`).
-
-        `git status` on the private index says which paths changed; only those are added. It
-        rewrites the index when it had to read a directory again (an entry was created,
-        removed or renamed there; sometimes for other reasons, e.g. a file changed in the
-        same clock tick as the index): only then can the set of ignored files have changed,
-        so only then are they listed again (beside the `add`, which reads the same tree).
-        With `trust_watch`, status is skipped when the tree watch saw nothing happen.
-        `meanwhile` runs while git does.
-        """
+        """`SnapshotEngine.take` on this session's private index."""
         if self.session_id is None:
             raise WorkspaceError("no session: call begin() or attach() first")
-        index = self._index_path()
-        before = self._stamp()
-        if self._index_stamp is not None and before != self._index_stamp and self._index_tree:
-            before = self._rebuild_index(index, self._index_tree)
-        known = self._index_tree if before is not None and before == self._index_stamp else None
-        rules_changed = list_ignored and self._control.touched()  # info/exclude, excludesFile
-        if trust_watch and not rules_changed and self._watch is not None and self._watch.quiet():
-            _run_meanwhile(meanwhile)
-            changed: list[tuple[str, str]] | None = []
-            looked = False
-        else:
-            changed, looked = self._worktree_changes(index, meanwhile), True
-        after = self._stamp()
-        entries_changed = self._watch.entries_changed if trust_watch and self._watch else None
-        if entries_changed is None:
-            # Which paths changed says little; that git rewrote the index says a directory had
-            # to be read again.
-            entries_changed = after != before or any(kind != "M" for kind, _ in changed or [])
-        if entries_changed or changed is None:
-            self._ignored_stale = True  # entries of some directory changed
-        if not self._ignored_store.has_snapshot or self._ignored_listing is None:
-            self._ignored_stale = True
-        if rules_changed or (self._watch is not None and self._watch.rules_changed):
-            self._ignored_stale = True
-        lister = None
-        if list_ignored and self._ignored_stale:
-            lister = self._git.spawn(
-                "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", index=index
-            )
-        try:
-            if changed != []:
-                result = add_changed(self._git, index, None if changed is None else
-                                           [path for _, path in changed])
-                self.snapshot_warnings = [
-                    line for line in result.stderr.decode("utf-8", "replace").splitlines()
-                    if line.strip()
-                ]
-                if self._stamp() != after:
-                    known = None
-            else:
-                self.snapshot_warnings = []
-            if known is None:
-                known = self._git.line("write-tree", index=index)
-            self._index_tree, self._index_stamp = known, self._stamp()
-        finally:
-            if lister is not None:
-                self._ignored_listing = self._git.collect(lister)
-                self._ignored_stale = False
-        if list_ignored and looked:
-            self._keep_watching(rules_changed)
-        return known, (self._ignored_listing or b"") if list_ignored else b""
-
-    def _rebuild_index(self, index: Path, tree: str) -> FileStamp | None:
-        """The private index changed since navtui last wrote it (only navtui writes it): it is
-        untrusted (an entry marked assume-unchanged, forged stat data or blob ids, garbage), so
-        it is made again from `tree`, the last snapshot's; its new stamp."""
-        index.unlink(missing_ok=True)
-        self._git.run("read-tree", tree, index=index)
-        self._index_stamp = self._stamp()
-        self._repairs.append(
-            f"{index} (navtui's private index) was changed by someone else since navtui wrote "
-            "it: made again from the last checkpoint before use"
+        return self._engine.take(
+            self._index_path(), ignored_ready=self._ignored_store.has_snapshot,
+            has_gitlinks=bool(self._gitlinks), list_ignored=list_ignored, meanwhile=meanwhile,
+            trust_watch=trust_watch,
         )
-        return self._index_stamp
-
-    def _keep_watching(self, rules_changed: bool) -> None:
-        """After a `git status` and a fresh ignored listing: start the tree watch (once a
-        session), or tell it git looked, which lays its watches again where directories or
-        ignore rules changed."""
-        if self._gitlinks:
-            self._stop_watching()  # a commit inside one changes only its .git
-            return
-        ignored = {
-            os.fsdecode(entry) for entry in (self._ignored_listing or b"").split(b"\0")
-            if entry.endswith(b"/")
-        }
-        if self._watch is None:
-            if not self._watch_tried and self.watch_tree:
-                self._watch_tried = True
-                self._watch = TreeWatch.start(self.root, ignored)
-        elif not self._watch.synced(ignored, rules_changed):
-            self._stop_watching()
-
-    def _stop_watching(self) -> None:
-        self._watch_tried = True
-        watch, self._watch = self._watch, None
-        if watch is not None:
-            watch.close()
-
-    def _worktree_changes(
-        self, index: Path, meanwhile: Callable[[], None] | None = None,
-    ) -> list[tuple[str, str]] | None:
-        """(kind, path) for each path whose working-tree state differs from the private index,
-        from one `git status`: kind M (modified), D (deleted), T (type changed), U (unmerged) or
-        ? (untracked); None when git could not tell."""
-        if index.with_name(index.name + ".lock").exists():
-            self._ignored_stale = True  # status cannot record what it read again
-        stamp = self._index_stamp
-        small = stamp is not None and stamp[1] < _SMALL_INDEX_BYTES
-        status = self._git.spawn(*(_NO_PRELOAD if small else ()), *_STATUS_ARGS, index=index,
-                                 env={"GIT_OPTIONAL_LOCKS": "1"})
-        try:
-            _run_meanwhile(meanwhile)
-        finally:
-            out = self._git.collect(status, ok_codes=(0, 128))
-        if status.returncode:
-            return None
-        changes = []
-        for entry in out.split(b"\0"):
-            kind = entry[:2]
-            if kind == b"1 ":
-                if entry[3:4] != b".":
-                    changes.append((entry[3:4].decode(), entry.split(b" ", 8)[8]))
-            elif kind == b"u ":
-                changes.append(("U", entry.split(b" ", 10)[10]))
-            elif kind == b"? ":
-                changes.append(("?", entry[2:]))
-        return [(kind, os.fsdecode(path)) for kind, path in changes]
 
     # -- ignored files and what stays outside ------------------------------------------------
 
@@ -764,23 +567,6 @@ class Workspace:
         new = [why for path, why in self._outside.items() if path not in self._outside_told]
         self._outside_told.update(self._outside)
         return new
-
-    def _note_gitlinks(self, listing: bytes, staged: bool = False) -> None:
-        """Track submodules / nested repositories (mode 160000): all of them in `ls-files -s -z`
-        output (`staged`), or those that came and went in `diff-tree -r -z` output."""
-        fields = listing.split(b"\0")
-        found: list[bytes] = []
-        if staged:
-            self._gitlinks = set()
-            found = [f.split(b"\t", 1)[1] for f in fields if f.startswith(b"160000 ") and b"\t" in f]
-        else:
-            for meta, path in zip(fields[0::2], fields[1::2]):
-                modes = meta.lstrip(b":").split(b" ")[:2]
-                if modes[1:] == [b"160000"]:
-                    found.append(path)
-                elif modes[:1] == [b"160000"]:
-                    self._gitlinks.discard(os.fsdecode(path))
-        self._gitlinks.update(map(os.fsdecode, found))
 
     def _snapshot_all(
         self, meanwhile: Callable[[], None] | None = None, trust_watch: bool = False,
@@ -807,18 +593,7 @@ class Workspace:
         someone else) are left alone.
         """
         return self._ignored_store.restore(
-            self._ignored.get(last.commit), self._ignored.get(target.commit)
-        )
-
-    def _staged_commit(self, index: Path, head: HeadState) -> str | None:
-        """A commit of the user's staged state (their index), or None if it has conflicts."""
-        try:
-            tree = self._git.line("write-tree", index=index)
-        except WorkspaceError:
-            return None
-        parents = ["-p", head.commit] if head.commit else []
-        return self._git.line(
-            "commit-tree", "--no-gpg-sign", *parents, "-m", "navtui: staged state", tree
+            self._snapshots[last.commit].ignored, self._snapshots[target.commit].ignored
         )
 
     def _record(
@@ -831,50 +606,36 @@ class Workspace:
         planted = None
         if previous is not None:
             control, planted = self._guard.after_step(
-                f"{self.session_id}-{index}", self._controls.get(previous.commit), control,
+                f"{self.session_id}-{index}", self._snapshots[previous.commit].control, control,
                 self._control_index(), trusted,
             )
         for name in self._control.shown_left_out():
             self._outside.setdefault(name, f"{name} (git's own file, over 1 MB or unreadable)")
         nested = self._snapshot_nested()
-        if (
-            previous is not None
-            and self._trees[previous.commit] == tree
-            and HeadState(previous.head, previous.branch) == head
-            and self._ignored.get(previous.commit) == ignored
-            and self._controls.get(previous.commit) == control
-            and self._nesteds.get(previous.commit) == nested
-            and planted is None
-        ):
+        snapshot = Snapshot(tree, head, ignored, control, nested)
+        if previous is not None and self._snapshots[previous.commit] == snapshot and planted is None:
             commit = previous.commit
         else:
             parents = [
                 head.commit, previous.commit if previous else self._staged, ignored, control, nested,
                 planted,
             ]
-            args: list[str] = []
-            for parent in dict.fromkeys(p for p in parents if p):
-                args += ["-p", parent]
             staged = self._staged if index == 0 else None
-            commit = self._git.line(
-                "commit-tree", "--no-gpg-sign", *args, "-m",
-                _message(head, staged, ignored, control, nested, planted), tree,
+            commit = self._commit(
+                tree, parents, _message(head, staged, ignored, control, nested, planted)
             )
             if planted:
                 self._planted[commit] = planted
             if previous is not None:
                 self._keep(lambda: self._store.keep(commit, previous.commit))
-            if tree == self._index_tree:
+            if tree == self._engine.index_tree:
                 self._raw.point_head(commit)
-        self._ignored[commit] = ignored
-        self._controls[commit] = control
-        self._nesteds[commit] = nested
+        self._snapshots[commit] = snapshot
         if self._guard.told is None:
             self._guard.told = control
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         if commit != ref_at:
             self._set_ref(ref, commit)
-        self._trees[commit] = tree
         checkpoint = Checkpoint(index, ref, commit, head.commit, head.branch)
         self._checkpoints.append(checkpoint)
         return checkpoint
@@ -923,45 +684,10 @@ class Workspace:
         raise WorkspaceError(f"no checkpoint {index} in this session (have: {known})")
 
     def _tree(self, index: int) -> str:
-        return self._trees[self._checkpoints[self._position(index)].commit]
+        return self._snapshots[self._checkpoints[self._position(index)].commit].tree
 
     def _tree_or_now(self, index: int | None) -> str:
         return self._snapshot() if index is None else self._tree(index)
 
     def _diff(self, old: str, new: str) -> str:
-        return self._bounded(old, new)[0]
-
-    def _bounded(self, old: str, new: str, *, binary: bool = False,
-                 exclude: Sequence[str] = ()) -> tuple[str, bool]:
-        """The diff from tree `old` to `new` within `diff_caps`, without the paths in `exclude`;
-        True when nothing else was left out."""
-        if old == new:
-            return "", True
-        return bounded_diff(self._git, self._raw_changes(old, new), old, new, self.diff_caps,
-                            binary=binary, exclude=exclude)
-
-    def _raw_changes(self, old: str, new: str) -> bytes:
-        """`diff-tree --raw` from `old` to `new`, kept for the pair last asked (a checkpoint
-        reads it for submodules, then its step diff for sizes)."""
-        if self._raw_cache[:2] != (old, new):
-            self._raw_cache = (old, new, raw_changes(self._git, old, new))
-        return self._raw_cache[2]
-
-    def _restore_user_index(self, head: HeadState, head_moved: bool) -> None:
-        """Put back the user's staged state if HEAD is where it started, else match the new HEAD."""
-        first = self._checkpoints[0]
-        saved = self._saved_user_index()
-        if head == HeadState(first.head, first.branch) and saved.exists():
-            restored = self._user_index().with_name("index.navtui-restore")
-            shutil.copyfile(saved, restored)
-            os.replace(restored, self._user_index())
-            self._git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
-            return
-        if head == HeadState(first.head, first.branch) and self._staged:
-            tree = self._staged + "^{tree}"
-        elif head_moved:
-            tree = (head.commit + "^{tree}") if head.commit else self._git.empty_tree
-        else:
-            return
-        self._git.run("read-tree", "--reset", tree)
-        self._git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
+        return self._diffs.bounded(old, new, self.diff_caps)[0]

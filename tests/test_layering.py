@@ -80,3 +80,12 @@ def test_formats_and_prompts_import_nothing_from_backends():
                     seen.add(imported)
                     via[imported] = via[name] if via[name] != start else imported
                     todo.append(imported)
+
+
+def test_agent_core_modules_stay_under_700_lines():
+    """The project's size rule: a module over 700 lines is split into ones that each do one thing."""
+    long = {
+        name: lines for name, path in _module_files().items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 700
+    }
+    assert long == {}

@@ -3,11 +3,12 @@ shown, and the text cut near a total size with a line that says how to see all o
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_core.git.runner import GitRunner
-from agent_core.git.treeops import huge_files
+from agent_core.git.treeops import huge_files, raw_changes
 
 PATCH_ARGS = ("-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
 _MAX_EXCLUDES = 500
@@ -50,3 +51,43 @@ def bounded_diff(
         )
         complete = False
     return text + "".join(change.summary() for change in big), complete
+
+
+class TreeDiffs:
+    """Diffs between two tree ids; the last pair's `diff-tree --raw` is kept (a checkpoint
+    reads it for submodules, then its step diff for sizes)."""
+
+    def __init__(self, git: GitRunner) -> None:
+        self._git = git
+        self._raw_cache: tuple[str, str, bytes] = ("", "", b"")
+
+    def raw(self, old: str, new: str) -> bytes:
+        """`diff-tree --raw -z` from `old` to `new`."""
+        if self._raw_cache[:2] != (old, new):
+            self._raw_cache = (old, new, raw_changes(self._git, old, new))
+        return self._raw_cache[2]
+
+    def bounded(self, old: str, new: str, caps: DiffCaps, *, binary: bool = False,
+                exclude: Sequence[str] = ()) -> tuple[str, bool]:
+        """The diff from `old` to `new` within `caps`, without the paths in `exclude`; True
+        when nothing else was left out."""
+        if old == new:
+            return "", True
+        return bounded_diff(self._git, self.raw(old, new), old, new, caps, binary=binary,
+                            exclude=exclude)
+
+    def changed_files(self, old: str, new: str) -> list[str]:
+        """Paths that differ between `old` and `new`; renames list both ends."""
+        if old == new:
+            return []
+        out = self._git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new)
+        return [os.fsdecode(p) for p in out.split(b"\0") if p]
+
+    def patch(self, old: str, new: str, exclude: Sequence[str] = ()) -> str:
+        """The whole binary patch from `old` to `new` without the paths in `exclude`, bytes
+        that are not UTF-8 kept as surrogate escapes."""
+        if old == new:
+            return ""
+        excludes = [f":(exclude,literal){path}" for path in exclude]
+        out = self._git.run("diff-tree", *PATCH_ARGS, "--binary", old, new, "--", *excludes)
+        return out.decode("utf-8", "surrogateescape")

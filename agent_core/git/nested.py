@@ -70,6 +70,25 @@ def _tracked(git_dir: Path) -> int:
     return struct.unpack(">I", header[8:12])[0]
 
 
+def gitlinks_after(gitlinks: set[str], listing: bytes, staged: bool = False) -> set[str]:
+    """The paths of submodules / nested repositories (mode 160000): all of them in `ls-files
+    -s -z` output (`staged`), or `gitlinks` with those that came and went in `diff-tree -r -z`
+    output."""
+    fields = listing.split(b"\0")
+    found: list[bytes] = []
+    now = set() if staged else set(gitlinks)
+    if staged:
+        found = [f.split(b"\t", 1)[1] for f in fields if f.startswith(b"160000 ") and b"\t" in f]
+    else:
+        for meta, path in zip(fields[0::2], fields[1::2]):
+            modes = meta.lstrip(b":").split(b" ")[:2]
+            if modes[1:] == [b"160000"]:
+                found.append(path)
+            elif modes[:1] == [b"160000"]:
+                now.discard(os.fsdecode(path))
+    return now | set(map(os.fsdecode, found))
+
+
 class NestedTrees:
     """Snapshots and restores the work trees of the nested repositories at `paths`."""
 

@@ -1,0 +1,223 @@
+"""What a checkpoint holds (`Snapshot`), and the engine that turns the working tree into a tree id.
+
+The engine keeps navtui's private index between checkpoints, with git's untracked cache: one
+`git status` (stat calls only, where nothing changed) tells which paths to add. On Linux a tree
+watch (tree_watch.py) says when nothing changed at all, and such a step then runs no git.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_core.git.adds import add_changed
+from agent_core.git.control import ControlFiles
+from agent_core.git.errors import WorkspaceError
+from agent_core.git.head import HeadState
+from agent_core.git.runner import GitRunner
+from agent_core.git.stamps import FileStamp, file_stamp
+from agent_core.git.tree_watch import TreeWatch
+
+__all__ = ["Snapshot", "SnapshotEngine", "run_meanwhile"]
+
+# What changed in the working tree against the private index (and which directories git had to
+# read again: it then rewrites the index's untracked cache). Submodules: only their commit.
+_STATUS_ARGS = (
+    "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
+    "--ignore-submodules=dirty",
+)
+# git's threads that stat tracked files in parallel cost more than they save on a small index
+# (bench/checkpoint.py: 0.26 ms of CPU at 1,000 files; at 10,000 they win).
+_SMALL_INDEX_BYTES = 300_000
+_NO_PRELOAD = ("-c", "core.preloadIndex=false")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What one checkpoint commit holds: the working tree's tree id, HEAD, and the commits of
+    the ignored files, git's control files and the nested repositories' trees (None: none)."""
+
+    tree: str
+    head: HeadState
+    ignored: str | None = None
+    control: str | None = None
+    nested: str | None = None
+
+
+def run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
+    """Run what a snapshot does beside git; a failure is the caller's to notice."""
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    except (OSError, WorkspaceError):
+        pass
+
+
+class SnapshotEngine:
+    """The working tree as a tree id, through a private index only navtui writes.
+
+    `repairs` is where a rebuilt private index is reported (shared with the caller).
+    """
+
+    def __init__(self, git: GitRunner, root: Path, control: ControlFiles,
+                 repairs: list[str]) -> None:
+        self._git = git
+        self._root = root
+        self._control = control
+        self._repairs = repairs
+        self.index_tree: str | None = None  # the tree the private index held when last written
+        self._index_stamp: FileStamp | None = None
+        self.warnings: list[str] = []  # what the last `git add` said
+        self._ignored_listing: bytes | None = None  # the last `ls-files -o -i` output
+        self._ignored_stale = True  # a directory changed since that listing
+        # Lets a checkpoint of a step that changed nothing skip `git status` (tree_watch.py).
+        self.watch_tree = True
+        self._watch: TreeWatch | None = None
+        self._watch_tried = False
+
+    @property
+    def watching(self) -> bool:
+        return self._watch is not None
+
+    def forget_stamp(self) -> None:
+        """The private index is not known to be as navtui last wrote it (a new or resumed session)."""
+        self._index_stamp = None
+
+    def wrote(self, index: Path, tree: str) -> None:
+        """navtui itself just made the private index `index` hold `tree`."""
+        self.index_tree, self._index_stamp = tree, file_stamp(index)
+
+    def take(
+        self, index: Path, *, ignored_ready: bool, has_gitlinks: bool, list_ignored: bool,
+        meanwhile: Callable[[], None] | None = None, trust_watch: bool = False,
+    ) -> tuple[str, bytes]:
+        """(tree of the working tree now, the ignored-files listing when `list_ignored`).
+
+        `git status` on the private index says which paths changed; only those are added. It
+        rewrites the index when it had to read a directory again (an entry was created,
+        removed or renamed there; sometimes for other reasons, e.g. a file changed in the
+        same clock tick as the index): only then can the set of ignored files have changed,
+        so only then are they listed again (beside the `add`, which reads the same tree).
+        With `trust_watch`, status is skipped when the tree watch saw nothing happen.
+        `meanwhile` runs while git does. `ignored_ready`: the ignored files' store has a
+        snapshot; `has_gitlinks`: there are submodules or nested repositories (no tree watch).
+        """
+        before = file_stamp(index)
+        if self._index_stamp is not None and before != self._index_stamp and self.index_tree:
+            before = self._rebuild_index(index, self.index_tree)
+        known = self.index_tree if before is not None and before == self._index_stamp else None
+        rules_changed = list_ignored and self._control.touched()  # info/exclude, excludesFile
+        if trust_watch and not rules_changed and self._watch is not None and self._watch.quiet():
+            run_meanwhile(meanwhile)
+            changed: list[tuple[str, str]] | None = []
+            looked = False
+        else:
+            changed, looked = self._worktree_changes(index, meanwhile), True
+        after = file_stamp(index)
+        entries_changed = self._watch.entries_changed if trust_watch and self._watch else None
+        if entries_changed is None:
+            # Which paths changed says little; that git rewrote the index says a directory had
+            # to be read again.
+            entries_changed = after != before or any(kind != "M" for kind, _ in changed or [])
+        if entries_changed or changed is None:
+            self._ignored_stale = True  # entries of some directory changed
+        if not ignored_ready or self._ignored_listing is None:
+            self._ignored_stale = True
+        if rules_changed or (self._watch is not None and self._watch.rules_changed):
+            self._ignored_stale = True
+        lister = None
+        if list_ignored and self._ignored_stale:
+            lister = self._git.spawn(
+                "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", index=index
+            )
+        try:
+            if changed != []:
+                result = add_changed(self._git, index, None if changed is None else
+                                           [path for _, path in changed])
+                self.warnings = [
+                    line for line in result.stderr.decode("utf-8", "replace").splitlines()
+                    if line.strip()
+                ]
+                if file_stamp(index) != after:
+                    known = None
+            else:
+                self.warnings = []
+            if known is None:
+                known = self._git.line("write-tree", index=index)
+            self.index_tree, self._index_stamp = known, file_stamp(index)
+        finally:
+            if lister is not None:
+                self._ignored_listing = self._git.collect(lister)
+                self._ignored_stale = False
+        if list_ignored and looked:
+            self._keep_watching(rules_changed, has_gitlinks)
+        return known, (self._ignored_listing or b"") if list_ignored else b""
+
+    def stop_watching(self) -> None:
+        self._watch_tried = True
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
+
+    def _rebuild_index(self, index: Path, tree: str) -> FileStamp | None:
+        """The private index changed since navtui last wrote it (only navtui writes it): it is
+        untrusted (an entry marked assume-unchanged, forged stat data or blob ids, garbage), so
+        it is made again from `tree`, the last snapshot's; its new stamp."""
+        index.unlink(missing_ok=True)
+        self._git.run("read-tree", tree, index=index)
+        self._index_stamp = file_stamp(index)
+        self._repairs.append(
+            f"{index} (navtui's private index) was changed by someone else since navtui wrote "
+            "it: made again from the last checkpoint before use"
+        )
+        return self._index_stamp
+
+    def _keep_watching(self, rules_changed: bool, has_gitlinks: bool) -> None:
+        """After a `git status` and a fresh ignored listing: start the tree watch (once a
+        session), or tell it git looked, which lays its watches again where directories or
+        ignore rules changed."""
+        if has_gitlinks:
+            self.stop_watching()  # a commit inside one changes only its .git
+            return
+        ignored = {
+            os.fsdecode(entry) for entry in (self._ignored_listing or b"").split(b"\0")
+            if entry.endswith(b"/")
+        }
+        if self._watch is None:
+            if not self._watch_tried and self.watch_tree:
+                self._watch_tried = True
+                self._watch = TreeWatch.start(self._root, ignored)
+        elif not self._watch.synced(ignored, rules_changed):
+            self.stop_watching()
+
+    def _worktree_changes(
+        self, index: Path, meanwhile: Callable[[], None] | None = None,
+    ) -> list[tuple[str, str]] | None:
+        """(kind, path) for each path whose working-tree state differs from the private index,
+        from one `git status`: kind M (modified), D (deleted), T (type changed), U (unmerged) or
+        ? (untracked); None when git could not tell."""
+        if index.with_name(index.name + ".lock").exists():
+            self._ignored_stale = True  # status cannot record what it read again
+        stamp = self._index_stamp
+        small = stamp is not None and stamp[1] < _SMALL_INDEX_BYTES
+        status = self._git.spawn(*(_NO_PRELOAD if small else ()), *_STATUS_ARGS, index=index,
+                                 env={"GIT_OPTIONAL_LOCKS": "1"})
+        try:
+            run_meanwhile(meanwhile)
+        finally:
+            out = self._git.collect(status, ok_codes=(0, 128))
+        if status.returncode:
+            return None
+        changes = []
+        for entry in out.split(b"\0"):
+            kind = entry[:2]
+            if kind == b"1 ":
+                if entry[3:4] != b".":
+                    changes.append((entry[3:4].decode(), entry.split(b" ", 8)[8]))
+            elif kind == b"u ":
+                changes.append(("U", entry.split(b" ", 10)[10]))
+            elif kind == b"? ":
+                changes.append(("?", entry[2:]))
+        return [(kind, os.fsdecode(path)) for kind, path in changes]
