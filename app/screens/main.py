@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from agent_core.actions import Action, Bash, Submit
+from agent_core.actions import Action, Bash
 from agent_core.events import (
     Event,
     FormatError,
@@ -36,16 +36,16 @@ from agent_core.events import (
 )
 from agent_core.sanitize import visible
 from agent_core.steps import (
-    GIT_WARNINGS_KEY, USER_EDITS_KEY, Approve, Decision, EditAction, Observation, Reject,
-    StepRecord,
+    GIT_WARNINGS_KEY, USER_EDITS_KEY, Approve, Decision, Observation, Reject, StepRecord,
 )
 from app.config import AllowRules
 from app.keys import PALETTE, KeyRow, key_rows
-from app.screens.help import HelpScreen
 from app.screens.ending import INTERRUPT_AGAIN, SessionEnding
+from app.screens.help import HelpScreen
 from app.screens.phase import Phase
 from app.screens.render_batch import FooterRefresh, RenderBatch
 from app.screens.step_dialogs import StepDialogs
+from app.screens.step_lines import action_line, step_line, step_status
 from app.session_driver import (
     AutoApproved,
     Call,
@@ -62,7 +62,7 @@ from app.session_driver import (
     UndoRefused,
 )
 from app.stream_split import StreamSplit
-from widgets.action_card import ActionCard, action_summary, user_edits_summary
+from widgets.action_card import ActionCard
 from widgets.diff_view import DiffView
 from widgets.issue_pane import IssuePane
 from widgets.output_log import OutputLog
@@ -72,6 +72,7 @@ from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import ThoughtStream
 
 if TYPE_CHECKING:
+    from agent_core.executor.paths import PathMap
     from agent_core.session import Session
 
 # A proposal that took longer than this to generate also gets a toast (the user looked away).
@@ -290,7 +291,7 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
             self.query_one(IssuePane).set_issue(session.issue)
         timeline = self.query_one(StepTimeline)
         for record in session.records:
-            timeline.set_step(record.index, self._record_status(record), self._record_summary(record))
+            timeline.set_step(record.index, step_status(record), step_line(record, self._paths))
         self.executed_steps = len(self._executed_records())
         if session.records:
             self.call_later(self._show_history, list(session.records))
@@ -303,7 +304,7 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
     async def _show_history(self, records: list[StepRecord]) -> None:
         """A resumed session: what happened before, one line per step, and its last output."""
         thoughts = self.query_one(ThoughtStream)
-        lines = [f"{r.index}. {self._record_summary(r)} ({self._record_status(r)})" for r in records]
+        lines = [f"{r.index}. {step_line(r, self._paths)} ({step_status(r)})" for r in records]
         await thoughts.note("Resumed. Earlier steps:\n" + "\n".join(lines), "info")
         executed = [r for r in records if r.checkpoint is not None]
         if executed:
@@ -446,7 +447,7 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
     async def _on_rejected(self, event: StepRejected) -> None:
         self.running = False
         record = event.record
-        self._timeline.set_step(record.index, "rejected", self._record_summary(record))
+        self._timeline.set_step(record.index, "rejected", step_line(record, self._paths))
         feedback = record.decision.feedback if isinstance(record.decision, Reject) else ""
         await self._thoughts.note(
             f"You rejected step {record.index}" + (f": {feedback}" if feedback else "."), "user"
@@ -541,7 +542,7 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
     def _on_executed(self, event: StepExecuted) -> None:
         record = event.record
         self.query_one(StepTimeline).set_step(
-            record.index, self._record_status(record), self._record_summary(record)
+            record.index, step_status(record), step_line(record, self._paths)
         )
         action = record.action or record.proposed.action
         self._batch.view("step-diff", lambda: self.query_one("#step-diff", DiffView).set_diff(record.diff))
@@ -585,27 +586,13 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
 
     # --- helpers --------------------------------------------------------------------------
 
-    @staticmethod
-    def _record_status(record: StepRecord) -> str:
-        if record.extra.get("source") == "user":
-            return "user"
-        if isinstance(record.decision, Reject):
-            return "rejected"
-        if isinstance(record.action, Submit) and "submit_review" not in record.extra:
-            return "submitted"  # (a submit answered with a review message did not finish)
-        return "executed"
-
-    def _record_summary(self, record: StepRecord) -> str:
-        if USER_EDITS_KEY in record.extra:
-            return user_edits_summary(record)
-        summary = self._summary(record.action or record.proposed.action)
-        return f"{summary} (edited)" if isinstance(record.decision, EditAction) else summary
+    @property
+    def _paths(self) -> PathMap | None:
+        """How the model's paths meet the user's (none before the session)."""
+        return None if self.session is None else self.session.executor.path_map
 
     def _summary(self, action: Action, width: int = 60) -> str:
-        """The action's one line, with the real root where the model wrote `/testbed`."""
-        if self.session is not None:
-            action = self.session.executor.path_map.action_to_user(action)
-        return action_summary(action, width=width)
+        return action_line(action, self._paths, width)
 
     def _user_observation(self, observation: Observation | None) -> Observation | None:
         if self.session is None or observation is None:
