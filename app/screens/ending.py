@@ -37,7 +37,8 @@ class SessionEnded(Message):
 class SessionEnding:
     """The finish, going on after it, and quitting (q, ctrl+q, ctrl+c twice)."""
 
-    async def _finished(self: MainScreen, event: SessionFinished) -> None:
+    async def _on_finished(self: MainScreen, event: SessionFinished) -> None:
+        """The session finished: say why, show its patch, and let the app decide what is next."""
         self.generating, self.pending, self.running = False, None, False
         self.finished = event
         said = event.message == self._last_error  # the error note just above says it already

@@ -180,7 +180,7 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
             UndoRefused: self._on_undo_refused,
             Notice: self._on_notice,
             SessionError: self._on_error,
-            SessionFinished: self._finished,
+            SessionFinished: self._on_finished,
         }
         self._interrupted_at = -INTERRUPT_AGAIN  # the last ctrl+c (it stopped something or hinted)
         self.load_failed = False  # the session could not be built: nothing to lose by quitting
@@ -299,7 +299,7 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
         self._drive()
         self.refresh_bindings()
         if session.finished is not None:  # resumed after its submit: the finish screen offers more
-            self.call_later(self._finished, session.finished)
+            self.call_later(self._on_finished, session.finished)
 
     async def _show_history(self, records: list[StepRecord]) -> None:
         """A resumed session: what happened before, one line per step, and its last output."""
