@@ -33,7 +33,8 @@ from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
 from app.screens.confirm import ConfirmScreen
 from app.screens.finish import FinishChoice, FinishScreen
-from app.screens.main import MainScreen, SessionEnded
+from app.screens.ending import SessionEnded
+from app.screens.main import MainScreen
 from app.screens.message import MessageScreen
 from app.screens.start import StartChoice, StartScreen
 from widgets.issue_pane import issue_title
