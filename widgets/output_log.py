@@ -39,8 +39,3 @@ class OutputLog(Log):
         else:
             self.write_lines(observation_lines(observation))
         self.scroll_home(animate=False)
-
-    def show_text(self, text: str) -> None:
-        """Replace the log's content with plain text."""
-        self.clear()
-        self.write_lines(visible(text).splitlines())
