@@ -11,6 +11,7 @@ returns that observation; the repository itself is not touched.
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 import tempfile
 from pathlib import Path
@@ -31,7 +32,29 @@ def _extract(repo: Path, commit: str, into: Path) -> None:
         message = result.stderr.decode("utf-8", "replace").strip()
         raise TreeUnavailable(f"git archive {commit} failed in {repo}: {message}")
     with tarfile.open(fileobj=io.BytesIO(result.stdout)) as archive:
-        archive.extractall(into, filter="data")
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(into, filter="data")
+        else:  # Python before 3.11.4 has no extraction filters
+            for member in archive.getmembers():
+                _check_inside(into, member)
+                archive.extract(member, into)
+
+
+def _check_inside(into: Path, member: tarfile.TarInfo) -> None:
+    """Refuse a member that would land, or link, outside `into` (what the "data" filter
+    refuses), checked against what is already extracted, links included."""
+    root = os.path.realpath(into)
+    where = os.path.realpath(os.path.join(root, member.name))
+    inside = [where]
+    if member.issym():
+        inside.append(os.path.realpath(os.path.join(os.path.dirname(where), member.linkname)))
+    elif member.islnk():
+        inside.append(os.path.realpath(os.path.join(root, member.linkname)))
+    elif not (member.isfile() or member.isdir()):
+        raise TreeUnavailable(f"the checkpoint's tree holds {member.name!r}, not a file")
+    for path in inside:
+        if os.path.commonpath([root, path]) != root:
+            raise TreeUnavailable(f"the checkpoint's tree leads outside it: {member.name!r}")
 
 
 def translated_output(
