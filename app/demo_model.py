@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.backends.base import Backend, Prompt, Usage
+from agent_core.backends.replay import paced_chunks
 from agent_core.backends.token_estimate import estimate_prompt_tokens
 
 SCRIPT = Path(__file__).with_name("demo_session.jsonl")
@@ -118,11 +119,7 @@ class DemoBackend(Backend):
         text = self.reply(prompt)
         self._cancelled.clear()
         try:
-            for start in range(0, len(text), self.chunk_size):
-                stopped = self._cancelled.wait(self.delay) if self.delay else self._cancelled.is_set()
-                if stopped:
-                    return
-                yield text[start : start + self.chunk_size]
+            yield from paced_chunks(text, self.chunk_size, self.delay, self._cancelled)
         finally:
             self.last_usage = Usage(prompt_tokens=estimate_prompt_tokens(prompt), estimated=True)
 

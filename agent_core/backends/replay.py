@@ -88,12 +88,7 @@ class ReplayBackend(Backend):
         first: float | None = None
         sent = 0
         try:
-            for start in range(0, len(output), self.chunk_size):
-                if self.delay and self._cancelled.wait(self.delay):
-                    return
-                if self._cancelled.is_set():
-                    return
-                chunk = output[start : start + self.chunk_size]
+            for chunk in paced_chunks(output, self.chunk_size, self.delay, self._cancelled):
                 first = first or time.monotonic()
                 sent += len(chunk)
                 yield chunk
@@ -114,6 +109,16 @@ class ReplayBackend(Backend):
 
     def close(self) -> None:
         self.cancel()
+
+
+def paced_chunks(
+    text: str, size: int, delay: float, cancelled: threading.Event
+) -> Iterator[str]:
+    """`text` in pieces of `size` characters, `delay` seconds apart, until `cancelled` is set."""
+    for start in range(0, len(text), size):
+        if cancelled.wait(delay) if delay else cancelled.is_set():
+            return
+        yield text[start : start + size]
 
 
 def _usage(prompt: Prompt, text: str, started: float, first: float | None, ended: float) -> Usage:

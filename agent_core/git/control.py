@@ -18,6 +18,7 @@ from pathlib import Path
 from agent_core.git.control_effects import Effect, config_effect, file_effect
 from agent_core.git.control_paths import ControlPaths, configured_hooks_dir
 from agent_core.git.runner import GitRunner
+from agent_core.git.stamps import file_stamp
 
 # The line that starts a step diff's part about git's own files (`split_control_diff`).
 CONTROL_DIFF_HEADER = "# navtui: git's own config and hooks changed:\n"
@@ -104,7 +105,7 @@ class ControlFiles:
         """Where `core.hooksPath` points, read again when a config file changed: inside the
         git dir its files are control files; inside the working tree it is `tree_hooks_dir`."""
         configs = (self._common / "config", self._git_dir / "config.worktree")
-        stamp = tuple(_stat_stamp(p) for p in configs)
+        stamp = tuple(file_stamp(p) for p in configs)
         if stamp == self._hooks_read_for:
             return
         self._hooks_read_for = stamp
@@ -363,14 +364,6 @@ class ControlFiles:
             done.append(shown)
         self.adopt(target)
         return done, left
-
-
-def _stat_stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _write(path: Path, data: bytes, mode: str) -> None:
