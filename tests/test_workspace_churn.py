@@ -10,11 +10,11 @@ from agent_core.workspace import Workspace
 
 CHURN = """
 import os, sys
-root = sys.argv[1]
+root, name = sys.argv[1], sys.argv[2]
 os.makedirs(os.path.join(root, "src"), exist_ok=True)
 n = 0
 while True:
-    path = os.path.join(root, "src", f".tmp{n % 7}")
+    path = os.path.join(root, "src", f".{name}{n % 7}")
     with open(path, "w") as handle:
         handle.write("x" * (n % 50))
     if n % 2:
@@ -26,13 +26,18 @@ while True:
 def test_checkpoints_survive_files_vanishing_under_them(git_repo: Path):
     ws = Workspace.open(git_repo)
     ws.begin("s")
-    churner = subprocess.Popen([sys.executable, "-c", CHURN, str(git_repo)])
+    # Three watchers at once outrun git's listing more often than a fixed count of retries allows.
+    churners = [
+        subprocess.Popen([sys.executable, "-c", CHURN, str(git_repo), name])
+        for name in ("tmp", "swp", "pyc")
+    ]
     try:
         for index in range(1, 81):
             (git_repo / "progress.txt").write_text(f"{index}\n")
             ws.checkpoint(index)
     finally:
-        churner.kill()
-        churner.wait()
+        for churner in churners:
+            churner.kill()
+            churner.wait()
     assert ws.checkpoints[-1].index == 80
     assert "progress.txt" in ws.changed_files(0)

@@ -4,6 +4,7 @@ tried again while files vanish under it."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -12,7 +13,9 @@ from agent_core.git.errors import WorkspaceError
 from agent_core.git.runner import GitRunner
 
 _VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
-_VANISHED_RETRIES = 20
+_VANISHED_RETRIES = 40
+# git's own words, the path unquoted: unable to stat 'src/x': No such file or directory
+_VANISHED_PATH = re.compile(r"unable to stat '(.*)': ", re.DOTALL)
 # Beyond this many changed paths one whole-tree `git add -A` is cheaper than a pathspec list.
 _MAX_PATHSPECS = 200
 
@@ -33,20 +36,37 @@ def add_changed(
 
 
 def add_all(git: GitRunner, index: Path) -> subprocess.CompletedProcess[bytes]:
-    """`git add -A` into the private index, retried while files vanish under it.
+    """`git add -A` into the private index, tried again while files vanish under it.
 
     A watcher or build tool that creates and deletes files makes git die with "unable to
-    stat" when a file it just listed is gone; the next try sees the directory afresh.
+    stat" when a new file it just listed is gone. The next try leaves that path out, so the
+    index keeps what it last knew of it (the next checkpoint looks afresh): a tool that
+    churns faster than git lists costs one retry per path, not the session.
     """
+    vanished: list[str] = []
+    error = ""
     for attempt in range(_VANISHED_RETRIES):
-        result = git.run_full("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128))
+        result = git.run_full(
+            "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+            index=index, stdin=_pathspecs_without(vanished), ok_codes=(0, 1, 128),
+        )
         if result.returncode != 128:
             return result
         error = result.stderr.decode("utf-8", "replace").strip()
         if not any(sign in error for sign in _VANISHED):
             break
-        time.sleep(0.005 * attempt)
+        gone = _VANISHED_PATH.search(error)
+        if gone and gone.group(1) not in vanished:
+            vanished.append(gone.group(1))
+        else:
+            time.sleep(0.005 * attempt)
     raise WorkspaceError(
         f"could not snapshot {git.root}: {error}. If a tool keeps creating and deleting "
         "files there, pause it (or ignore its files in .gitignore) and try again."
     )
+
+
+def _pathspecs_without(paths: list[str]) -> bytes:
+    """NUL-separated pathspecs for the whole tree except `paths` (each taken literally)."""
+    specs = [b"."] + [b":(exclude,literal)" + os.fsencode(path) for path in paths]
+    return b"".join(spec + b"\0" for spec in specs)
