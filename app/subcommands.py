@@ -199,7 +199,9 @@ def batch_backends(
 
 def batch_main(args: argparse.Namespace) -> int:
     """Run every instance headless in its own worktree; writes predictions + trajectories."""
-    from app.compose import backend_config, backend_secrets, make_backend, sandbox_settings, session_config
+    from app.compose import (
+        backend_config, backend_secrets, backend_spec, make_backend, sandbox_settings, session_config,
+    )
     from agent_core.backends.factory import BackendConfig, default_backend, spec_for
     from agent_core.executor.sandbox import SandboxError
 
@@ -220,7 +222,7 @@ def batch_main(args: argparse.Namespace) -> int:
         return _error(str(error))
     try:
         config = session_config(args)
-        one_model = spec_for(backend_config(args).backend or "").loads_weights
+        one_model = backend_spec(backend_config(args)).loads_weights
         shared = SharedBackend(make_backend(args)) if one_model else None
     except BackendError as error:
         return _error(str(error))
