@@ -116,6 +116,19 @@ def test_a_new_backend_is_one_module(tree_with_echo: Path, tmp_path: Path):
     assert resolved.stdout.split() == ["echo", "EchoBackend"], resolved.stderr
 
 
+def test_two_backends_of_one_name_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import agent_core.backends
+    from agent_core.backends import factory
+
+    (tmp_path / "again_spec.py").write_text("from agent_core.backends.replay_spec import BACKEND\n")
+    monkeypatch.setattr(agent_core.backends, "__path__", [*agent_core.backends.__path__, str(tmp_path)])
+    try:
+        with pytest.raises(ValueError, match="two backends are called 'replay' \\(again_spec"):
+            factory._discover()
+    finally:
+        sys.modules.pop("agent_core.backends.again_spec", None)
+
+
 def test_the_builtins_are_registered_in_todays_order():
     assert BACKENDS == ("hf", "openai", "replay")
     assert list(SPECS) == ["replay", "openai", "hf"]  # the order the default is looked for

@@ -47,7 +47,8 @@ def _discover() -> dict[str, BackendSpec]:
         if not isinstance(spec, BackendSpec):
             continue
         if spec.name in found:
-            raise ValueError(f"two backends are called {spec.name!r} ({info.name} is the second)")
+            raise ValueError(f"two backends are called {spec.name!r} ({info.name} is the second "
+                             "one found): rename one")
         found[spec.name] = spec
     return {s.name: s for s in sorted(found.values(), key=lambda s: (s.default_order, s.name))}
 
