@@ -12,7 +12,7 @@ import sys
 from typing import NoReturn
 
 from agent_core import __version__
-from agent_core.backends.factory import BACKENDS
+from agent_core.backends.factory import BACKENDS, SPECS
 from agent_core.backends.presets import PRESETS
 from agent_core.executor.sandbox import SANDBOX_MODES
 from agent_core.formats import DIALECTS
@@ -32,13 +32,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
+def backend_help() -> str:
+    """`hf: local transformers; openai: ... (default: replay with --script, ...)`, from the
+    registered backends."""
+    kinds = "; ".join(f"{name}: {SPECS[name].summary}" for name in BACKENDS)
+    defaults = ", ".join(spec.default_note for spec in SPECS.values() if spec.default_note)
+    return f"{kinds} (default: {defaults})" if defaults else kinds
+
+
 def add_backend_args(parser: argparse.ArgumentParser) -> None:
     """The flags that choose and load the model (shared with `navtui batch`)."""
     group = parser.add_argument_group("model")
     group.add_argument(
-        "--backend", choices=BACKENDS,
-        help="hf: local transformers; openai: an OpenAI-compatible server; replay: a script "
-        "(default: replay with --script, openai with --base-url, else hf)",
+        "--backend", choices=BACKENDS, help=backend_help(),
     )
     group.add_argument(
         "--model", metavar="NAME|ID|PATH",

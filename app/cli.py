@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from agent_core.backends.base import BackendError, ProgressCallback
-from agent_core.backends.factory import describe, spec_for
+from agent_core.backends.factory import describe
 from agent_core.events import Event
 from agent_core.executor.sandbox import SandboxError
 from agent_core.finish import FinishReason
@@ -34,6 +34,7 @@ from app.compose import (
     LOGGED_BACKEND_OPTIONS,
     backend_config,
     backend_secrets,
+    backend_spec,
     logged_backend,
     make_executor,
     new_session,
@@ -182,7 +183,7 @@ def run_headless(
         progress = printer.load_progress
     elif not args.quiet:
         progress = LoadLines(sys.stderr)
-        rates = not spec_for(backend_config(args).backend or "").scripted
+        rates = not backend_spec(backend_config(args)).scripted
         listeners.append(TurnMeter(sys.stderr, live=sys.stderr.isatty(), rates=rates))
     if args.resume:
         session = resume(args, workspace, listeners=tuple(listeners), progress=progress)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent_core.backends.base import Backend, ProgressCallback
-from agent_core.backends.factory import BackendConfig, create_backend, describe, resolve, spec_for
+from agent_core.backends.factory import BackendConfig, BackendSpec, describe, resolve, spec_for
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
@@ -53,12 +53,19 @@ def backend_config(args: argparse.Namespace) -> BackendConfig:
     )
 
 
-def make_backend(args: argparse.Namespace, progress: ProgressCallback | None = None) -> Backend:
-    if args.backend == DEMO_BACKEND:
-        from app.demo_model import DemoBackend, load_beats
+def backend_spec(config: BackendConfig) -> BackendSpec:
+    """What the backend of a resolved config is like (scripted, loads weights, how it is built);
+    the demo's model is the app's own."""
+    if config.backend == DEMO_BACKEND:
+        from app.demo_model import DEMO_SPEC
 
-        return DemoBackend(load_beats())
-    return create_backend(backend_config(args), progress)
+        return DEMO_SPEC
+    return spec_for(config.backend or "")
+
+
+def make_backend(args: argparse.Namespace, progress: ProgressCallback | None = None) -> Backend:
+    config = backend_config(args)
+    return backend_spec(config).create(config, progress, None)
 
 
 def session_config(args: argparse.Namespace) -> SessionConfig:
@@ -82,7 +89,7 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
         backend_info=describe(resolved),
         prompt_profile=profile,
         # A replay script replays a recording, which has a review turn only if it was recorded.
-        submit_review=not getattr(args, "no_submit_review", False) and not spec_for(resolved.backend).scripted,
+        submit_review=not getattr(args, "no_submit_review", False) and not backend_spec(resolved).scripted,
         keep_pycache=getattr(args, "keep_pycache", False),
     )
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from agent_core.backends.base import Backend, Prompt, Usage
 from agent_core.backends.replay import paced_chunks
+from agent_core.backends.spec import BackendConfig, BackendSpec
 from agent_core.backends.token_estimate import estimate_prompt_tokens
 
 SCRIPT = Path(__file__).with_name("demo_session.jsonl")
@@ -131,3 +132,14 @@ class DemoBackend(Backend):
 
     def close(self) -> None:
         self.cancel()
+
+
+def _no_check(_config: BackendConfig) -> None:
+    """The demo needs nothing: its script ships with navtui."""
+
+
+# Not one of `--backend`'s choices: `app.compose` builds it for a resumed demo session.
+DEMO_SPEC = BackendSpec(
+    "demo", _no_check, lambda _config, _progress, _backoff: DemoBackend(load_beats()),
+    summary="navtui demo's scripted model", scripted=True,
+)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from agent_core.backends.factory import LOCAL_INSTALL
+from agent_core.backends.hf_spec import LOCAL_INSTALL
 from app.config import Config, ConfigError, load_config
 
 MARKS = {"ok": "✓", "warn": "!", "fail": "✗", "info": "·"}

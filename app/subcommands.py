@@ -199,7 +199,10 @@ def batch_backends(
 
 def batch_main(args: argparse.Namespace) -> int:
     """Run every instance headless in its own worktree; writes predictions + trajectories."""
-    from app.compose import backend_config, backend_secrets, make_backend, sandbox_settings, session_config
+    from app.compose import (
+        backend_config, backend_secrets, backend_spec, make_backend, sandbox_settings, session_config,
+    )
+    from agent_core.backends.factory import BackendConfig, default_backend, spec_for
     from agent_core.executor.sandbox import SandboxError
 
     try:
@@ -208,17 +211,19 @@ def batch_main(args: argparse.Namespace) -> int:
         return _error(str(error))
     if args.workers < 1:
         return _error("--workers must be at least 1")
-    if args.script_dir and args.backend is None:
-        args.backend = "replay"
-    if args.backend == "replay" and not (args.script_dir or args.script):
-        return _error("--backend replay needs --script-dir DIR (one <instance_id>.jsonl each)")
+    if args.script_dir and args.backend is None:  # each instance gets a --script of its own
+        args.backend = default_backend(BackendConfig(script=args.script_dir))
+    if args.backend and spec_for(args.backend).scripted and not (args.script_dir or args.script):
+        return _error(f"--backend {args.backend} needs --script-dir DIR "
+                      "(one <instance_id>.jsonl each)")
     try:
         sandbox = sandbox_settings(args)  # decided once: `auto` says why it is off only once
     except SandboxError as error:
         return _error(str(error))
     try:
         config = session_config(args)
-        shared = SharedBackend(make_backend(args)) if backend_config(args).backend == "hf" else None
+        one_model = backend_spec(backend_config(args)).loads_weights
+        shared = SharedBackend(make_backend(args)) if one_model else None
     except BackendError as error:
         return _error(str(error))
 

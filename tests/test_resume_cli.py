@@ -172,3 +172,20 @@ def test_sessions_suggests_nothing_when_no_session_can_be_resumed(git_repo: Path
     table = navtui("sessions", str(git_repo))
     assert table.returncode == 0 and "submitted" in table.stdout
     assert "--resume" not in table.stdout
+
+
+def test_a_kept_demo_session_resumes_headless(tmp_path: Path):
+    """The demo's scripted model is app's own backend: `--plain --resume` on a kept demo repo
+    gets it back."""
+    from app.demo import make_demo_repo
+
+    repo = make_demo_repo(tmp_path / "stats")
+    started = subprocess.run(  # the first beat is logged, waiting for a decision; then it exits
+        [sys.executable, "-c", "import sys; from pathlib import Path; from app.demo import demo_session\n"
+         f"session = demo_session(Path({str(repo)!r}), delay=0.0)\n"
+         "assert session.propose() is not None\nsession.close()\nprint(session.id)"],
+        capture_output=True, text=True, timeout=120, check=True)
+    resumed = subprocess.run([NAVTUI, "--plain", "--resume", started.stdout.strip(), str(repo)],
+                             input="q\n", capture_output=True, text=True, timeout=120)
+    assert "unknown backend" not in resumed.stderr
+    assert resumed.returncode == 3, resumed.stdout + resumed.stderr
