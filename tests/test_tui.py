@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.actions import Bash, StrReplaceEditor, Submit
+from agent_core.steps import Origin
 from app.screens.allow import AllowPrefixScreen, suggested_prefix
 from app.screens.confirm import ConfirmScreen
 from app.screens.edit import EditScreen
@@ -199,13 +200,13 @@ async def test_own_command_is_checkpointed_and_the_model_sees_it(git_repo: Path)
         # The model's proposal still waits (now as step 2), beside the command's output.
         await watch.until(lambda: waiting_on(app, 2), "the proposal, still pending")
         assert (git_repo / "mine.txt").read_text() == "mine\n"
-        user = [r for r in session.records if r.extra.get("source") == "user"]
+        user = [r for r in session.records if r.origin is Origin.USER]
         assert [r.action for r in user] == [Bash("echo mine > mine.txt")]
         assert main_screen(app).pending.step.action == Bash("ls")
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 3), "proposal 3")
         assert "echo mine > mine.txt" in session.backend.prompt_text(1)
-        assert [r.extra.get("source") for r in session.records] == ["user", None]
+        assert [r.origin for r in session.records] == [Origin.USER, Origin.MODEL]
         assert main_screen(app).query_one(StepTimeline).entries[1].status == "user"
 
 
@@ -226,7 +227,7 @@ async def test_esc_stops_your_own_command_and_the_proposal_still_waits(git_repo:
         assert "stop" in shown and "approve" not in shown  # the footer offers stop, not approve
         await pilot.press("escape")
         await watch.until(lambda: waiting_on(app, 2), "the proposal, still pending")
-        record = next(r for r in session.records if r.extra.get("source") == "user")
+        record = next(r for r in session.records if r.origin is Origin.USER)
         assert "done" not in record.observation.output
         assert main.pending.step.action == Bash("ls") and not main.running
 

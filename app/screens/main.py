@@ -36,7 +36,7 @@ from agent_core.events import (
 )
 from agent_core.sanitize import visible
 from agent_core.steps import (
-    GIT_WARNINGS_KEY, USER_EDITS_KEY, Approve, Decision, Observation, Reject, StepRecord,
+    GIT_WARNINGS_KEY, Approve, Decision, Observation, Origin, Reject, StepRecord, StepStatus,
 )
 from app.config import AllowRules
 from app.keys import PALETTE, KeyRow, key_rows
@@ -547,7 +547,7 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
         action = record.action or record.proposed.action
         self._batch.view("step-diff", lambda: self.query_one("#step-diff", DiffView).set_diff(record.diff))
         card = self.query_one(ActionCard)
-        if USER_EDITS_KEY in record.extra:
+        if record.status is StepStatus.USER_EDITS:
             kept = f"Your edits are kept as checkpoint {record.index}."
             self._batch.view("card", lambda: card.show_status("done", kept))
             self.executed_steps = len(self._executed_records())
@@ -561,7 +561,7 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
             f"Step {record.index} · {self._summary(action, width=200)}",
             self._user_observation(record.observation),
         ))
-        if record.extra.get("source") == "user":
+        if record.origin is Origin.USER:
             self._batch.view("card", lambda: card.show_status("done", f"Your command ran as step {record.index}."))
         else:
             self._batch.view("card", lambda: setattr(card, "state", "done"), replaces=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual import work
 
 from agent_core.actions import Bash, StrReplaceEditor
-from agent_core.steps import USER_EDITS_KEY, Approve, EditAction, Reject
+from agent_core.steps import Approve, EditAction, Reject, StepStatus
 from app.config import save_allow_rule
 from app.screens.allow import AllowPrefixScreen
 from app.screens.confirm import ConfirmScreen
@@ -73,7 +73,7 @@ class StepDialogs:
             return
         executed = self._executed_records()
         last = executed[-1] if executed else None
-        if last is not None and USER_EDITS_KEY in last.extra and not await self.app.push_screen_wait(
+        if last is not None and last.status is StepStatus.USER_EDITS and not await self.app.push_screen_wait(
             ConfirmScreen(
                 "Undo your own edits?",
                 f"Step {last.index} holds the edits you made while a proposal waited "

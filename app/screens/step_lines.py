@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_core.actions import Action, Submit
-from agent_core.steps import USER_EDITS_KEY, EditAction, Reject, StepRecord
+from agent_core.steps import EditAction, Origin, Reject, StepRecord, StepStatus
 from widgets.action_card import action_summary, user_edits_summary
 
 if TYPE_CHECKING:
@@ -15,11 +15,11 @@ if TYPE_CHECKING:
 
 def step_status(record: StepRecord) -> str:
     """The timeline's word for a step that is over."""
-    if record.extra.get("source") == "user":
+    if record.origin is Origin.USER:
         return "user"
     if isinstance(record.decision, Reject):
         return "rejected"
-    if isinstance(record.action, Submit) and "submit_review" not in record.extra:
+    if isinstance(record.action, Submit) and record.status is not StepStatus.REVIEWED:
         return "submitted"  # (a submit answered with a review message did not finish)
     return "executed"
 
@@ -31,7 +31,7 @@ def action_line(action: Action, paths: PathMap | None, width: int = 60) -> str:
 
 def step_line(record: StepRecord, paths: PathMap | None) -> str:
     """The step's one line: its action (as run, if edited) or the user's own edits."""
-    if USER_EDITS_KEY in record.extra:
+    if record.status is StepStatus.USER_EDITS:
         return user_edits_summary(record)
     summary = action_line(record.action or record.proposed.action, paths)
     return f"{summary} (edited)" if isinstance(record.decision, EditAction) else summary
