@@ -31,7 +31,7 @@ from agent_core.git.errors import UnsafeRestore
 from app.commands import resume_line
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
-from app.screens.confirm import ConfirmScreen
+from app.screens.confirm import OverwriteScreen
 from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.ending import SessionEnded
 from app.screens.main import MainScreen
@@ -343,13 +343,7 @@ class NavApp(App[int]):
             try:
                 await self.main.run_on_session(lambda session: session.undo(0))
             except UnsafeRestore as refused:
-                files = "\n".join(f"  {path}" for path in refused.paths[:15])
-                asked = ConfirmScreen(
-                    "Discard over your changes?",
-                    f"Changed outside the session:\n{files}\n\nDiscarding overwrites them (they are "
-                    "saved in a before-undo ref first).",
-                    confirm="Discard anyway",
-                )
+                asked = OverwriteScreen("Discard", refused.paths)
                 if not await self.push_screen_wait(asked):
                     raise FinishError("nothing discarded: files changed outside the session") from None
                 await self.main.run_on_session(lambda session: session.undo(0, force=True))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.actions import Bash
-from app.screens.confirm import ConfirmScreen
+from app.screens.confirm import ConfirmScreen, OverwriteScreen
 from app.tui import NavApp
 from tests.fixtures.tui import Watch, make_session
 from tests.test_tui import SIZE, waiting_on
@@ -23,7 +23,7 @@ async def test_undo_over_a_user_edit_asks_and_only_proceeds_when_confirmed(git_r
         (git_repo / "b.txt").write_text("the user's edit\n")
 
         await pilot.press("u")
-        await watch.until(lambda: isinstance(app.screen, ConfirmScreen), "confirm dialog")
+        await watch.until(lambda: isinstance(app.screen, OverwriteScreen), "confirm dialog")
         shown = str(app.screen.query_one(".dialog-body").render())
         assert "b.txt" in shown
         await pilot.press("n")
@@ -56,7 +56,7 @@ async def test_discard_at_the_finish_asks_before_overwriting_a_user_edit(git_rep
         await pilot.press("x")
         await watch.until(lambda: isinstance(app.screen, ConfirmScreen), "discard confirmation")
         await pilot.press("y")
-        await watch.until(lambda: isinstance(app.screen, ConfirmScreen)
+        await watch.until(lambda: isinstance(app.screen, OverwriteScreen)
                           and "README.md" in str(app.screen.query_one(".dialog-body").render()),
                           "confirm dialog over the user's edit")
         assert "README.md" in str(app.screen.query_one(".dialog-body").render())
