@@ -259,7 +259,7 @@ class NavApp(App[int]):
 
     def on_session_ended(self, message: SessionEnded) -> None:
         finished = message.finished
-        if finished.reason == "quit":
+        if finished.reason == FinishReason.QUIT:
             started = self.main is not None and self.main.session is not None
             if self.load_error and not started:
                 self._leave(FinishReason.ERROR.exit_code, f"navtui: could not start: {self.load_error}")
@@ -280,12 +280,12 @@ class NavApp(App[int]):
             self._finish(finished.reason, finished.message, patch)
 
     @work(exclusive=True, group="finish")
-    async def _finish(self, reason: str, message: str, patch: str) -> None:
+    async def _finish(self, reason: FinishReason, message: str, patch: str) -> None:
         main = self.main
         assert main is not None
         session = main.session
         issue = session.issue if session is not None else ""
-        if reason == "submitted":
+        if reason == FinishReason.SUBMITTED:
             headline, detail = "The model submitted a fix.", ""
         else:
             headline, detail = f"The session stopped ({reason}).", message
@@ -307,7 +307,7 @@ class NavApp(App[int]):
             except (FinishError, OSError) as error:
                 self.notify(str(error), title="Could not do that", severity="error", timeout=15)
                 continue
-            if reason == "error":  # said again after the app closes, with its fix
+            if reason == FinishReason.ERROR:  # said again after the app closes, with its fix
                 outcome = f"navtui: the session stopped: {message}\n{outcome}"
             self._leave(FinishReason(reason).exit_code, outcome)
             return
@@ -381,7 +381,7 @@ class NavApp(App[int]):
         (the session saved and the way back printed)."""
         main = self.main
         if main is None or main.session is None:
-            self.post_message(SessionEnded(SessionFinished("quit", "quit by the user")))
+            self.post_message(SessionEnded(SessionFinished(FinishReason.QUIT, "quit by the user")))
         elif main.finished is not None:
             reason = main.finished.reason
             self._leave(FinishReason(reason).exit_code, "navtui: the changes are in the working tree.")
