@@ -289,21 +289,22 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
             self.issue = session.issue
             self.query_one(IssuePane).set_issue(session.issue)
         timeline = self.query_one(StepTimeline)
-        for record in session.records:
-            timeline.show_record(self._user_record(record))
+        earlier = [self._user_record(record) for record in session.records]
+        for record in earlier:
+            timeline.show_record(record)
         self.executed_steps = len(self._executed_records())
         if session.records:
-            self.call_later(self._show_history, list(session.records))
+            self.call_later(self._show_history, earlier)
         self.query_one(ActionCard).show_status("thinking", "Starting the session…")
         self._drive()
         self.refresh_bindings()
         if session.finished is not None:  # resumed after its submit: the finish screen offers more
             self.call_later(self._on_finished, session.finished)
 
-    async def _show_history(self, records: list[StepRecord]) -> None:
-        """A resumed session: what happened before, one line per step, and its last output."""
+    async def _show_history(self, shown: list[StepRecord]) -> None:
+        """A resumed session: what happened before (its records in the user's paths), one line
+        per step, and its last output."""
         thoughts = self.query_one(ThoughtStream)
-        shown = [self._user_record(r) for r in records]
         lines = [f"{r.index}. {step_line(r)} ({step_status(r)})" for r in shown]
         await thoughts.note("Resumed. Earlier steps:\n" + "\n".join(lines), "info")
         executed = [r for r in shown if r.checkpoint is not None]
