@@ -35,6 +35,7 @@ from agent_core.steps import (
     Decision,
     EditAction,
     Observation,
+    Origin,
     ProposedStep,
     Quit,
     Reject,
@@ -91,6 +92,13 @@ def _optional_action(data: dict[str, Any] | None) -> Action | None:
     return None if data is None else action_from_dict(data)
 
 
+# How a record's origin, user edits and review stage sit in the log: keys of its "extra" object,
+# as every log so far has written them.
+SOURCE_KEY = "source"  # "user" for a step the user made; absent for the model's proposals
+USER_EDITS_KEY = "user_edits"
+REVIEW_KEY = "submit_review"
+
+
 def record_to_dict(record: StepRecord) -> dict[str, Any]:
     return {
         "index": record.index,
@@ -100,7 +108,7 @@ def record_to_dict(record: StepRecord) -> dict[str, Any]:
         "observation": None if record.observation is None else asdict(record.observation),
         "checkpoint": None if record.checkpoint is None else asdict(record.checkpoint),
         "diff": record.diff,
-        "extra": record.extra,
+        "extra": _extra_to_dict(record),
     }
 
 
@@ -115,8 +123,33 @@ def record_from_dict(data: dict[str, Any]) -> StepRecord:
         observation=None if observation is None else Observation(**observation),
         checkpoint=None if checkpoint is None else Checkpoint(**checkpoint),
         diff=data.get("diff", ""),
-        extra=data.get("extra") or {},
+        **_typed_from_extra(data.get("extra") or {}),
     )
+
+
+def _extra_to_dict(record: StepRecord) -> dict[str, Any]:
+    extra = dict(record.extra)
+    if record.origin is Origin.USER:
+        extra[SOURCE_KEY] = str(Origin.USER)
+    if record.user_edits is not None:
+        extra[USER_EDITS_KEY] = record.user_edits
+    if record.review_stage is not None:
+        extra[REVIEW_KEY] = record.review_stage
+    return extra
+
+
+def _typed_from_extra(extra: dict[str, Any]) -> dict[str, Any]:
+    """`StepRecord` fields from a logged "extra" object: the typed ones taken out of it."""
+    rest = dict(extra)
+    source = rest.pop(SOURCE_KEY, None)
+    user_edits = rest.pop(USER_EDITS_KEY, None)
+    review_stage = rest.pop(REVIEW_KEY, None)
+    return {
+        "extra": rest,
+        "origin": Origin.USER if source == Origin.USER else Origin.MODEL,
+        "user_edits": None if user_edits is None else [str(p) for p in user_edits],
+        "review_stage": None if review_stage is None else int(review_stage),
+    }
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

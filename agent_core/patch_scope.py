@@ -2,7 +2,7 @@
 
 Left out, and named in `PatchScope.notices`:
 * files only the user changed, in the edits kept as a checkpoint of their own while a proposal
-  waited (`USER_EDITS_KEY` records): they stay in the working tree, not in the patch;
+  waited (records of status `StepStatus.USER_EDITS`): they stay in the working tree, not in the patch;
 * Python bytecode (`__pycache__/`, `*.pyc`) the model's `python` runs wrote where no ignore rule
   covers it (covered files never reach a checkpoint), unless `keep_pycache`.
 A file the user edited that a later step changed again stays in, whole, and is named.
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from agent_core.steps import USER_EDITS_KEY, StepRecord
+from agent_core.steps import StepRecord
 
 # `diff --git a/X b/Y` of plain paths (a quoted path git writes for odd names is not matched:
 # such a file is then not known as the model's, and a user edit to it is left out).
@@ -45,8 +45,8 @@ def patch_scope(records: Iterable[StepRecord], changed: Iterable[str], *,
     for record in records:
         if record.checkpoint is None:
             continue
-        if USER_EDITS_KEY in record.extra:
-            user += [p for p in record.extra[USER_EDITS_KEY] if not p.startswith((".git/", "HEAD"))]
+        if record.user_edits is not None:
+            user += [p for p in record.user_edits if not p.startswith((".git/", "HEAD"))]
         else:
             worked |= _paths_in(record.diff)
     changed = list(changed)

@@ -37,6 +37,7 @@ from agent_core.events import (
     StepRejected,
 )
 from agent_core.executor import Executor
+from agent_core.finish import FinishReason
 from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig
 from agent_core.session_state import SessionState
 from agent_core.steps import StepRecord
@@ -199,7 +200,7 @@ def resume_session(
     backend.skip(state.state.model_turns_used)  # a scripted backend moves past what was used
     steps = sum(1 for r in state.records if r.checkpoint is not None)
     end = trajectory.finished  # a quit session goes on; a submitted one waits for a message
-    submitted = end if end is not None and end.reason == "submitted" else None
+    submitted = end if end is not None and end.reason == FinishReason.SUBMITTED else None
     session.restore_state(
         state.state,
         notices=[f"resumed session {state.session_id} after {steps} executed step(s)",

@@ -49,9 +49,6 @@ from agent_core.session_config import AUTO_PROMPT_DIALECT, SessionConfig, new_se
 from agent_core.session_state import SessionState
 from agent_core.steps import (
     GIT_WARNINGS_KEY,
-    REVIEW_KEY,
-    SOURCE_KEY,
-    USER_EDITS_KEY,
     Approve,
     Decision,
     EditAction,
@@ -501,7 +498,8 @@ class Session:
             decision=Approve(),
             checkpoint=checkpoint,
             diff=diff,
-            extra={SOURCE_KEY: Origin.USER, USER_EDITS_KEY: changed},
+            origin=Origin.USER,
+            user_edits=changed,
         )
         what = ", ".join(changed[:10])
         if len(changed) > 10:
@@ -540,7 +538,7 @@ class Session:
         if warnings:
             record.extra[GIT_WARNINGS_KEY] = warnings
         if review is not None:
-            record.extra[REVIEW_KEY] = self._submits_reviewed()
+            record.review_stage = self._submits_reviewed()
         stuck = None if isinstance(action, Submit) else self._stuck.executed(action, observation)
         text = prompts.format_observation(
             self.dialect,
@@ -616,7 +614,7 @@ class Session:
             observation=observation,
             checkpoint=checkpoint,
             diff=self.workspace.step_diff(index),
-            extra={SOURCE_KEY: Origin.USER},
+            origin=Origin.USER,
         )
         note = prompts.format_user_command(
             self.dialect, command, observation, self.profile, self.executor.path_map.to_model

@@ -72,20 +72,9 @@ class Checkpoint:
     branch: str | None
 
 
-# `StepRecord.extra` keys, as the log keeps them (read them through `StepRecord.origin`,
-# `.status` and `.review_stage`):
-# who made the step: "user" for a command the user ran or a checkpoint of their edits (absent:
-# the model's proposal);
-SOURCE_KEY = "source"
-# a checkpoint of the user's own edits (made while a proposal waited): the paths that changed.
-# Such a record has no action, observation or conversation turn;
-USER_EDITS_KEY = "user_edits"
 # `StepRecord.extra` key of what the step did to git's own files (one line each: the file, what
 # it would do on the user's next git command, or where it went in quarantine).
 GIT_WARNINGS_KEY = "git_warnings"
-
-# a submit answered with a review message instead of ending the session: its stage, from 0.
-REVIEW_KEY = "submit_review"
 
 
 class Origin(StrEnum):
@@ -116,18 +105,20 @@ class StepRecord:
     checkpoint: Checkpoint | None = None
     diff: str = ""
     extra: dict = field(default_factory=dict)
-
-    @property
-    def origin(self) -> Origin:
-        return Origin.USER if self.extra.get(SOURCE_KEY) == Origin.USER else Origin.MODEL
+    origin: Origin = Origin.MODEL
+    # Set on a checkpoint of the user's own edits (made while a proposal waited): the paths that
+    # changed. Such a record has no action, observation or conversation turn.
+    user_edits: list[str] | None = None
+    # Set on a submit answered with a review message instead of ending the session: its stage, from 0.
+    review_stage: int | None = None
 
     @property
     def status(self) -> StepStatus:
-        if USER_EDITS_KEY in self.extra:
+        if self.user_edits is not None:
             return StepStatus.USER_EDITS
         if self.observation is None:
             return StepStatus.REJECTED
-        return StepStatus.REVIEWED if REVIEW_KEY in self.extra else StepStatus.EXECUTED
+        return StepStatus.REVIEWED if self.review_stage is not None else StepStatus.EXECUTED
 
 
 def decision_counts(records: Iterable[StepRecord]) -> dict[str, int]:

@@ -31,7 +31,7 @@ from agent_core.git.errors import UnsafeRestore
 from app.commands import resume_line
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
-from app.screens.confirm import ConfirmScreen
+from app.screens.confirm import OverwriteScreen
 from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.ending import SessionEnded
 from app.screens.main import MainScreen
@@ -259,7 +259,7 @@ class NavApp(App[int]):
 
     def on_session_ended(self, message: SessionEnded) -> None:
         finished = message.finished
-        if finished.reason == "quit":
+        if finished.reason == FinishReason.QUIT:
             started = self.main is not None and self.main.session is not None
             if self.load_error and not started:
                 self._leave(FinishReason.ERROR.exit_code, f"navtui: could not start: {self.load_error}")
@@ -280,12 +280,12 @@ class NavApp(App[int]):
             self._finish(finished.reason, finished.message, patch)
 
     @work(exclusive=True, group="finish")
-    async def _finish(self, reason: str, message: str, patch: str) -> None:
+    async def _finish(self, reason: FinishReason, message: str, patch: str) -> None:
         main = self.main
         assert main is not None
         session = main.session
         issue = session.issue if session is not None else ""
-        if reason == "submitted":
+        if reason == FinishReason.SUBMITTED:
             headline, detail = "The model submitted a fix.", ""
         else:
             headline, detail = f"The session stopped ({reason}).", message
@@ -307,7 +307,7 @@ class NavApp(App[int]):
             except (FinishError, OSError) as error:
                 self.notify(str(error), title="Could not do that", severity="error", timeout=15)
                 continue
-            if reason == "error":  # said again after the app closes, with its fix
+            if reason == FinishReason.ERROR:  # said again after the app closes, with its fix
                 outcome = f"navtui: the session stopped: {message}\n{outcome}"
             self._leave(FinishReason(reason).exit_code, outcome)
             return
@@ -343,13 +343,7 @@ class NavApp(App[int]):
             try:
                 await self.main.run_on_session(lambda session: session.undo(0))
             except UnsafeRestore as refused:
-                files = "\n".join(f"  {path}" for path in refused.paths[:15])
-                asked = ConfirmScreen(
-                    "Discard over your changes?",
-                    f"Changed outside the session:\n{files}\n\nDiscarding overwrites them (they are "
-                    "saved in a before-undo ref first).",
-                    confirm="Discard anyway",
-                )
+                asked = OverwriteScreen("Discard", refused.paths)
                 if not await self.push_screen_wait(asked):
                     raise FinishError("nothing discarded: files changed outside the session") from None
                 await self.main.run_on_session(lambda session: session.undo(0, force=True))
@@ -387,7 +381,7 @@ class NavApp(App[int]):
         (the session saved and the way back printed)."""
         main = self.main
         if main is None or main.session is None:
-            self.post_message(SessionEnded(SessionFinished("quit", "quit by the user")))
+            self.post_message(SessionEnded(SessionFinished(FinishReason.QUIT, "quit by the user")))
         elif main.finished is not None:
             reason = main.finished.reason
             self._leave(FinishReason(reason).exit_code, "navtui: the changes are in the working tree.")

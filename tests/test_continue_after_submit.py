@@ -13,8 +13,8 @@ import pexpect
 from agent_core.actions import Bash, Submit
 from app.screens.finish import FinishScreen
 from app.screens.message import MessageScreen
-from app.tui import NavApp
-from tests.fixtures.tui import Watch, make_session, showing
+from tests.fixtures.running_app import running_app, waiting_on
+from tests.fixtures.tui import make_session, showing
 from tests.test_cli_tui import spawn_navtui
 from tests.test_session import write_script
 
@@ -23,17 +23,10 @@ SCRIPT = ["Thought: done\nAction: submit", "Thought: more\nAction: bash echo mor
           "Thought: done again\nAction: submit"]
 
 
-def waiting_on(app: NavApp, index: int) -> bool:
-    main = app.main
-    return main is not None and main.pending is not None and main.pending.index == index \
-        and app.screen is main
-
-
 async def test_the_finish_screen_continues_with_a_message(git_repo: Path):
     session = make_session(git_repo, [("Done.", Submit()), ("More.", Bash("echo more > more.txt")),
                                       ("Done again.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+    async with running_app(session, git_repo, size=(120, 40), wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: waiting_on(app, 1), "the submit")
         await pilot.press("a")
         await watch.until(lambda: showing(app, FinishScreen), "finish screen")

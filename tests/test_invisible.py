@@ -12,8 +12,8 @@ import pytest
 
 from agent_core.actions import Bash, StrReplaceEditor, Submit
 from agent_core.sanitize import visible
-from app.tui import NavApp
-from tests.fixtures.tui import Watch, make_session
+from tests.fixtures.running_app import running_app
+from tests.fixtures.tui import make_session
 from tests.test_cli import navtui
 from tests.test_sanitize import _rendered
 from tests.test_session import write_script
@@ -65,8 +65,7 @@ async def test_the_approval_card_marks_them_in_the_command_diff_and_output(git_r
         ("Create.", create),
         ("Done.", Submit()),
     ])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(140, 40), message_hook=watch) as pilot:
+    async with running_app(session, git_repo, size=(140, 40), wait_for=None) as (app, pilot, watch):
         main = app.main
         await watch.until(lambda: main is not None and main.pending is not None, "proposal 1")
         await pilot.pause()

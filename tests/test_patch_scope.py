@@ -93,12 +93,11 @@ def test_an_ignore_rule_means_no_notice(git_repo: Path, tmp_path: Path):
 
 async def test_the_finish_screen_names_your_edits_left_out_of_the_patch(git_repo: Path):
     from app.screens.finish import FinishScreen
-    from app.tui import NavApp
-    from tests.fixtures.tui import Watch, showing
+    from tests.fixtures.running_app import running_app
+    from tests.fixtures.tui import showing
 
     session = make_session(git_repo, [("Note.", Bash("echo n > n.txt")), ("Done.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+    async with running_app(session, git_repo, size=(120, 40), wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
         (git_repo / "b.txt").write_text("mine\n")
         await pilot.press("a")

@@ -15,6 +15,7 @@ from agent_core.backends.hf import HFBackend
 from agent_core.events import TokenStreamed, TurnStarted, UsageReported
 from app.headless import LoadLines, TurnMeter
 from app.tui import LoadRelay, NavApp
+from tests.fixtures.running_app import running_app
 from tests.fixtures.tui import Watch, make_session
 from tests.test_session import FIX_SCRIPTS, write_script
 
@@ -127,8 +128,8 @@ async def test_a_failed_load_says_why_and_quitting_says_it_again_with_exit_1(git
     def factory(issue: str):
         raise BackendError("model Qwen/Qwen3-8B is not on this machine: `hf download Qwen/Qwen3-8B`")
 
-    app, watch = NavApp(factory, repo=git_repo, issue="fix it"), Watch()
-    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+    async with running_app(factory, git_repo, size=(120, 40), issue="fix it",
+                           wait_for=None) as (app, pilot, watch):
         card = lambda: str(app.main.query_one("#card-command").render())  # noqa: E731
         await watch.until(lambda: app.main is not None and "Could not start" in card(), "the error")
         assert "Qwen/Qwen3-8B is not on this machine: hf download Qwen/Qwen3-8B" in card()
@@ -152,8 +153,8 @@ async def test_esc_while_the_model_loads_stops_it_and_q_leaves_at_once(git_repo:
         built.append(make_session(git_repo, [("Look.", Bash("ls"))]))
         return built[-1]
 
-    app, watch = NavApp(factory, repo=git_repo, issue="fix it"), Watch()
-    async with app.run_test(size=(80, 24), message_hook=watch) as pilot:
+    async with running_app(factory, git_repo, size=(80, 24), issue="fix it",
+                           wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: app.main is not None and app.main.loading, "loading")
         await pilot.pause()
         offered = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}

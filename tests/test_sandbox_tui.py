@@ -13,8 +13,8 @@ from agent_core.executor import Executor
 from agent_core.executor.sandbox import Plain, SandboxSettings, resolve_sandbox
 from agent_core.session import Session, SessionConfig
 from agent_core.workspace import Workspace
-from app.tui import NavApp
-from tests.fixtures.tui import ISSUE, RecordingReplay, Watch, write_script
+from tests.fixtures.running_app import running_app, waiting_on
+from tests.fixtures.tui import ISSUE, RecordingReplay, write_script
 from tests.test_sandbox import needs_bwrap
 from widgets.status_bar import StatusBar
 
@@ -30,18 +30,11 @@ def session_with(repo: Path, executor: Executor) -> Session:
     )
 
 
-def waiting_on(app: NavApp, index: int) -> bool:
-    pending = app.main.pending if app.main else None
-    return pending is not None and pending.index == index and app.screen is app.main
-
-
 @needs_bwrap
 async def test_sandboxed_session_shows_where_commands_run(git_repo: Path):
     launcher, _ = resolve_sandbox(SandboxSettings(mode="on"), git_repo)
     session = session_with(git_repo, Executor(git_repo, command_timeout=30, launcher=launcher))
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         exposed = len(launcher.exposure.paths)
         assert app.main.query_one(StatusBar).sandbox == (f"sandbox · {exposed} exposed"
                                                          if exposed else "sandbox")
@@ -62,9 +55,7 @@ async def test_a_fallback_shows_no_sandbox(git_repo: Path):
     executor = Executor(git_repo, command_timeout=30,
                         launcher=Plain(git_repo, notice="sandbox off: bwrap cannot run here"))
     session = session_with(git_repo, executor)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         assert app.main.query_one(StatusBar).sandbox == "no sandbox"
         assert app.main.query_one("#card").border_subtitle == "bash"
         notes = [str(note.render()) for note in app.main.query(".note.-warning")]

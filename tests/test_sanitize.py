@@ -10,8 +10,8 @@ from pathlib import Path
 
 from agent_core.actions import Bash, StrReplaceEditor, Submit
 from agent_core.sanitize import visible
-from app.tui import NavApp
-from tests.fixtures.tui import Watch, make_session
+from tests.fixtures.running_app import running_app
+from tests.fixtures.tui import make_session
 from tests.test_cli import navtui
 from tests.test_session import write_script
 
@@ -97,8 +97,7 @@ async def test_tui_widgets_show_escapes_visibly(git_repo: Path):
         ("Look.", StrReplaceEditor(command="view", path="x.txt")),
         ("Done.", Submit()),
     ])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(140, 40), message_hook=watch) as pilot:
+    async with running_app(session, git_repo, size=(140, 40), wait_for=None) as (app, pilot, watch):
         main = app.main
         await watch.until(lambda: main is not None and main.pending is not None, "proposal 1")
         await main.query_one("ThoughtStream").settled()

@@ -33,7 +33,7 @@ from agent_core.executor import Executor
 from agent_core.formats import ParseError
 from agent_core.policy import AutoPolicy
 from agent_core.session import Session, SessionConfig
-from agent_core.steps import Approve, EditAction, Quit, Reject
+from agent_core.steps import Approve, EditAction, Origin, Quit, Reject
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git
 
@@ -338,7 +338,7 @@ def test_user_command_and_message_reach_the_model_and_undo(git_repo, tmp_path, s
     session, recorder, _ = sessions(git_repo, script, "text")
     session.start()
     record = session.run_user_command("echo from-user > user.txt && echo wrote")
-    assert record.index == 1 and record.extra["source"] == "user"
+    assert record.index == 1 and record.origin is Origin.USER
     assert "user.txt" in record.diff and record.observation.output.strip() == "wrote"
     session.add_user_message("Look at calc/ops.py first.")
     proposal = session.propose()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent_core.events import SessionFinished, StepExecuted
 from agent_core.policy import AutoPolicy
-from agent_core.session import REVIEW_KEY
+from agent_core.steps import StepStatus
 from tests.test_session import prompt_text, sessions, write_script  # noqa: F401 (sessions: fixture)
 
 CREATE = ('<function=str_replace_editor>\n<parameter=command>create</parameter>\n'
@@ -23,10 +23,10 @@ def test_first_submit_gets_the_review_and_the_second_ends(git_repo, tmp_path, se
 
     executed = [e.record for e in events if isinstance(e, StepExecuted)]
     review = executed[1]
-    assert review.extra[REVIEW_KEY] == 0
+    assert (review.status, review.review_stage) == (StepStatus.REVIEWED, 0)
     assert review.observation.output.startswith("Thank you for your work on this issue.")
     assert "+++ b/reproduce.py" in review.observation.output
-    assert REVIEW_KEY not in executed[3].extra
+    assert executed[3].status is StepStatus.EXECUTED and executed[3].review_stage is None
     assert [e for e in events if isinstance(e, SessionFinished)] == [finished]
     # The model read the review (in SWE-smith's envelope) before cleaning up.
     third = prompt_text(recorder.prompts[2])
@@ -56,4 +56,4 @@ def test_undoing_the_review_step_lets_the_next_submit_be_reviewed_again(git_repo
     assert session.finished is None
     session.undo(1)
     session.decide(AutoPolicy().decide(session.propose()))
-    assert session.finished is None and REVIEW_KEY in session.records[-1].extra
+    assert session.finished is None and session.records[-1].status is StepStatus.REVIEWED

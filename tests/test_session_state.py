@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_core.actions import Bash
 from agent_core.events import FormatError, StepExecuted, StepRejected, StepUndone, UserMessage
 from agent_core.session_state import SessionState
-from agent_core.steps import Approve, EditAction, Quit, Reject
+from agent_core.steps import Approve, EditAction, Quit, Reject, StepStatus
 from agent_core.trajectory import TrajectoryWriter, read_trajectory, record_to_dict
 from tests.test_session import sessions, write_script  # noqa: F401 (a fixture)
 
@@ -54,7 +54,7 @@ def test_the_live_state_is_the_fold_of_the_log(git_repo, tmp_path, sessions):
     session.propose()
     (git_repo / "by-hand.txt").write_text("the user's edit\n")
     session.decide(Approve())  # the user's edit becomes a checkpoint of its own first
-    assert any("user_edits" in r.extra for r in session.records)
+    assert any(r.status is StepStatus.USER_EDITS for r in session.records)
     check()
     session.undo(2)
     check()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agent_core.events import Notice, StepExecuted
 from agent_core.policy import AutoPolicy
-from agent_core.steps import Approve, Reject
+from agent_core.steps import Approve, Origin, Reject, StepStatus
 from tests.fixtures.repos import git
 from tests.test_session import sessions, write_script  # noqa: F401 - a fixture
 
@@ -30,9 +30,9 @@ def test_edits_during_the_wait_are_kept_apart_from_the_approved_step(git_repo, t
     step = session.decide(Approve())
 
     edits, executed = session.records
-    assert (edits.index, edits.extra["source"], edits.extra["user_edits"]) == (1, "user", ["b.txt"])
+    assert (edits.index, edits.origin, edits.status, edits.user_edits) == (1, Origin.USER, StepStatus.USER_EDITS, ["b.txt"])
     assert "b.txt" in edits.diff and "a.txt" not in edits.diff
-    assert step is executed and executed.index == 2 and executed.extra.get("source") is None
+    assert step is executed and executed.index == 2 and executed.origin is Origin.MODEL
     assert "a.txt" in executed.diff and "b.txt" not in executed.diff
     told = [e.message for e in events if isinstance(e, Notice) and "your edits" in e.message]
     assert told == ["your edits (b.txt) are kept as checkpoint 1; the approved step runs as step 2"]
@@ -62,7 +62,7 @@ def test_no_edits_no_extra_checkpoint_and_auto_decisions_are_not_checked(git_rep
     session.decide(Reject("no"))
     (git_repo / "b.txt").write_text("b2\n")
     session.decide(AutoPolicy().decide(session.propose()), waited=False)
-    assert [(r.index, r.extra.get("source")) for r in session.records] == [(1, None), (2, None), (3, None)]
+    assert [(r.index, r.origin) for r in session.records] == [(1, Origin.MODEL), (2, Origin.MODEL), (3, Origin.MODEL)]
 
 
 def test_a_resumed_session_keeps_the_edits_checkpoint_and_the_models_turns(git_repo, tmp_path):
@@ -82,7 +82,7 @@ def test_a_resumed_session_keeps_the_edits_checkpoint_and_the_models_turns(git_r
 
     again, _, _ = resumed(git_repo, log, script)
     try:
-        assert [(r.index, r.extra.get("source")) for r in again.records] == [(1, "user"), (2, None)]
+        assert [(r.index, r.origin) for r in again.records] == [(1, Origin.USER), (2, Origin.MODEL)]
         assert [e.turn for e in again.state.entries] == first_turns
         assert again.propose().index == 3
         again.undo(1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.actions import Bash, StrReplaceEditor, Submit
+from agent_core.steps import Origin
 from app.screens.allow import AllowPrefixScreen, suggested_prefix
 from app.screens.confirm import ConfirmScreen
 from app.screens.edit import EditScreen
@@ -16,6 +17,7 @@ from app.screens.quit import QuitScreen
 from app.screens.reject import RejectScreen
 from app.tui import NavApp
 from tests.fixtures.repos import git
+from tests.fixtures.running_app import SIZE, main_screen, running_app, waiting_on
 from tests.fixtures.tui import ISSUE, Watch, make_session, showing
 from widgets.step_timeline import StepTimeline
 
@@ -23,24 +25,11 @@ FIX = StrReplaceEditor(
     command="str_replace", path="calc/ops.py",
     old_str="    return sum(values) / (len(values) + 1)\n", new_str="    return sum(values) / len(values)\n",
 )
-SIZE = (120, 36)
-
-
-def main_screen(app: NavApp) -> MainScreen:
-    assert app.main is not None
-    return app.main
-
-
-def waiting_on(app: NavApp, index: int) -> bool:
-    pending = app.main.pending if app.main else None
-    return pending is not None and pending.index == index and app.screen is app.main
 
 
 async def test_approve_runs_the_action_and_submit_opens_the_finish_screen(git_repo: Path):
     session = make_session(git_repo, [("Write a note.", Bash("echo hello > note.txt")), ("Done.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         main = main_screen(app)
         assert main.query_one("#card").command_shown == "echo hello > note.txt"
         assert not (git_repo / "note.txt").exists()
@@ -63,9 +52,7 @@ async def test_always_allow_a_prefix_never_covers_a_compound_command(git_repo: P
         ("Status again.", Bash("git status")),
         ("Sneaky.", Bash("git status && touch sneaky.txt")),
     ])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("A")
         await watch.until(lambda: showing(app, AllowPrefixScreen), "allow dialog")
         assert app.screen.query_one("#prefix").value == "git status"
@@ -80,9 +67,7 @@ async def test_always_allow_a_prefix_never_covers_a_compound_command(git_repo: P
 async def test_always_allow_a_kind(git_repo: Path):
     view = StrReplaceEditor(command="view", path="calc/ops.py")
     session = make_session(git_repo, [("Look.", view), ("Look again.", view), ("Run.", Bash("ls"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("A")
         await watch.until(lambda: waiting_on(app, 3), "proposal 3 (view allowed)")
         assert [r.index for r in session.records] == [1, 2]
@@ -96,9 +81,7 @@ def test_suggested_prefix_takes_two_words_for_git_like_tools():
 
 async def test_reject_with_feedback_reaches_the_next_prompt(git_repo: Path):
     session = make_session(git_repo, [("Clean up.", Bash("rm -rf calc")), ("Fine.", Bash("ls"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("r")
         await watch.until(lambda: showing(app, RejectScreen), "reject dialog")
         await pilot.press(*"never delete the package")
@@ -112,9 +95,7 @@ async def test_reject_with_feedback_reaches_the_next_prompt(git_repo: Path):
 
 async def test_edit_runs_the_edited_action_and_shows_parse_errors(git_repo: Path):
     session = make_session(git_repo, [("Write.", Bash("echo wrong > out.txt")), ("Next.", Bash("ls"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("e")
         await watch.until(lambda: showing(app, EditScreen), "edit dialog")
         area = app.screen.query_one("#action-text")
@@ -135,9 +116,8 @@ async def test_edit_runs_the_edited_action_and_shows_parse_errors(git_repo: Path
 async def test_undo_and_rewind_restore_files(git_repo: Path):
     turns = [(f"Step {n}.", Bash(f"echo {n} > f{n}.txt")) for n in range(1, 6)]
     session = make_session(git_repo, [("Fix.", FIX), *turns])
-    app, watch = NavApp(session, repo=git_repo), Watch()
     fixed = "return sum(values) / len(values)"
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         for index in (1, 2, 3):
             await watch.until(lambda: waiting_on(app, index), f"proposal {index}")
             await pilot.press("a")
@@ -170,8 +150,7 @@ async def test_undo_and_rewind_restore_files(git_repo: Path):
 async def test_rewind_from_the_step_detail_screen(git_repo: Path):
     turns = [(f"Step {n}.", Bash(f"echo {n} > f{n}.txt")) for n in range(1, 5)]
     session = make_session(git_repo, turns)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         for index in (1, 2):
             await watch.until(lambda: waiting_on(app, index), f"proposal {index}")
             await pilot.press("a")
@@ -189,9 +168,7 @@ async def test_rewind_from_the_step_detail_screen(git_repo: Path):
 
 async def test_own_command_is_checkpointed_and_the_model_sees_it(git_repo: Path):
     session = make_session(git_repo, [("Look.", Bash("ls")), ("Then.", Bash("cat mine.txt"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("m")
         await watch.until(lambda: showing(app, MessageScreen), "message dialog")
         await pilot.press(*"!echo mine > mine.txt")
@@ -199,21 +176,19 @@ async def test_own_command_is_checkpointed_and_the_model_sees_it(git_repo: Path)
         # The model's proposal still waits (now as step 2), beside the command's output.
         await watch.until(lambda: waiting_on(app, 2), "the proposal, still pending")
         assert (git_repo / "mine.txt").read_text() == "mine\n"
-        user = [r for r in session.records if r.extra.get("source") == "user"]
+        user = [r for r in session.records if r.origin is Origin.USER]
         assert [r.action for r in user] == [Bash("echo mine > mine.txt")]
         assert main_screen(app).pending.step.action == Bash("ls")
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 3), "proposal 3")
         assert "echo mine > mine.txt" in session.backend.prompt_text(1)
-        assert [r.extra.get("source") for r in session.records] == ["user", None]
+        assert [r.origin for r in session.records] == [Origin.USER, Origin.MODEL]
         assert main_screen(app).query_one(StepTimeline).entries[1].status == "user"
 
 
 async def test_esc_stops_your_own_command_and_the_proposal_still_waits(git_repo: Path):
     session = make_session(git_repo, [("Look.", Bash("ls")), ("Then.", Bash("pwd"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("m")
         await watch.until(lambda: showing(app, MessageScreen), "message dialog")
         await pilot.press(*"!sleep 30; echo done")
@@ -226,16 +201,14 @@ async def test_esc_stops_your_own_command_and_the_proposal_still_waits(git_repo:
         assert "stop" in shown and "approve" not in shown  # the footer offers stop, not approve
         await pilot.press("escape")
         await watch.until(lambda: waiting_on(app, 2), "the proposal, still pending")
-        record = next(r for r in session.records if r.extra.get("source") == "user")
+        record = next(r for r in session.records if r.origin is Origin.USER)
         assert "done" not in record.observation.output
         assert main.pending.step.action == Bash("ls") and not main.running
 
 
 async def test_message_to_the_model_reaches_the_next_prompt(git_repo: Path):
     session = make_session(git_repo, [("Look.", Bash("ls")), ("Then.", Bash("pwd"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("m")
         await watch.until(lambda: showing(app, MessageScreen), "message dialog")
         await pilot.press(*"the bug is in average")
@@ -249,9 +222,7 @@ async def test_message_to_the_model_reaches_the_next_prompt(git_repo: Path):
 async def test_auto_toggle_runs_everything_until_the_finish(git_repo: Path):
     turns = [(f"Step {n}.", Bash(f"echo {n} > f{n}.txt")) for n in range(1, 4)]
     session = make_session(git_repo, [*turns, ("Fix.", FIX), ("Done.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("t")
         await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         assert [r.index for r in session.records] == [1, 2, 3, 4, 5]
@@ -263,8 +234,7 @@ async def test_stop_generation_then_go_on(git_repo: Path):
     long_thought = "thinking " * 400
     session = make_session(git_repo, [(long_thought, Bash("ls")), ("Next.", Bash("pwd"))],
                            delay=0.01, chunk_size=4)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         main = main_screen(app)
         await watch.until(lambda: main.generating and main.query_one("#thoughts").text, "streaming")
         await pilot.press("escape")
@@ -277,9 +247,7 @@ async def test_stop_generation_then_go_on(git_repo: Path):
 
 async def test_escape_kills_a_running_command(git_repo: Path):
     session = make_session(git_repo, [("Wait.", Bash("sleep 60")), ("Next.", Bash("ls"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("a")
         await watch.until(lambda: main_screen(app).running, "running")
         await pilot.press("escape")
@@ -290,9 +258,7 @@ async def test_escape_kills_a_running_command(git_repo: Path):
 
 async def test_quit_confirms_and_explains_how_to_come_back(git_repo: Path):
     session = make_session(git_repo, [("Write.", Bash("echo x > x.txt")), ("More.", Bash("ls"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 2) and "x.txt" in app.main.session_diff, "step 2")
         await pilot.press("q")
@@ -312,9 +278,7 @@ async def test_ctrl_q_asks_while_a_command_runs_and_otherwise_quits_printing_the
     git_repo: Path,
 ):
     session = make_session(git_repo, [("Wait.", Bash("sleep 30")), ("More.", Bash("ls"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("a")
         await watch.until(lambda: app.main.running, "the command runs")
         await pilot.press("ctrl+q")
@@ -333,9 +297,7 @@ async def test_plain_text_places_show_no_markdown_code_marks(git_repo: Path):
     issue = "# `average()` is off by one\n\n`average([2, 4, 6])` returns 3.0."
     session = make_session(git_repo, [("Write.", Bash("echo x > x.txt")), ("More.", Bash("ls")),
                                       ("Again.", Bash("pwd"))], issue=issue)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         from widgets.issue_pane import IssuePane
 
         assert str(app.main.query_one(IssuePane).title) == "Issue: average() is off by one"
@@ -354,9 +316,7 @@ async def test_plain_text_places_show_no_markdown_code_marks(git_repo: Path):
 
 async def test_finish_commit_to_branch_keeps_the_checkout(git_repo: Path):
     session = make_session(git_repo, [("Fix.", FIX), ("Done.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("t")
         await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         assert app.screen.query_one("#branch-name").value == "navtui/average-is-off-by-one"
@@ -371,10 +331,8 @@ async def test_finish_commit_to_branch_keeps_the_checkout(git_repo: Path):
 
 async def test_finish_save_patch(git_repo: Path, tmp_path: Path):
     session = make_session(git_repo, [("Fix.", FIX), ("Done.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
     target = tmp_path / "fix.patch"
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("t")
         await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         app.screen.query_one("#patch-path").value = str(target)
@@ -386,9 +344,7 @@ async def test_finish_save_patch(git_repo: Path, tmp_path: Path):
 
 async def test_finish_screen_says_how_it_ended_once_and_shows_the_diff_as_is(git_repo: Path):
     session = make_session(git_repo, [("Fix.", FIX), ("Done.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("t")
         await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         await pilot.pause()
@@ -407,9 +363,7 @@ async def test_finish_screen_says_how_it_ended_once_and_shows_the_diff_as_is(git
 
 async def test_finish_screen_shows_why_a_session_stopped(git_repo: Path):
     session = make_session(git_repo, [("Fix.", FIX), ("Done.", Submit())], max_steps=1)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("t")
         await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         assert str(app.screen.query_one("#finish-title").render()) == "The session stopped (limit)."
@@ -420,9 +374,7 @@ async def test_finish_discard_restores_the_users_own_state(git_repo: Path):
     (git_repo / "README.md").write_text("# calc\n\nthe user's uncommitted edit\n")
     (git_repo / "scratch.txt").write_text("untracked\n")
     session = make_session(git_repo, [("Fix.", FIX), ("Note.", Bash("echo n > new.txt")), ("Done.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("t")
         await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         assert (git_repo / "new.txt").exists()
@@ -449,8 +401,7 @@ async def test_start_screen_takes_the_issue_and_builds_the_session(git_repo: Pat
         built.append(issue)
         return make_session(git_repo, [("Look.", Bash("ls"))], issue=issue)
 
-    app, watch = NavApp(factory, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(factory, git_repo, wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: type(app.screen).__name__ == "StartScreen", "start screen")
         await pilot.press("ctrl+s")
         assert "empty" in str(app.screen.query_one("#start-error").render())
@@ -472,9 +423,7 @@ async def test_quit_then_resume_from_the_start_screen(git_repo: Path):
     first = make_session(git_repo, turns)
     log = default_path(repo_state_dir(git_repo), first.id)
     first.subscribe(TrajectoryWriter(log))
-    app, watch = NavApp(first, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(first, git_repo) as (app, pilot, watch):
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         await pilot.press("q", "y")
@@ -496,8 +445,7 @@ async def test_quit_then_resume_from_the_start_screen(git_repo: Path):
     def never(issue: str):
         raise AssertionError("a new session was started instead of resuming")
 
-    app, watch = NavApp(never, repo=git_repo, resume=resume), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(never, git_repo, resume=resume, wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: type(app.screen).__name__ == "StartScreen" and app.screen.sessions,
                           "the start screen lists the session")
         await pilot.press("ctrl+r", "enter")
@@ -554,9 +502,7 @@ async def test_the_demo_session_fixes_the_demo_repo(tmp_path: Path):
     repo = make_demo_repo(tmp_path / "stats")
     failing = subprocess.run(["python3", "-m", "unittest", "-q"], cwd=repo, capture_output=True)
     assert failing.returncode != 0
-    app, watch = NavApp(demo_session(repo, delay=0.0), repo=repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(demo_session(repo, delay=0.0), repo) as (app, pilot, watch):
         assert main_screen(app).issue == DEMO_ISSUE
         await pilot.press("t")
         await watch.until(lambda: showing(app, FinishScreen), "finish screen")
@@ -571,9 +517,7 @@ async def test_the_demo_session_fixes_the_demo_repo(tmp_path: Path):
 
 async def test_command_palette_offers_the_decisions_that_apply_now(git_repo: Path):
     session = make_session(git_repo, [("Write.", Bash("echo p > p.txt")), ("More.", Bash("ls"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch):
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         commands = {c.title: c.callback for c in app.get_system_commands(app.screen)}
         assert {"Approve (a)", "Reject (r)", "Edit (e)"} <= set(commands)
         assert "Stop (esc)" not in commands and "Undo (u)" not in commands
@@ -585,10 +529,7 @@ async def test_command_palette_offers_the_decisions_that_apply_now(git_repo: Pat
 
 async def test_help_and_palette_follow_the_live_keymap_and_name_the_binding_ids(git_repo: Path):
     session = make_session(git_repo, [("Write.", Bash("echo p > p.txt")), ("More.", Bash("ls"))])
-    app = NavApp(session, repo=git_repo, keymap={"navtui.approve": "y"})
-    watch = Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo, keymap={"navtui.approve": "y"}) as (app, pilot, watch):
         commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert "Approve (y)" in commands and "navtui.approve" in commands["Approve (y)"]
         await pilot.press("question_mark")
@@ -637,8 +578,7 @@ async def test_keys_can_be_remapped_by_binding_id_and_the_theme_toggles(git_repo
 async def test_format_errors_are_shown_and_a_limit_ends_with_exit_code_2(git_repo: Path):
     session = make_session(git_repo, ["I think the bug is in ops.py.", ("Look.", Bash("ls")),
                                       ("More.", Bash("pwd"))], max_steps=1)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: waiting_on(app, 1), "proposal 1 after a format error")
         notes = [str(n.render()) for n in main_screen(app).query(".note.-warning")]
         assert len(notes) == 1 and "could not be parsed" in notes[0]
@@ -669,13 +609,11 @@ async def test_the_demo_listens_to_reject_undo_stop_and_messages(tmp_path: Path)
 
     repo = make_demo_repo(tmp_path / "stats")
     session = demo_session(repo, delay=0.0)
-    app, watch = NavApp(session, repo=repo, resumable=False), Watch()
 
     def proposed() -> object:
         return session.pending.step.action
 
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, repo, resumable=False) as (app, pilot, watch):
         assert "demo" in session.pending.step.thought and "not a real model" in session.pending.step.thought
         assert main_screen(app).query_one("#status").model == "demo (scripted)"
         await pilot.press("r")
@@ -718,8 +656,7 @@ async def test_the_demo_writes_a_stopped_turn_again_after_g(tmp_path: Path):
 
     repo = make_demo_repo(tmp_path / "stats")
     session = demo_session(repo, delay=0.005, chunk_size=2)
-    app, watch = NavApp(session, repo=repo, resumable=False), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(session, repo, resumable=False, wait_for=None) as (app, pilot, watch):
         main = main_screen(app)
         await watch.until(lambda: main.generating and main.query_one("#thoughts").text, "streaming")
         await pilot.press("escape")
@@ -731,9 +668,7 @@ async def test_the_demo_writes_a_stopped_turn_again_after_g(tmp_path: Path):
 
 async def test_ctrl_c_over_a_dialog_still_stops_the_command(git_repo: Path):
     session = make_session(git_repo, [("Wait.", Bash("sleep 30")), ("More.", Bash("ls"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("a")
         await watch.until(lambda: app.main.running, "the command runs")
         await pilot.press("question_mark")
@@ -757,8 +692,7 @@ async def test_a_session_that_crashed_says_why_and_quitting_exits_1_with_the_way
         raise RuntimeError("the backend broke")
 
     session.backend.stream = broken
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: app.main is not None and app.main.crashed, "the crash")
         assert "the backend broke" in str(app.main.query_one("#card-command").render())
         await pilot.press("q")

@@ -8,7 +8,7 @@ from pathlib import Path
 from agent_core.actions import Bash
 from agent_core.backends.base import Usage
 from agent_core.events import StepProposed, TokenStreamed, TurnStarted, UsageReported
-from agent_core.steps import Approve
+from agent_core.steps import Approve, Origin
 from app.session_driver import Close, Decide, EventInbox, SessionDriver, UserCommand
 from tests.fixtures.tui import make_session
 
@@ -90,7 +90,7 @@ def test_own_command_while_a_proposal_waits_keeps_it_pending(git_repo: Path):
     driver.send(UserCommand("echo mine > mine.txt"))
     assert ready.wait(30)  # the same proposal, announced again under the next step number
     ready.clear()
-    assert [r.extra.get("source") for r in session.records] == ["user"]
+    assert [r.origin for r in session.records] == [Origin.USER]
     assert (git_repo / "mine.txt").exists() and not (git_repo / "one.txt").exists()
     assert [p.index for p in proposals] == [1, 2] and proposals[1].step is proposals[0].step
     driver.send(Decide(Approve(), 2))  # the model's proposal still runs when approved
@@ -98,7 +98,7 @@ def test_own_command_while_a_proposal_waits_keeps_it_pending(git_repo: Path):
     driver.send(Close())
     thread.join(30)
     session.close()
-    assert [(r.index, r.extra.get("source")) for r in session.records] == [(1, "user"), (2, None)]
+    assert [(r.index, r.origin) for r in session.records] == [(1, Origin.USER), (2, Origin.MODEL)]
     assert (git_repo / "one.txt").read_text() == "1\n"
     assert [p.index for p in proposals] == [1, 2, 3]
 

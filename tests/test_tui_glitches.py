@@ -14,6 +14,7 @@ from agent_core.actions import Bash, Submit
 from app.screens.help import HelpScreen
 from app.screens.main import MainScreen
 from app.tui import NavApp
+from tests.fixtures.running_app import running_app
 from tests.fixtures.tui import Watch, make_session, showing
 from widgets.action_card import ActionCard
 from widgets.status_bar import StatusBar
@@ -37,8 +38,7 @@ def consistent(main: MainScreen) -> bool:
 
 async def test_a_streaming_turn_shows_thought_text_never_markup_even_after_esc(git_repo: Path):
     session = make_session(git_repo, [RAW_TURN, ("Next.", Bash("ls"))], delay=0.002, chunk_size=3)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         main = app.main
         assert main is not None
         stream = main.query_one(ThoughtStream)
@@ -58,8 +58,7 @@ async def test_a_streaming_turn_shows_thought_text_never_markup_even_after_esc(g
 async def test_header_and_card_agree_through_a_step_and_replay_shows_no_tok_s(git_repo: Path):
     session = make_session(git_repo, [("Look.", Bash("sleep 3")), ("Done.", Submit())],
                            delay=0.01, chunk_size=2)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         main = app.main
         assert main is not None
         status = main.query_one(StatusBar)
@@ -91,8 +90,7 @@ async def test_bindings_are_refreshed_when_state_changes_not_per_token(git_repo:
 
 async def test_the_footer_names_what_each_key_does(git_repo: Path):
     session = make_session(git_repo, [("Look.", Bash("ls")), ("More.", Bash("pwd"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 36), message_hook=watch) as pilot:
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
 
         def shown() -> dict[str, str]:
@@ -121,8 +119,7 @@ async def test_the_step_sidebar_widens_with_the_terminal(git_repo: Path):
 
 async def test_help_at_80x24_shows_every_key_and_says_esc_closes_it(git_repo: Path):
     session = make_session(git_repo, [("Look.", Bash("ls")), ("More.", Bash("pwd"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(80, 24), message_hook=watch) as pilot:
+    async with running_app(session, git_repo, size=(80, 24), wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
         await pilot.press("question_mark")
         await watch.until(lambda: showing(app, HelpScreen), "help")
@@ -139,8 +136,7 @@ async def test_the_resume_hint_quotes_a_path_with_spaces(tmp_path: Path):
 
     repo = make_repo(tmp_path / "my repo", BUGGY_PROJECT)
     session = make_session(repo, [("Look.", Bash("ls")), ("More.", Bash("pwd"))])
-    app, watch = NavApp(session, repo=repo), Watch()
-    async with app.run_test(size=(120, 36), message_hook=watch):
+    async with running_app(session, repo, wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
         hint = app.main.quit_explanation()
     assert f"navtui --resume {session.id} {shlex.quote(str(repo))}\n" in hint
@@ -197,8 +193,7 @@ async def test_a_server_that_is_down_is_reported_once_naming_the_model_asked_for
     session = Session(workspace=Workspace.open(git_repo), executor=Executor(git_repo),
                       backend=OpenAIBackend(closed_port_url(), "my-model", backoff=0.01),
                       issue="# x", config=SessionConfig("toolcall"))
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 36), message_hook=watch):
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: showing(app, FinishScreen), "finish screen")
         notes = [str(note.render()) for note in app.main.query(".note")]
     said = [note for note in notes if "cannot connect" in note]

@@ -6,9 +6,8 @@ from pathlib import Path
 
 from agent_core.actions import Bash, Submit
 from app.screens.finish import FinishScreen
-from app.tui import NavApp
-from tests.fixtures.tui import Watch, make_session
-from tests.test_tui import SIZE, main_screen, waiting_on
+from tests.fixtures.tui import make_session
+from tests.fixtures.running_app import main_screen, running_app, waiting_on
 from widgets.step_timeline import StepTimeline
 
 
@@ -19,9 +18,7 @@ async def test_the_review_turn_is_a_step_and_the_second_submit_finishes(git_repo
         ("Reviewed.", Submit()),
     ])
     session.config.submit_review = True
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         await pilot.press("a")

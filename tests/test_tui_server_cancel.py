@@ -13,9 +13,9 @@ from agent_core.executor import Executor
 from agent_core.session import Session, SessionConfig
 from agent_core.workspace import Workspace
 from app.screens.main import MainScreen
-from app.tui import NavApp
 from tests.fixtures.servers import Reply, ScriptedHTTPServer, content_chunk, sse
-from tests.fixtures.tui import ISSUE, Watch
+from tests.fixtures.running_app import running_app
+from tests.fixtures.tui import ISSUE
 
 SIZE = (120, 40)
 # Far past the waits below: the test passes only if the stop does not wait for the server.
@@ -38,8 +38,7 @@ async def test_escape_and_ctrl_c_stop_a_generation_waiting_for_its_first_byte(
     git_repo: Path, scripted_http: ScriptedHTTPServer, key: str
 ):
     session = slow_session(git_repo, scripted_http)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(session, git_repo, size=SIZE, wait_for=None) as (app, pilot, watch):
         main = app.screen if isinstance(app.screen, MainScreen) else app.main
         await watch.until(lambda: main.generating and scripted_http.requests, "request sent")
         await pilot.press(key)

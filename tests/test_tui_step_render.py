@@ -12,6 +12,7 @@ import app.screens.main as main_module
 from agent_core.actions import Bash, Submit
 from app.screens.finish import FinishScreen
 from app.tui import NavApp
+from tests.fixtures.running_app import running_app
 from tests.fixtures.tui import Watch, make_session, showing
 from tests.test_widgets import TWO_FILES, Harness
 from widgets.action_card import ActionCard
@@ -52,8 +53,7 @@ async def test_auto_mode_renders_steps_together_and_keeps_every_step_in_the_time
 
 async def test_the_footer_is_rebuilt_only_when_a_key_is_enabled_or_disabled(git_repo: Path):
     session = make_session(git_repo, [("Look.", Bash("ls")), ("Done.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         main = app.main
         assert main is not None
         footer = main.query_one(Footer)

@@ -9,7 +9,8 @@ from textual.widgets import Static
 
 from agent_core.actions import Bash
 from app.tui import NavApp
-from tests.fixtures.tui import Watch, make_session
+from tests.fixtures.running_app import running_app
+from tests.fixtures.tui import make_session
 from widgets.action_card import ActionCard
 from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import ThoughtStream
@@ -18,8 +19,7 @@ from widgets.thought_stream import ThoughtStream
 async def test_streamed_tokens_look_up_no_widgets(git_repo: Path):
     thought = " ".join(hashlib.sha1(str(n).encode()).hexdigest()[:7] for n in range(150))
     session = make_session(git_repo, [(thought, Bash("ls"))], delay=0.002, chunk_size=2)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 36), message_hook=watch):
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         main = app.main
         assert main is not None
         await watch.until(lambda: main.generating, "thinking")
@@ -54,8 +54,7 @@ async def test_the_tokens_of_an_action_update_the_card_once_it_is_named(git_repo
     names = " ".join(hashlib.sha1(str(n).encode()).hexdigest()[:7] for n in range(120))  # no loop
     command = f"touch {names}"  # not allowed without asking
     session = make_session(git_repo, [("Creating.", Bash(command))], delay=0.002, chunk_size=3)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(120, 36), message_hook=watch):
+    async with running_app(session, git_repo, wait_for=None) as (app, pilot, watch):
         main = app.main
         assert main is not None
         shown: list[str] = []

@@ -71,8 +71,8 @@ async def test_a_server_that_is_not_there_is_shown_with_the_hint_and_exits_1(git
     from agent_core.session import Session, SessionConfig
     from agent_core.workspace import Workspace
     from app.screens.finish import FinishScreen
-    from app.tui import NavApp
-    from tests.fixtures.tui import Watch, showing
+    from tests.fixtures.running_app import running_app
+    from tests.fixtures.tui import showing
     from tests.test_model_errors import closed_port_url
 
     session = Session(
@@ -80,8 +80,7 @@ async def test_a_server_that_is_not_there_is_shown_with_the_hint_and_exits_1(git
         backend=OpenAIBackend(closed_port_url() + "/v1", "served-model"), issue="fix it",
         config=SessionConfig(dialect="toolcall", backend_info={"name": "openai"}),
     )
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=(80, 24), message_hook=watch) as pilot:
+    async with running_app(session, git_repo, size=(80, 24), wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: showing(app, FinishScreen), "the finish screen", timeout=60)
         message = str(app.screen.query_one("#finish-message").render())
         assert "cannot connect" in message and "Is the server running?" in message

@@ -5,25 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.actions import Bash
-from app.screens.confirm import ConfirmScreen
-from app.tui import NavApp
-from tests.fixtures.tui import Watch, make_session
-from tests.test_tui import SIZE, waiting_on
+from app.screens.confirm import ConfirmScreen, OverwriteScreen
+from tests.fixtures.tui import make_session
+from tests.fixtures.running_app import running_app, waiting_on
 
 
 async def test_undo_over_a_user_edit_asks_and_only_proceeds_when_confirmed(git_repo: Path):
     (git_repo / "b.txt").write_text("b before\n")
     turns = [("Note.", Bash("echo m >> a.txt")), ("Next.", Bash("ls")), ("More.", Bash("ls"))]
     session = make_session(git_repo, turns)
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         (git_repo / "b.txt").write_text("the user's edit\n")
 
         await pilot.press("u")
-        await watch.until(lambda: isinstance(app.screen, ConfirmScreen), "confirm dialog")
+        await watch.until(lambda: isinstance(app.screen, OverwriteScreen), "confirm dialog")
         shown = str(app.screen.query_one(".dialog-body").render())
         assert "b.txt" in shown
         await pilot.press("n")
@@ -45,9 +42,7 @@ async def test_discard_at_the_finish_asks_before_overwriting_a_user_edit(git_rep
     from app.screens.finish import FinishScreen
 
     session = make_session(git_repo, [("Note.", Bash("echo n > new.txt")), ("Done.", Submit())])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         await pilot.press("a")
@@ -56,7 +51,7 @@ async def test_discard_at_the_finish_asks_before_overwriting_a_user_edit(git_rep
         await pilot.press("x")
         await watch.until(lambda: isinstance(app.screen, ConfirmScreen), "discard confirmation")
         await pilot.press("y")
-        await watch.until(lambda: isinstance(app.screen, ConfirmScreen)
+        await watch.until(lambda: isinstance(app.screen, OverwriteScreen)
                           and "README.md" in str(app.screen.query_one(".dialog-body").render()),
                           "confirm dialog over the user's edit")
         assert "README.md" in str(app.screen.query_one(".dialog-body").render())

@@ -7,10 +7,9 @@ from pathlib import Path
 
 from agent_core.actions import Bash
 from app.screens.confirm import ConfirmScreen
-from app.tui import NavApp
 from tests.fixtures.repos import git
-from tests.fixtures.tui import Watch, make_session, showing
-from tests.test_tui import SIZE, main_screen, waiting_on
+from tests.fixtures.tui import make_session, showing
+from tests.fixtures.running_app import main_screen, running_app, waiting_on
 from widgets.step_timeline import StepTimeline
 
 
@@ -23,9 +22,7 @@ async def test_edits_during_the_wait_get_their_own_timeline_entry_and_survive_un
                                       ("Again.", Bash("echo n >> a.txt")),
                                       ("Again.", Bash("echo o >> a.txt")),
                                       ("Once more.", Bash("echo p >> a.txt"))])
-    app, watch = NavApp(session, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-        await watch.until(lambda: waiting_on(app, 1), "proposal 1")
+    async with running_app(session, git_repo) as (app, pilot, watch):
         (git_repo / "b.txt").write_text("b by hand\n")
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 3), "proposal 3 (your edits are 1, the step 2)")

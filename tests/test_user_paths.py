@@ -19,8 +19,8 @@ from agent_core.policy import AutoPolicy
 from app.headless import Transcript
 from app.screens.main import MainScreen
 from app.screens.step_detail import StepDetailScreen
-from app.tui import NavApp
-from tests.fixtures.tui import Watch, make_session, showing
+from tests.fixtures.running_app import running_app
+from tests.fixtures.tui import make_session, showing
 from tests.test_sandbox import needs_bwrap
 from widgets.output_log import OutputLog
 from widgets.step_timeline import StepTimeline
@@ -142,8 +142,7 @@ async def test_every_view_of_the_app_shows_real_paths_and_so_does_a_resumed_sess
     first = make_session(git_repo, TURNS)
     log = default_path(repo_state_dir(git_repo), first.id)
     first.subscribe(TrajectoryWriter(log))
-    app, watch = NavApp(first, repo=git_repo), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(first, git_repo, size=SIZE, wait_for=None) as (app, pilot, watch):
         main = app.main
         for index in (1, 2, 3):
             await watch.until(lambda: main.pending is not None and main.pending.index == index,
@@ -178,8 +177,7 @@ async def test_every_view_of_the_app_shows_real_paths_and_so_does_a_resumed_sess
     def never(issue: str):
         raise AssertionError("a new session was started instead of resuming")
 
-    app, watch = NavApp(never, repo=git_repo, resume=resume), Watch()
-    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+    async with running_app(never, git_repo, size=SIZE, resume=resume, wait_for=None) as (app, pilot, watch):
         await watch.until(lambda: type(app.screen).__name__ == "StartScreen" and app.screen.sessions,
                           "the start screen lists the session")
         await pilot.press("ctrl+r", "enter")

@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
 from agent_core.sanitize import visible
-from agent_core.steps import USER_EDITS_KEY, StepRecord
+from agent_core.steps import Origin, StepRecord, StepStatus
 from widgets._css import css_beside
 from widgets.diff_view import highlight_diff
 
@@ -39,7 +39,7 @@ def action_summary(action: Action, width: int = 60) -> str:
 
 def user_edits_summary(record: StepRecord, width: int = 60) -> str:
     """One line for a checkpoint of the user's own edits: `your edits: a.txt, b.txt`."""
-    paths = record.extra.get(USER_EDITS_KEY) or []
+    paths = record.user_edits or []
     text = visible("your edits: " + ", ".join(paths))
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -116,3 +116,13 @@ class ActionCard(VerticalScroll):
             diff_widget.update("")
             diff_widget.display = False
         self.scroll_home(animate=False)
+
+    def show_record(self, record: StepRecord) -> None:
+        """A step is over: the user's own step says so in place of what the card showed; the
+        model's stays on the card, marked done."""
+        if record.status is StepStatus.USER_EDITS:
+            self.show_status("done", f"Your edits are kept as checkpoint {record.index}.")
+        elif record.origin is Origin.USER:
+            self.show_status("done", f"Your command ran as step {record.index}.")
+        else:
+            self.state = "done"

@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from agent_core.binary_shown import binary_shown
 from agent_core.sanitize import visible
+from agent_core.steps import StepRecord
 from widgets._css import css_beside
 
 # Diffs longer than this (characters) are highlighted in a worker thread, not on the UI's loop.
@@ -131,6 +132,10 @@ class DiffView(VerticalScroll):
             self._prepare_in_thread(diff)
         else:
             self._show(*self._prepare(diff))
+
+    def show_record(self, record: StepRecord) -> None:
+        """Show what the step changed."""
+        self.set_diff(record.diff)
 
     @property
     def _hidden(self) -> bool:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from textual.widgets import Log
 
-from agent_core.steps import Observation
 from agent_core.sanitize import visible
+from agent_core.steps import Observation, StepRecord
+from widgets.action_card import action_summary
 from widgets._css import css_beside
 
 
@@ -39,3 +40,8 @@ class OutputLog(Log):
         else:
             self.write_lines(observation_lines(observation))
         self.scroll_home(animate=False)
+
+    def show_record(self, record: StepRecord) -> None:
+        """Show the step's output under a title naming the step and its action (as run)."""
+        action = record.action or record.proposed.action
+        self.show_observation(f"Step {record.index} · {action_summary(action, width=200)}", record.observation)

@@ -21,8 +21,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style
 
+from agent_core.actions import Submit
 from agent_core.sanitize import visible
+from agent_core.steps import EditAction, Origin, Reject, StepRecord, StepStatus
 from widgets._css import css_beside
+from widgets.action_card import action_summary, user_edits_summary
 
 # Status -> (icon, style) for each timeline entry.
 STATUS_LOOK: dict[str, tuple[str, str]] = {
@@ -33,6 +36,25 @@ STATUS_LOOK: dict[str, tuple[str, str]] = {
     "user": ("$", "$text-secondary"),
     "submitted": ("★", "$text-success"),
 }
+
+
+def step_status(record: StepRecord) -> str:
+    """The timeline's word for a step that is over."""
+    if record.origin is Origin.USER:
+        return "user"
+    if isinstance(record.decision, Reject):
+        return "rejected"
+    if isinstance(record.action, Submit) and record.status is not StepStatus.REVIEWED:
+        return "submitted"  # (a submit answered with a review message did not finish)
+    return "executed"
+
+
+def step_line(record: StepRecord) -> str:
+    """The step's one line: its action (as run, if edited) or the user's own edits."""
+    if record.status is StepStatus.USER_EDITS:
+        return user_edits_summary(record)
+    summary = action_summary(record.action or record.proposed.action)
+    return f"{summary} (edited)" if isinstance(record.decision, EditAction) else summary
 
 
 @dataclass
@@ -107,6 +129,10 @@ class StepTimeline(ScrollView, can_focus=True):
         if summary is not None:
             entry.summary = summary
         self._refresh_position(self.position_of(index))
+
+    def show_record(self, record: StepRecord) -> None:
+        """Add or update the entry of a step that is over: its status word and its line."""
+        self.set_step(record.index, step_status(record), step_line(record))
 
     def _append(self, index: int) -> None:
         """A new last entry. While the last entry is in view the list follows: a new entry below

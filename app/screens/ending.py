@@ -10,6 +10,7 @@ from textual import work
 from textual.message import Message
 
 from agent_core.events import SessionFinished
+from agent_core.finish import FinishReason
 from agent_core.steps import Quit
 from app.screens.quit import QuitScreen
 from app.session_driver import Decide
@@ -40,7 +41,8 @@ class SessionEnding:
         self.finished = event
         said = event.message == self._last_error  # the error note just above says it already
         ending = f"Session finished ({event.reason})" + ("." if said else f": {event.message}")
-        await self.query_one(ThoughtStream).note(ending, "info" if event.reason == "submitted" else "warning")
+        tone = "info" if event.reason == FinishReason.SUBMITTED else "warning"
+        await self.query_one(ThoughtStream).note(ending, tone)
         card = self.query_one(ActionCard)
         self._batch.view("card", lambda: card.show_status("done", plain(ending)))
         if event.patch:
@@ -109,4 +111,4 @@ class SessionEnding:
             index, self.pending = self.pending.index, None
             self.driver.send(Decide(Quit(), index))
             return
-        self.post_message(SessionEnded(SessionFinished("quit", "quit by the user")))
+        self.post_message(SessionEnded(SessionFinished(FinishReason.QUIT, "quit by the user")))

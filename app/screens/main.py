@@ -36,7 +36,7 @@ from agent_core.events import (
 )
 from agent_core.sanitize import visible
 from agent_core.steps import (
-    GIT_WARNINGS_KEY, USER_EDITS_KEY, Approve, Decision, Observation, Reject, StepRecord,
+    GIT_WARNINGS_KEY, Approve, Decision, Origin, Reject, StepRecord,
 )
 from app.config import AllowRules
 from app.keys import PALETTE, KeyRow, key_rows
@@ -45,7 +45,6 @@ from app.screens.help import HelpScreen
 from app.screens.phase import Phase
 from app.screens.render_batch import FooterRefresh, RenderBatch
 from app.screens.step_dialogs import StepDialogs
-from app.screens.step_lines import action_line, step_line, step_status
 from app.session_driver import (
     AutoApproved,
     Call,
@@ -62,13 +61,13 @@ from app.session_driver import (
     UndoRefused,
 )
 from app.stream_split import StreamSplit
-from widgets.action_card import ActionCard
+from widgets.action_card import ActionCard, action_summary
 from widgets.diff_view import DiffView
 from widgets.issue_pane import IssuePane
 from widgets.output_log import OutputLog
 from widgets.plain_text import plain
 from widgets.status_bar import StatusBar
-from widgets.step_timeline import StepTimeline
+from widgets.step_timeline import StepTimeline, step_line, step_status
 from widgets.thought_stream import ThoughtStream
 
 if TYPE_CHECKING:
@@ -290,30 +289,28 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
             self.issue = session.issue
             self.query_one(IssuePane).set_issue(session.issue)
         timeline = self.query_one(StepTimeline)
-        for record in session.records:
-            timeline.set_step(record.index, step_status(record), step_line(record, self._paths))
+        earlier = [self._user_record(record) for record in session.records]
+        for record in earlier:
+            timeline.show_record(record)
         self.executed_steps = len(self._executed_records())
         if session.records:
-            self.call_later(self._show_history, list(session.records))
+            self.call_later(self._show_history, earlier)
         self.query_one(ActionCard).show_status("thinking", "Starting the session…")
         self._drive()
         self.refresh_bindings()
         if session.finished is not None:  # resumed after its submit: the finish screen offers more
             self.call_later(self._on_finished, session.finished)
 
-    async def _show_history(self, records: list[StepRecord]) -> None:
-        """A resumed session: what happened before, one line per step, and its last output."""
+    async def _show_history(self, shown: list[StepRecord]) -> None:
+        """A resumed session: what happened before (its records in the user's paths), one line
+        per step, and its last output."""
         thoughts = self.query_one(ThoughtStream)
-        lines = [f"{r.index}. {step_line(r, self._paths)} ({step_status(r)})" for r in records]
+        lines = [f"{r.index}. {step_line(r)} ({step_status(r)})" for r in shown]
         await thoughts.note("Resumed. Earlier steps:\n" + "\n".join(lines), "info")
-        executed = [r for r in records if r.checkpoint is not None]
+        executed = [r for r in shown if r.checkpoint is not None]
         if executed:
-            last = executed[-1]
-            self.query_one(OutputLog).show_observation(
-                f"Step {last.index} · {self._summary(last.action or last.proposed.action, width=200)}",
-                self._user_observation(last.observation),
-            )
-            self.query_one("#step-diff", DiffView).set_diff(last.diff)
+            self.query_one(OutputLog).show_record(executed[-1])
+            self.query_one("#step-diff", DiffView).show_record(executed[-1])
 
     @work(thread=True, exit_on_error=False, group="session", name="session")
     def _drive(self) -> None:
@@ -447,7 +444,7 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
     async def _on_rejected(self, event: StepRejected) -> None:
         self.running = False
         record = event.record
-        self._timeline.set_step(record.index, "rejected", step_line(record, self._paths))
+        self._timeline.show_record(self._user_record(record))
         feedback = record.decision.feedback if isinstance(record.decision, Reject) else ""
         await self._thoughts.note(
             f"You rejected step {record.index}" + (f": {feedback}" if feedback else "."), "user"
@@ -540,16 +537,12 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
         self.running = True
 
     def _on_executed(self, event: StepExecuted) -> None:
-        record = event.record
-        self.query_one(StepTimeline).set_step(
-            record.index, step_status(record), step_line(record, self._paths)
-        )
-        action = record.action or record.proposed.action
-        self._batch.view("step-diff", lambda: self.query_one("#step-diff", DiffView).set_diff(record.diff))
-        card = self.query_one(ActionCard)
-        if USER_EDITS_KEY in record.extra:
-            kept = f"Your edits are kept as checkpoint {record.index}."
-            self._batch.view("card", lambda: card.show_status("done", kept))
+        record = self._user_record(event.record)
+        self._timeline.show_record(record)
+        step_diff, card = self.query_one("#step-diff", DiffView), self._card
+        self._batch.view("step-diff", lambda: step_diff.show_record(record))
+        if record.user_edits is not None:  # (no command ran: no output, no warnings)
+            self._batch.view("card", lambda: card.show_record(record))
             self.executed_steps = len(self._executed_records())
             return
         warnings = record.extra.get(GIT_WARNINGS_KEY)
@@ -557,15 +550,12 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
             said = f"step {record.index} changed git's own files: " + "; ".join(warnings)
             self.notify(visible(said), severity="warning", timeout=10)
         output = self.query_one(OutputLog)
-        self._batch.view("output", lambda: output.show_observation(
-            f"Step {record.index} · {self._summary(action, width=200)}",
-            self._user_observation(record.observation),
-        ))
-        if record.extra.get("source") == "user":
-            self._batch.view("card", lambda: card.show_status("done", f"Your command ran as step {record.index}."))
-        else:
-            self._batch.view("card", lambda: setattr(card, "state", "done"), replaces=False)
+        self._batch.view("output", lambda: output.show_record(record))
+        # (the user's own step replaces what the card showed; the model's keeps its action there)
+        self._batch.view("card", lambda: card.show_record(record), replaces=record.origin is Origin.USER)
         self.executed_steps = len(self._executed_records())
+        # (a proposal that waited beside the user's command is announced again right after)
+        self.pending, self.running = None, False
         # (a proposal that waited beside the user's command is announced again right after)
         self.pending, self.running = None, False
 
@@ -592,12 +582,9 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
         return None if self.session is None else self.session.executor.path_map
 
     def _summary(self, action: Action, width: int = 60) -> str:
-        return action_line(action, self._paths, width)
-
-    def _user_observation(self, observation: Observation | None) -> Observation | None:
-        if self.session is None or observation is None:
-            return observation
-        return self.session.executor.path_map.observation_to_user(observation)
+        """The action's one line, with the user's paths where the model's differ."""
+        paths = self._paths
+        return action_summary(action if paths is None else paths.action_to_user(action), width=width)
 
     def _user_text(self, text: str) -> str:
         return text if self.session is None else self.session.executor.path_map.to_user(text)

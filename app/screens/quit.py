@@ -2,40 +2,18 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+
+from app.screens.confirm import ConfirmScreen
 
 
-class QuitScreen(ModalScreen[bool]):
-    """Returns True to quit (other questions: `app.screens.confirm.ConfirmScreen`)."""
+class QuitScreen(ConfirmScreen, inherit_bindings=False):
+    """Returns True to quit: a `ConfirmScreen` with its own keys (`q` quits too) and ids."""
 
-    CSS_PATH = "modal.tcss"
-    AUTO_FOCUS = "#stay"
     BINDINGS = [
-        Binding("escape,n", "stay", "Stay", id="navtui.quit.stay", tooltip="Back to the session"),
-        Binding("y,q", "quit_now", "Quit", id="navtui.quit.confirm", tooltip="Quit; the session stays resumable"),
+        Binding("escape,n", "answer(False)", "Stay", id="navtui.quit.stay", tooltip="Back to the session"),
+        Binding("y,q", "answer(True)", "Quit", id="navtui.quit.confirm", tooltip="Quit; the session stays resumable"),
     ]
 
     def __init__(self, explanation: str) -> None:
-        super().__init__()
-        self.explanation = explanation
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Label("Quit navtui?", classes="dialog-title")
-            yield Static(self.explanation, classes="dialog-body", markup=False)
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Quit (y)", variant="warning", id="quit")
-                yield Button("Stay (n)", variant="primary", id="stay")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "quit")
-
-    def action_stay(self) -> None:
-        self.dismiss(False)
-
-    def action_quit_now(self) -> None:
-        self.dismiss(True)
+        super().__init__("Quit navtui?", explanation, confirm="Quit", cancel="Stay")

@@ -7,10 +7,10 @@ from __future__ import annotations
 from textual import work
 
 from agent_core.actions import Bash, StrReplaceEditor
-from agent_core.steps import USER_EDITS_KEY, Approve, EditAction, Reject
+from agent_core.steps import Approve, EditAction, Reject, StepStatus
 from app.config import save_allow_rule
 from app.screens.allow import AllowPrefixScreen
-from app.screens.confirm import ConfirmScreen
+from app.screens.confirm import ConfirmScreen, OverwriteScreen
 from app.screens.edit import EditScreen, edit_text
 from app.screens.message import MessageScreen
 from app.screens.reject import RejectScreen
@@ -73,7 +73,7 @@ class StepDialogs:
             return
         executed = self._executed_records()
         last = executed[-1] if executed else None
-        if last is not None and USER_EDITS_KEY in last.extra and not await self.app.push_screen_wait(
+        if last is not None and last.status is StepStatus.USER_EDITS and not await self.app.push_screen_wait(
             ConfirmScreen(
                 "Undo your own edits?",
                 f"Step {last.index} holds the edits you made while a proposal waited "
@@ -89,14 +89,7 @@ class StepDialogs:
     @work(exclusive=True, group="modal")
     async def _confirm_undo(self, refused: UndoRefused) -> None:
         """Show the files an undo would overwrite; undo anyway only if the user says so."""
-        files = "\n".join(f"  {path}" for path in refused.error.paths[:15])
-        more = len(refused.error.paths) - 15
-        explanation = (
-            f"Changed outside the session since step {refused.error.checkpoint}:\n{files}"
-            + (f"\n  … and {more} more" if more > 0 else "")
-            + "\n\nUndo anyway overwrites them (they are saved in a before-undo ref first)."
-        )
-        screen = ConfirmScreen("Undo over your changes?", explanation, confirm="Undo anyway")
+        screen = OverwriteScreen("Undo", refused.error.paths, since=refused.error.checkpoint)
         if await self.app.push_screen_wait(screen) and self.driver is not None:
             self.driver.send(Undo(refused.to_index, force=True))
 
