@@ -110,12 +110,17 @@ def load_config(
         return Config(path)
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read the config file {path}: {error}") from None
+    return parse_config(text, path, (*also, parser))
+
+
+def parse_config(text: str, path: Path, parsers: tuple[Parser, ...]) -> Config:
+    """`text`, the config file at `path`, checked against the options of `parsers`."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     settings: dict[str, Option] = {}
-    for each in (*also, parser):
+    for each in parsers:
         settings.update(settings_of(each))
     return _check(data, text, path, settings)
 
@@ -260,11 +265,17 @@ def configure(
 # --- rules written back from the app ----------------------------------------------------------
 
 
-def load_rules(path: Path | None = None) -> AllowRules:
-    """The `[rules]` of the config file (empty without one); ConfigError when it is broken."""
+def every_parser() -> tuple[Parser, ...]:
+    """The parsers whose settings the file may hold: `navtui batch`'s and the main command's."""
     from app.args import batch_parser, build_parser
 
-    return load_config(build_parser(), path, also=(batch_parser(),)).rules
+    return (batch_parser(), build_parser())
+
+
+def load_rules(path: Path | None = None) -> AllowRules:
+    """The `[rules]` of the config file (empty without one); ConfigError when it is broken."""
+    *also, parser = every_parser()
+    return load_config(parser, path, also=tuple(also)).rules
 
 
 def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path | None = None) -> Path:
@@ -283,7 +294,11 @@ def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path 
     if not any(added.values()):
         return path
     new_text = with_rules_added(text, path, {key: value for key, value in added.items() if value})
-    tomllib.loads(new_text)  # never write a file navtui cannot read back
+    expected = AllowRules(rules.allow_kinds + [kind] * bool(added["allow_kinds"]),
+                          rules.allow_prefixes + [prefix] * bool(added["allow_prefixes"]))
+    if parse_config(new_text, path, every_parser()).rules != expected:  # never write what does not read back
+        raise ConfigError(f"{path}: cannot add the rule without changing the rest of the file; "
+                          f"add it to [rules] by hand")
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temporary.write_text(new_text, encoding="utf-8")
@@ -312,14 +327,18 @@ def with_rules_added(text: str, path: Path, added: dict[str, str]) -> str:
     rules = document.get("rules")
     if rules is None:
         rules = tomlkit.table()
-        if text.strip() and not text.endswith("\n\n"):
-            document.add(tomlkit.nl())
+        if text.strip():  # after a blank line
+            ending = len(text) - len(text.rstrip("\n"))
+            for _ in range(2 - min(ending, 2)):
+                document.add(tomlkit.nl())
         document.append("rules", rules)
     for key, value in added.items():
-        if key in rules:
-            rules[key].append(value)
-        else:
+        if key not in rules:
             rules[key] = [value]
+        elif "\n" in rules[key].as_string():  # one item a line: a new line (after any comment)
+            rules[key].add_line(value, indent="  ")
+        else:
+            rules[key].append(value)
     return tomlkit.dumps(document)
 
 
