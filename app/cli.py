@@ -237,10 +237,12 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
     from agent_core.backends.hf_load import library_logs_to
     from agent_core.trajectory import repo_state_dir
     from app.config import load_config
+    from app.keymap import check_keymap
     from app.tui import LoadRelay, run_tui
 
-    info = describe(backend_config(args))  # refuses bad model flags before the screen opens
     settings = load_config(build_parser(), also=(batch_parser(),))  # theme, keymap, allow rules (validated in `main`)
+    check_keymap(settings)  # its ids against the app's bindings, before the screen opens
+    info = describe(backend_config(args))  # refuses bad model flags before the screen opens
     library_logs_to(repo_state_dir(workspace.root) / "library.log")
     executor = make_executor(args, workspace)
     relay = LoadRelay()
