@@ -19,7 +19,8 @@ from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import Launcher, SandboxSettings, resolve_sandbox
 from agent_core.git.patches import write_patch
-from agent_core.profiles import ProfileError, load_profile
+from agent_core.profiles import ProfileError
+from agent_core.prompts import check_profile
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.workspace import Workspace
 from app.args import CliError
@@ -65,9 +66,9 @@ def session_config(args: argparse.Namespace) -> SessionConfig:
     resolved = backend_config(args)
     preset = PRESETS.get(resolved.preset or "")
     profile = getattr(args, "prompt_profile", None) or (preset.prompt_profile if preset else None)
-    if profile is not None:
+    if profile is not None:  # checked now, not when the session first needs a template
         try:
-            load_profile(profile)
+            check_profile(profile, resolved.dialect)
         except ProfileError as error:
             raise CliError(str(error)) from None
     return SessionConfig(
