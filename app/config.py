@@ -201,16 +201,23 @@ def _toml(value: Any) -> str:
 
 
 def line_of(text: str, table: str | None, key: str) -> int | None:
-    """The line (1-based) where `key` is set in `[table]` (None: top level), if it can be found."""
+    """The line (1-based) where `key` is set in `[table]` (None: top level), or as the dotted
+    key `table.key` before any table, if it can be found."""
+    def quoted(name: str) -> str:
+        return rf"""(?:{re.escape(name)}|"{re.escape(name)}"|'{re.escape(name)}')"""
+
+    in_table = re.compile(rf"^\s*{quoted(key)}\s*=")
+    dotted = re.compile(rf"^\s*{quoted(table)}\s*\.\s*{quoted(key)}\s*=") if table else None
     current = None
-    key_pattern = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
     for number, line in enumerate(text.splitlines(), 1):
         header = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", line)
         if header:
             current = header.group(1).strip("\"'")
             if table is None and current == key:
                 return number
-        elif current == table and key_pattern.match(line):
+        elif current == table and in_table.match(line):
+            return number
+        elif current is None and dotted is not None and dotted.match(line):
             return number
     return None
 

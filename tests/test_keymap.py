@@ -4,16 +4,17 @@ naming the file, the line, the id and the nearest real one."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
 import pexpect
 import pytest
 
+from app.args import build_parser
 from app.config import ConfigError, load_config
 from app.doctor import Context, check_config
 from app.keymap import binding_ids, check_keymap
-from app.args import build_parser
 
 NAVTUI = str(Path(sys.executable).parent / "navtui")
 KEYMAP_WITH_A_TYPO = '# my keys\nmodel = "x"\n\n[keymap]\n"navtui.reject" = "n"\n"navtui.aprove" = "y"\n'
@@ -28,11 +29,10 @@ def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def test_the_ids_are_those_the_running_app_and_its_help_show(git_repo: Path):
+    from agent_core.actions import Submit
     from app.screens.main import MainScreen
     from app.tui import NavApp
     from tests.fixtures.tui import Watch, make_session
-
-    from agent_core.actions import Submit
 
     ids = binding_ids()
     app = NavApp(make_session(git_repo, [("Done.", Submit())]), repo=git_repo)
@@ -77,3 +77,9 @@ def test_navtui_refuses_an_unknown_id_before_the_app_opens(config_file: Path, gi
     assert f"navtui: {config_file}:6: [keymap] navtui.aprove: no binding has this id" in shown
     assert "did you mean 'navtui.approve'?" in shown and "navtui.quit_app" in shown
     assert "What should the model fix" not in shown and "\x1b[?1049h" not in shown  # no screen
+
+
+def test_a_dotted_keymap_key_is_found_on_its_line(config_file: Path):
+    config_file.write_text('model = "x"\nkeymap."navtui.undoo" = "U"\n')
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(config_file))}:2: \[keymap\] navtui.undoo: .*did you mean 'navtui.undo'"):
+        check_keymap(load_config(build_parser()))

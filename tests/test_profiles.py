@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
+import pexpect
 import pytest
 
 from agent_core.profiles import PROFILES, ProfileError, load_profile
@@ -138,3 +143,22 @@ def test_navtui_stops_at_start_on_a_mistyped_profile(git_repo, scripted_http, tm
     assert result.stderr.startswith(f"navtui: prompt profile {path}:3: templates.rejection_templte: "
                                     "unknown template; did you mean 'rejection_template'?")
     assert scripted_http.requests == []  # no turn was asked for
+
+
+def test_the_app_refuses_a_mistyped_profile_before_its_screen_opens(git_repo, tmp_path):
+    from tests.test_session import FIX_SCRIPTS, write_script
+
+    script = write_script(tmp_path / "s.jsonl", FIX_SCRIPTS["toolcall"])
+    path = write(tmp_path, "extends: swesmith\nturn_header: [Thought]\n")
+    env = {**os.environ, "TERM": "xterm-256color", "NAVTUI_CONFIG": str(tmp_path / "none.toml")}
+    child = pexpect.spawn(str(Path(sys.executable).parent / "navtui"),
+                          ["--script", str(script), "--prompt-profile", str(path), str(git_repo)],
+                          cwd=str(tmp_path), env=env, dimensions=(40, 120), timeout=90)
+    try:
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    shown = child.before.decode()
+    assert child.exitstatus == 1, shown
+    assert f"navtui: prompt profile {path}:2: turn_header: expected a string, or null, got ['Thought']" in shown
+    assert "What should the model fix" not in shown
