@@ -16,7 +16,7 @@ the file, line and key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -66,15 +66,15 @@ class Profile:
     def has_template(self, key: str, dialect: str | None = None) -> bool:
         return f"{key}_{dialect}" in self.spec.templates or key in self.spec.templates
 
-    @property
-    def dialect_variants(self) -> set[str]:
+    @cached_property
+    def dialect_variants(self) -> frozenset[str]:
         """The dialects its `<template>_<dialect>` keys name."""
         variants = set()
         for key in self.spec.templates:
             base = template_base(key)
             if base is not None and base != key:
                 variants.add(key[len(base) + 1:])
-        return variants
+        return frozenset(variants)
 
     @property
     def max_observation_length(self) -> int | None:
