@@ -38,8 +38,8 @@ from app.compose import (
     make_executor,
     new_session,
     resume,
+    prompt_profile,
     resume_log_path,
-    session_config,
     with_logged_backend,
 )
 from app.where import last_session, open_repo
@@ -243,8 +243,9 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
 
     settings = load_config(build_parser(), also=(batch_parser(),))  # theme, keymap, allow rules (validated in `main`)
     check_keymap(settings)  # its ids against the app's bindings, before the screen opens
-    info = describe(backend_config(args))  # refuses bad model flags before the screen opens
-    session_config(args)  # ... and a prompt profile file with a mistake
+    resolved = backend_config(args)  # refuses bad model flags before the screen opens
+    prompt_profile(args, resolved)  # ... and a prompt profile file with a mistake
+    info = describe(resolved)
     library_logs_to(repo_state_dir(workspace.root) / "library.log")
     executor = make_executor(args, workspace)
     relay = LoadRelay()

@@ -62,15 +62,22 @@ def make_backend(args: argparse.Namespace, progress: ProgressCallback | None = N
     return create_backend(backend_config(args), progress)
 
 
-def session_config(args: argparse.Namespace) -> SessionConfig:
-    resolved = backend_config(args)
+def prompt_profile(args: argparse.Namespace, resolved: BackendConfig) -> str | None:
+    """The prompt profile the flags (else the preset) choose, checked now rather than when the
+    session first needs one of its templates; CliError says what is wrong with it."""
     preset = PRESETS.get(resolved.preset or "")
     profile = getattr(args, "prompt_profile", None) or (preset.prompt_profile if preset else None)
-    if profile is not None:  # checked now, not when the session first needs a template
+    if profile is not None:
         try:
             check_profile(profile, resolved.dialect)
         except ProfileError as error:
             raise CliError(str(error)) from None
+    return profile
+
+
+def session_config(args: argparse.Namespace) -> SessionConfig:
+    resolved = backend_config(args)
+    profile = prompt_profile(args, resolved)
     return SessionConfig(
         dialect=resolved.dialect,
         context_window=resolved.context_window or SessionConfig.context_window,
