@@ -12,7 +12,7 @@ from app.options import Kind
 
 APP = Path(__file__).resolve().parent.parent / "app"
 ARGPARSE_INTERNALS = re.compile(
-    r"_actions\b|_AppendAction|_mutually_exclusive_groups|_group_actions|argparse\.SUPPRESS"
+    r"_actions\b|_AppendAction|_mutually_exclusive_groups|_group_actions|\bSUPPRESS\b"
 )
 
 
