@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent_core.actions import Action
-from agent_core.formats import Turn, get_dialect
+from agent_core.formats import DIALECTS, Turn, get_dialect
 from agent_core.formats.errors import ParseError
 from agent_core.formats.prompting import LEADING_THOUGHT, chat_messages, completion_text
-from agent_core.profiles import Profile, load_profile
+from agent_core.profiles import Profile, ProfileError, load_profile
 from agent_core.prompt_types import Prompt
 from agent_core.steps import Observation
 
@@ -37,6 +37,7 @@ __all__ = [
     "format_rejection",
     "format_user_command",
     "format_user_message",
+    "check_profile",
     "profile_for",
     "submit_review_text",
 ]
@@ -49,11 +50,42 @@ TOOLCALL_SYSTEM = load_profile("swesmith").render("system_template", "toolcall")
 SILENT_SUCCESS = load_profile("swesmith").render("next_step_no_output_template")
 
 
+# The templates every session renders, in its dialect's variant or the plain one. (The system
+# prompt only chat layouts render; the clipping note only a profile that clips.)
+NEEDED_TEMPLATES = (
+    "instance_template", "next_step_template", "next_step_no_output_template",
+    "format_error_template", "rejection_template", "user_message_template", "user_command_template",
+)
+
+
 def profile_for(dialect: str, profile: ProfileChoice = None) -> Profile:
-    """`profile` itself, the profile it names, or the dialect's default one."""
+    """`profile` itself, the profile it names (checked, see `check_profile`), or the dialect's
+    default one."""
     if isinstance(profile, Profile):
         return profile
-    return load_profile(profile or get_dialect(dialect).default_profile)
+    return check_profile(profile or get_dialect(dialect).default_profile, dialect)
+
+
+def check_profile(spec: str, dialect: str | None = None) -> Profile:
+    """The profile `spec`; ProfileError when one of its templates is for a dialect that does not
+    exist, or when it lacks a template a session in `dialect` renders (None: not known yet)."""
+    chosen = load_profile(spec)
+    unknown = sorted(chosen.dialect_variants - set(DIALECTS))
+    if unknown:
+        raise ProfileError(
+            f"prompt profile {chosen.name!r}: templates for no dialect ({', '.join(unknown)}): a "
+            f"template key is a template name, or one followed by _{' or _'.join(DIALECTS)}"
+        )
+    needed = [*NEEDED_TEMPLATES]
+    if chosen.max_observation_length:
+        needed.append("next_step_truncated_observation_template")
+    missing = [key for key in needed if not chosen.has_template(key, dialect)]
+    if dialect in DIALECTS and missing:
+        raise ProfileError(
+            f"prompt profile {chosen.name!r} has no {', '.join(missing)} for the {dialect} dialect: "
+            "add them under `templates:`, or extend a profile that has them (`extends: swesmith`)"
+        )
+    return chosen
 
 
 def build_prompt(

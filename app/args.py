@@ -1,15 +1,16 @@
 """navtui's command-line arguments: the main parser, `navtui batch`'s, and every `add_*_args`
 group they share.
 
-Nothing here builds a session (that is `app.compose`) or runs one (`app.cli`); `app.config`
-reads these parsers to know which settings the config file may hold.
+Nothing here builds a session (that is `app.compose`) or runs one (`app.cli`). Each `Parser`
+keeps a public table of its options (`parser.options`, see `app.options`): `app.config` reads
+it to know which settings the config file may hold.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from agent_core import __version__
 from agent_core.backends.factory import BACKENDS, SPECS
@@ -18,6 +19,7 @@ from agent_core.executor.sandbox import SANDBOX_MODES
 from agent_core.formats import DIALECTS
 from agent_core.profiles import PROFILES
 from app.commands import help_epilog
+from app.options import OptionGroup, OptionTable
 
 
 class CliError(Exception):
@@ -25,7 +27,29 @@ class CliError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error exits 1 (2 means "stopped by a limit" for navtui)."""
+    """argparse, but a usage error exits 1 (2 means "stopped by a limit" for navtui), and every
+    option added (here, in its argument groups or its mutually exclusive groups) is recorded in
+    `self.options`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._recording = False  # argparse's own set-up (its groups, -h) is no setting
+        super().__init__(*args, **kwargs)
+        self.options = OptionTable(prefix_chars=self.prefix_chars, allow_abbrev=self.allow_abbrev)
+        self._recording = True
+
+    def add_argument(self, *flags: str, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*flags, **kwargs)
+        if self._recording:
+            self.options.record(action, kwargs.get("action"))
+        return action
+
+    def add_argument_group(self, *args: Any, **kwargs: Any) -> Any:
+        group = super().add_argument_group(*args, **kwargs)
+        return OptionGroup(group, self.options) if self._recording else group
+
+    def add_mutually_exclusive_group(self, *, required: bool = False) -> Any:
+        group = super().add_mutually_exclusive_group(required=required)
+        return OptionGroup(group, self.options, self.options.new_exclusive_group())
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -40,7 +64,7 @@ def backend_help() -> str:
     return f"{kinds} (default: {defaults})" if defaults else kinds
 
 
-def add_backend_args(parser: argparse.ArgumentParser) -> None:
+def add_backend_args(parser: Parser) -> None:
     """The flags that choose and load the model (shared with `navtui batch`)."""
     group = parser.add_argument_group("model")
     group.add_argument(
@@ -98,7 +122,7 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_limit_args(parser: argparse.ArgumentParser) -> None:
+def add_limit_args(parser: Parser) -> None:
     """Step, time and command limits (shared with `navtui batch`)."""
     group = parser.add_argument_group("limits")
     group.add_argument(
@@ -123,7 +147,7 @@ def add_limit_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
+def add_sandbox_args(parser: Parser) -> None:
     """Where the model's commands run (see README, "Safety")."""
     group = parser.add_argument_group("sandbox")
     group.add_argument(
@@ -147,7 +171,7 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_patch_scope_args(group: argparse._ActionsContainer) -> None:
+def add_patch_scope_args(group: Parser | OptionGroup) -> None:
     """What the patch holds (shared with `navtui batch`; see agent_core.patch_scope)."""
     group.add_argument(
         "--keep-pycache", action="store_true",
@@ -219,7 +243,7 @@ def build_parser() -> Parser:
     return parser
 
 
-def add_batch_args(parser: argparse.ArgumentParser) -> None:
+def add_batch_args(parser: Parser) -> None:
     """`navtui batch`'s own flags and the model, limit, sandbox and patch flags it shares."""
     parser.add_argument("instances", metavar="INSTANCES.jsonl",
                         help="one JSON object per line: instance_id, repo, base_commit, "

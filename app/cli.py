@@ -39,6 +39,7 @@ from app.compose import (
     make_executor,
     new_session,
     resume,
+    prompt_profile,
     resume_log_path,
     with_logged_backend,
 )
@@ -238,10 +239,14 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
     from agent_core.backends.hf_load import library_logs_to
     from agent_core.trajectory import repo_state_dir
     from app.config import load_config
+    from app.keymap import check_keymap
     from app.tui import LoadRelay, run_tui
 
-    info = describe(backend_config(args))  # refuses bad model flags before the screen opens
     settings = load_config(build_parser(), also=(batch_parser(),))  # theme, keymap, allow rules (validated in `main`)
+    check_keymap(settings)  # its ids against the app's bindings, before the screen opens
+    resolved = backend_config(args)  # refuses bad model flags before the screen opens
+    prompt_profile(args, resolved)  # ... and a prompt profile file with a mistake
+    info = describe(resolved)
     library_logs_to(repo_state_dir(workspace.root) / "library.log")
     executor = make_executor(args, workspace)
     relay = LoadRelay()

@@ -19,7 +19,8 @@ from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import Launcher, SandboxSettings, resolve_sandbox
 from agent_core.git.patches import write_patch
-from agent_core.profiles import ProfileError, load_profile
+from agent_core.profiles import ProfileError
+from agent_core.prompts import check_profile
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.workspace import Workspace
 from app.args import CliError
@@ -68,15 +69,22 @@ def make_backend(args: argparse.Namespace, progress: ProgressCallback | None = N
     return backend_spec(config).create(config, progress, None)
 
 
-def session_config(args: argparse.Namespace) -> SessionConfig:
-    resolved = backend_config(args)
+def prompt_profile(args: argparse.Namespace, resolved: BackendConfig) -> str | None:
+    """The prompt profile the flags (else the preset) choose, checked now rather than when the
+    session first needs one of its templates; CliError says what is wrong with it."""
     preset = PRESETS.get(resolved.preset or "")
     profile = getattr(args, "prompt_profile", None) or (preset.prompt_profile if preset else None)
     if profile is not None:
         try:
-            load_profile(profile)
+            check_profile(profile, resolved.dialect)
         except ProfileError as error:
             raise CliError(str(error)) from None
+    return profile
+
+
+def session_config(args: argparse.Namespace) -> SessionConfig:
+    resolved = backend_config(args)
+    profile = prompt_profile(args, resolved)
     return SessionConfig(
         dialect=resolved.dialect,
         context_window=resolved.context_window or SessionConfig.context_window,

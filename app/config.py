@@ -15,23 +15,27 @@
     [theme]
     name = "navtui-light"
 
-The valid top-level keys are read off the argparse parser (every long option), so a new flag is a
-new key with no code here; values are checked by the option's own `type` and `choices`. Flags on
+The valid top-level keys are read off the parser's option table (`app.options`: every long
+option), so a new flag is a new key with no code here; values are checked by the option's own
+`type` and `choices`. Flags on
 the command line win over the file. Only `app/` reads this file; the core gets dataclasses.
 """
 
 from __future__ import annotations
 
-import argparse
-import io
 import json
 import os
 import re
 import tomllib
-from contextlib import redirect_stderr, redirect_stdout
+import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from app.options import Kind, Option
+
+if TYPE_CHECKING:
+    from app.args import Parser
 
 CONFIG_ENV = "NAVTUI_CONFIG"
 TABLES = ("keymap", "rules", "theme")
@@ -58,10 +62,18 @@ class Config:
 
     path: Path
     exists: bool = False
-    options: dict[str, Any] = field(default_factory=dict)  # argparse dest -> converted value
+    options: dict[str, Any] = field(default_factory=dict)  # option dest -> converted value
     keymap: dict[str, str] = field(default_factory=dict)
     rules: AllowRules = field(default_factory=AllowRules)
     theme: str | None = None
+    text: str = field(default="", repr=False)  # the file as read
+
+    def error(self, table: str | None, key: str, message: str) -> ConfigError:
+        """A ConfigError naming this file, the line where `key` is set in `[table]`, and `key`."""
+        line = line_of(self.text, table, key)
+        where = f"{self.path}:{line}" if line else str(self.path)
+        name = f"[{table}] {key}" if table else key
+        return ConfigError(f"{where}: {name}: {message}")
 
 
 def config_path() -> Path:
@@ -77,24 +89,17 @@ def config_path() -> Path:
 # --- reading --------------------------------------------------------------------------------
 
 
-def settings_of(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    """Config key -> argparse action, for every long option of `parser`."""
-    settings: dict[str, argparse.Action] = {}
-    for action in parser._actions:  # argparse has no public list of its actions
-        if action.dest in NOT_SETTINGS:
-            continue
-        for option in action.option_strings:
-            negative = isinstance(action, argparse.BooleanOptionalAction) and option.startswith("--no-")
-            if option.startswith("--") and not negative:  # `x = false` says --no-x
-                settings[option[2:].replace("-", "_")] = action
-    return settings
+def settings_of(parser: Parser) -> dict[str, Option]:
+    """Config key -> option, for every long option of `parser`."""
+    return {key: option for key, option in parser.options.settings().items()
+            if option.dest not in NOT_SETTINGS}
 
 
 def load_config(
-    parser: argparse.ArgumentParser,
+    parser: Parser,
     path: Path | None = None,
     *,
-    also: tuple[argparse.ArgumentParser, ...] = (),
+    also: tuple[Parser, ...] = (),
 ) -> Config:
     """Read and check the config file against the options of `parser` (and of `also`: a
     subcommand accepts every setting of the main command); ConfigError says what is wrong."""
@@ -105,37 +110,36 @@ def load_config(
         return Config(path)
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read the config file {path}: {error}") from None
+    return parse_config(text, path, (*also, parser))
+
+
+def parse_config(text: str, path: Path, parsers: tuple[Parser, ...]) -> Config:
+    """`text`, the config file at `path`, checked against the options of `parsers`."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    settings: dict[str, argparse.Action] = {}
-    for each in (*also, parser):
+    settings: dict[str, Option] = {}
+    for each in parsers:
         settings.update(settings_of(each))
     return _check(data, text, path, settings)
 
 
-def _check(data: dict[str, Any], text: str, path: Path, settings: dict[str, argparse.Action]) -> Config:
-    config = Config(path, exists=True)
-
-    def fail(table: str | None, key: str, message: str) -> ConfigError:
-        line = line_of(text, table, key)
-        where = f"{path}:{line}" if line else str(path)
-        name = f"[{table}] {key}" if table else key
-        return ConfigError(f"{where}: {name}: {message}")
-
+def _check(data: dict[str, Any], text: str, path: Path, settings: dict[str, Option]) -> Config:
+    config = Config(path, exists=True, text=text)
+    fail = config.error
     for key, value in data.items():
         if key in TABLES:
             if not isinstance(value, dict):
                 raise fail(None, key, f"must be a table: write [{key}] on its own line")
             continue
-        action = settings.get(key)
-        if action is None:
+        option = settings.get(key)
+        if option is None:
             known = ", ".join(sorted(settings))
             raise fail(None, key, f"unknown setting; the settings are the long flags: {known}, "
                                   f"and the tables [{'], ['.join(TABLES)}]")
         try:
-            config.options[action.dest] = convert(action, value)
+            config.options[option.dest] = convert(option, value)
         except (argparse.ArgumentTypeError, ValueError, TypeError) as error:
             raise fail(None, key, str(error)) from None
 
@@ -165,30 +169,28 @@ def _check(data: dict[str, Any], text: str, path: Path, settings: dict[str, argp
     return config
 
 
-def convert(action: argparse.Action, value: Any) -> Any:
+def convert(option: Option, value: Any) -> Any:
     """`value` from the file as the option would have parsed it on the command line."""
-    if action.nargs == 0:  # a switch: --load-in-4bit
+    if option.kind is Kind.SWITCH:  # --load-in-4bit
         if not isinstance(value, bool):
             raise ValueError(f"must be true or false, got {_toml(value)}")
         return value
-    if action.nargs in ("*", "+") or isinstance(action.nargs, int) or isinstance(
-        action, argparse._AppendAction  # a repeatable flag: --writable A --writable B
-    ):
+    if option.kind in (Kind.LIST, Kind.REPEATABLE):  # --writable A --writable B
         if not isinstance(value, list):
             raise ValueError(f"must be a list, e.g. [{_toml(value)}]")
-        return [_convert_one(action, item) for item in value]
-    return _convert_one(action, value)
+        return [_convert_one(option, item) for item in value]
+    return _convert_one(option, value)
 
 
-def _convert_one(action: argparse.Action, value: Any) -> Any:
+def _convert_one(option: Option, value: Any) -> Any:
     if isinstance(value, (bool, list, dict)) or not isinstance(value, (str, int, float)):
-        raise ValueError(f"must be {'a number' if action.type in (int, float) else 'a string'}, "
+        raise ValueError(f"must be {'a number' if option.type in (int, float) else 'a string'}, "
                          f"got {_toml(value)}")
-    if action.type is None and not isinstance(value, str):
+    if option.type is None and not isinstance(value, str):
         raise ValueError(f'must be a string: write "{value}"')
-    converted = action.type(str(value)) if callable(action.type) else value
-    if action.choices is not None and converted not in action.choices:
-        raise ValueError(f"must be one of {', '.join(map(str, action.choices))}, got {_toml(value)}")
+    converted = option.type(str(value)) if option.type is not None else value
+    if option.choices is not None and converted not in option.choices:
+        raise ValueError(f"must be one of {', '.join(map(str, option.choices))}, got {_toml(value)}")
     return converted
 
 
@@ -199,16 +201,23 @@ def _toml(value: Any) -> str:
 
 
 def line_of(text: str, table: str | None, key: str) -> int | None:
-    """The line (1-based) where `key` is set in `[table]` (None: top level), if it can be found."""
+    """The line (1-based) where `key` is set in `[table]` (None: top level), or as the dotted
+    key `table.key` before any table, if it can be found."""
+    def quoted(name: str) -> str:
+        return rf"""(?:{re.escape(name)}|"{re.escape(name)}"|'{re.escape(name)}')"""
+
+    in_table = re.compile(rf"^\s*{quoted(key)}\s*=")
+    dotted = re.compile(rf"^\s*{quoted(table)}\s*\.\s*{quoted(key)}\s*=") if table else None
     current = None
-    key_pattern = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
     for number, line in enumerate(text.splitlines(), 1):
         header = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", line)
         if header:
             current = header.group(1).strip("\"'")
             if table is None and current == key:
                 return number
-        elif current == table and key_pattern.match(line):
+        elif current == table and in_table.match(line):
+            return number
+        elif current is None and dotted is not None and dotted.match(line):
             return number
     return None
 
@@ -223,39 +232,21 @@ def theme_names() -> list[str]:
 # --- applying -------------------------------------------------------------------------------
 
 
-def explicit_options(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
+def explicit_options(parser: Parser, argv: list[str]) -> set[str]:
     """The dests of the options `argv` gives on the command line (not their defaults)."""
-    defaults = {action.dest: action.default for action in parser._actions}
-    try:
-        for action in parser._actions:
-            action.default = argparse.SUPPRESS
-        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):  # the real parse speaks
-            given, _ = parser.parse_known_args(argv)
-    except SystemExit:
-        return set()
-    finally:
-        for action in parser._actions:
-            action.default = defaults[action.dest]
-    return set(vars(given))
+    return parser.options.given(argv)
 
 
 def apply_config(
-    parser: argparse.ArgumentParser, config: Config, argv: list[str], *, skip: frozenset[str] = frozenset()
+    parser: Parser, config: Config, argv: list[str], *, skip: frozenset[str] = frozenset()
 ) -> None:
     """Make the file's values `parser`'s defaults, so flags win over them.
 
     A flag given on the command line also clears the file's value for the options it excludes
     (`--load-in-8bit` beats `load_in_4bit = true`); options in `skip` keep their built-in default.
     """
-    known = {action.dest for action in parser._actions}
-    given = explicit_options(parser, argv)
-    excluded = {
-        other.dest
-        for group in parser._mutually_exclusive_groups
-        if any(action.dest in given for action in group._group_actions)
-        for other in group._group_actions
-        if other.dest not in given
-    }
+    known = parser.options.dests
+    excluded = parser.options.excluded_by(explicit_options(parser, argv))
     parser.set_defaults(**{
         dest: value for dest, value in config.options.items()
         if dest in known and dest not in excluded and dest not in skip
@@ -263,11 +254,11 @@ def apply_config(
 
 
 def configure(
-    parser: argparse.ArgumentParser,
+    parser: Parser,
     argv: list[str],
     *,
     logged_backend: tuple[str, ...] = (),
-    also: tuple[argparse.ArgumentParser, ...] = (),
+    also: tuple[Parser, ...] = (),
 ) -> Config:
     """Load the config file and make it `parser`'s defaults (settings only `also` has are
     valid but not applied). With `--resume`, the options in `logged_backend` are left to the
@@ -281,27 +272,40 @@ def configure(
 # --- rules written back from the app ----------------------------------------------------------
 
 
-def load_rules(path: Path | None = None) -> AllowRules:
-    """The `[rules]` of the config file (empty without one); ConfigError when it is broken."""
+def every_parser() -> tuple[Parser, ...]:
+    """The parsers whose settings the file may hold: `navtui batch`'s and the main command's."""
     from app.args import batch_parser, build_parser
 
-    return load_config(build_parser(), path, also=(batch_parser(),)).rules
+    return (batch_parser(), build_parser())
+
+
+def load_rules(path: Path | None = None) -> AllowRules:
+    """The `[rules]` of the config file (empty without one); ConfigError when it is broken."""
+    *also, parser = every_parser()
+    return load_config(parser, path, also=tuple(also)).rules
 
 
 def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path | None = None) -> Path:
     """Add an allow rule (an action kind or a bash prefix) to the file's `[rules]`; returns the path.
 
-    The rest of the file is kept as written; the `[rules]` table is rewritten.
+    Only the rule lists change: the rest of the file (comments, order, quoting, other tables) is
+    kept byte for byte. A file that is not valid TOML raises ConfigError and stays as it is.
     """
     path = path or config_path()
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     rules = load_rules(path)
-    if kind and kind not in rules.allow_kinds:
-        rules.allow_kinds.append(kind)
-    if prefix and prefix.strip() and prefix not in rules.allow_prefixes:
-        rules.allow_prefixes.append(prefix)
-    new_text = _with_rules_table(text, rules)
-    tomllib.loads(new_text)  # never write a file navtui cannot read back
+    added = {
+        "allow_kinds": kind if kind and kind not in rules.allow_kinds else None,
+        "allow_prefixes": prefix if prefix and prefix.strip() and prefix not in rules.allow_prefixes else None,
+    }
+    if not any(added.values()):
+        return path
+    new_text = with_rules_added(text, path, {key: value for key, value in added.items() if value})
+    expected = AllowRules(rules.allow_kinds + [kind] * bool(added["allow_kinds"]),
+                          rules.allow_prefixes + [prefix] * bool(added["allow_prefixes"]))
+    if parse_config(new_text, path, every_parser()).rules != expected:  # never write what does not read back
+        raise ConfigError(f"{path}: cannot add the rule without changing the rest of the file; "
+                          f"add it to [rules] by hand")
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temporary.write_text(new_text, encoding="utf-8")
@@ -317,26 +321,40 @@ def save_allow_rule(prefix: str) -> str:
         return f"not saved: {error}"
 
 
-def _with_rules_table(text: str, rules: AllowRules) -> str:
-    table = "[rules]\n" + "".join(
-        f"{key} = {json.dumps(getattr(rules, key), ensure_ascii=False)}\n" for key in RULE_KEYS
-        if getattr(rules, key)
-    )
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if re.match(r"^\s*\[\s*rules\s*\]", line)), None)
-    if start is None:
-        separator = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
-        return text + separator + table
-    end = next((i for i in range(start + 1, len(lines)) if re.match(r"^\s*\[", lines[i])), len(lines))
-    return "".join(lines[:start]) + table + ("\n" if end < len(lines) else "") + "".join(lines[end:])
+def with_rules_added(text: str, path: Path, added: dict[str, str]) -> str:
+    """`text` with each value of `added` appended to its rule list in `[rules]` (edited in place
+    by tomlkit; the table is added at the end when the file has none)."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        document = tomlkit.parse(text)
+    except ParseError as error:
+        raise ConfigError(f"{path}:{error.line}: not valid TOML: {error}") from None
+    rules = document.get("rules")
+    if rules is None:
+        rules = tomlkit.table()
+        if text.strip():  # after a blank line
+            ending = len(text) - len(text.rstrip("\n"))
+            for _ in range(2 - min(ending, 2)):
+                document.add(tomlkit.nl())
+        document.append("rules", rules)
+    for key, value in added.items():
+        if key not in rules:
+            rules[key] = [value]
+        elif "\n" in rules[key].as_string():  # one item a line: a new line (after any comment)
+            rules[key].add_line(value, indent="  ")
+        else:
+            rules[key].append(value)
+    return tomlkit.dumps(document)
 
 
 # --- `navtui config show|path|edit` ------------------------------------------------------------
 
 
-def render(config: Config, parser: argparse.ArgumentParser) -> str:
+def render(config: Config, parser: Parser) -> str:
     """The settings in effect from the file, as TOML."""
-    keys = {action.dest: key for key, action in settings_of(parser).items()}
+    keys = {option.dest: key for key, option in settings_of(parser).items()}
     lines = [f"{keys.get(dest, dest)} = {_toml(value)}" for dest, value in config.options.items()]
     rules = [f"{key} = {_toml(getattr(config.rules, key))}" for key in RULE_KEYS
              if getattr(config.rules, key)]
@@ -350,15 +368,13 @@ def render(config: Config, parser: argparse.ArgumentParser) -> str:
     return "\n".join(lines) + "\n"
 
 
-def template(parser: argparse.ArgumentParser) -> str:
+def template(parser: Parser) -> str:
     """A new config file: every setting commented out, with its default and help."""
     lines = ["# navtui settings: a flag on the command line wins over its setting here.", ""]
-    for key, action in settings_of(parser).items():
-        if action.dest == "repo":
-            continue
-        default = action.default if action.default not in (None, argparse.SUPPRESS) else ""
-        value = _toml(default) if default != "" else '""'
-        summary = " ".join((action.help or "").split())
+    for key, option in settings_of(parser).items():
+        default = parser.get_default(option.dest)
+        value = _toml(default) if default not in (None, "") else '""'
+        summary = " ".join((option.help or "").split())
         lines.append(f"# {key} = {value}" + (f"    # {summary}" if summary else ""))
     lines += ["", "# [rules]", '# allow_kinds = ["read", "search", "view"]',
               '# allow_prefixes = ["git status", "ls"]', "", "# [keymap]",
@@ -366,7 +382,7 @@ def template(parser: argparse.ArgumentParser) -> str:
     return "\n".join(lines)
 
 
-def edit(parser: argparse.ArgumentParser, path: Path | None = None) -> Path:
+def edit(parser: Parser, path: Path | None = None) -> Path:
     """Open the config file in $VISUAL / $EDITOR (created from `template` when missing)."""
     import shlex
     import subprocess

@@ -66,6 +66,12 @@ def check_config(context: Context) -> list[Check]:
     if context.config is None or not context.config.exists:
         return [Check("config", "info", f"no file at {path} (built-in defaults)",
                       ["`navtui config edit` creates one"])]
+    from app.keymap import check_keymap
+
+    try:
+        check_keymap(context.config)
+    except ConfigError as error:
+        return [Check("config", "fail", str(path), [str(error)])]
     settings = ", ".join(f"{key} = {value}" for key, value in context.config.options.items())
     return [Check("config", "ok", f"{path} is valid", [settings] if settings else [])]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -237,3 +238,73 @@ def test_batch_and_the_main_command_accept_each_others_settings(config_file: Pat
     config_file.write_text("workers = \"many\"\n")
     with pytest.raises(ConfigError, match=r"config.toml:1: workers: invalid literal"):
         parse(["repo"])
+
+
+HAND_WRITTEN = """\
+# navtui, as I like it
+model = 'navigator-8b'   # literal quotes
+"max_steps" = 12
+
+[keymap]  # my keys
+"navtui.approve" = "y"   # y for yes
+
+[rules]
+# kinds first
+allow_kinds = [ 'read',  # reading is fine
+]
+# trailing note in rules
+
+[theme]
+name = "nord"
+"""
+
+
+def test_a_saved_rule_changes_only_the_rule_lists(config_file: Path):
+    config_file.write_text(HAND_WRITTEN)
+    save_rule(prefix='git log --format="%h"')
+    after_prefix = config_file.read_text()
+    added = [line for line in after_prefix.splitlines() if line not in HAND_WRITTEN.splitlines()]
+    assert added == ["allow_prefixes = [\"git log --format=\\\"%h\\\"\"]"]
+    assert [line for line in after_prefix.splitlines() if line not in added] == HAND_WRITTEN.splitlines()
+
+    save_rule(kind="search")
+    after_kind = config_file.read_text()
+    assert after_kind == after_prefix.replace("  # reading is fine\n", '  # reading is fine\n  "search",\n')
+    assert load_rules() == AllowRules(["read", "search"], ['git log --format="%h"'])
+    loaded = load_config(build_parser())
+    assert (loaded.theme, loaded.keymap, loaded.options["max_steps"]) == ("nord", {"navtui.approve": "y"}, 12)
+
+
+def test_a_rule_table_is_added_after_everything_else(config_file: Path):
+    original = 'model = "navigator-8b"'  # no final newline
+    config_file.write_text(original)
+    save_rule(kind="view")
+    assert config_file.read_text() == original + '\n\n[rules]\nallow_kinds = ["view"]\n'
+
+
+def test_a_file_that_is_not_toml_is_named_with_its_line_and_left_alone(config_file: Path):
+    from app.config import save_allow_rule
+
+    broken = '# mine\nmodel = "x"\n[rules\nallow_kinds = ["read"]\n'
+    config_file.write_text(broken)
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(config_file))}: not valid TOML: .*line 3"):
+        save_rule(prefix="ls")
+    message = save_allow_rule("ls")
+    assert message.startswith(f"not saved: {config_file}") and "line 3" in message
+    assert config_file.read_text() == broken
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('rules = { allow_kinds = ["read"] }  # inline\nmodel = "x"\n',
+         'rules = { allow_kinds = ["read"], allow_prefixes = ["ls -la"]}  # inline\nmodel = "x"\n'),
+        ("rules.allow_prefixes = ['git status']\n[theme]\nname = 'nord'\n",
+         "rules.allow_prefixes = ['git status', \"ls -la\"]\n[theme]\nname = 'nord'\n"),
+    ],
+)
+def test_rules_written_inline_or_dotted_stay_that_way(config_file: Path, text: str, expected: str):
+    config_file.write_text(text)
+    save_rule(prefix="ls -la")
+    assert config_file.read_text() == expected
+    assert "ls -la" in load_rules().allow_prefixes

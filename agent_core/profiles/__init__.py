@@ -8,40 +8,53 @@ examples). `load_profile(NAME | PATH)` reads one; a file may say `extends: NAME`
 only some keys. Each file notes where its training text comes from and under which license.
 
 Templates are looked up per dialect first: `instance_template_text` wins over
-`instance_template` when the text dialect asks.
+`instance_template` when the text dialect asks. Each file is checked against the profile's shape
+as it is read (`agent_core.profiles.schema`): a misspelt key or a wrong type fails at load, with
+the file, line and key.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import yaml
 
+from agent_core.profiles.schema import (
+    ENV,
+    Checker,
+    ProfileError,
+    ProfileSpec,
+    Tool,
+    key_lines,
+    spec_of,
+    template_base,
+)
+
 HERE = Path(__file__).resolve().parent
 PROFILES = tuple(sorted(p.stem for p in HERE.glob("*.yaml")))
-# Jinja2 with its defaults, as SWE-agent renders its templates (a template's single trailing
-# newline is dropped), but failing loudly on a missing variable.
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
 
-
-class ProfileError(Exception):
-    """A profile that cannot be found or read; the message names the fix."""
+__all__ = ["PROFILES", "Profile", "ProfileError", "function_tool", "load_profile"]
 
 
 @dataclass(frozen=True)
 class Profile:
-    """One prompt profile, merged with the profile it extends."""
+    """One prompt profile, merged with the profile it extends; `data` is the merged mapping as
+    read (its digest is logged), `spec` the same checked and typed."""
 
     name: str
     data: dict[str, Any]
+    spec: ProfileSpec = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", spec_of(self.data, repr(self.name)))
 
     def render(self, key: str, dialect: str | None = None, **values: Any) -> str:
         """Template `key` (its `_<dialect>` variant first) rendered with `values`."""
-        templates = self.data.get("templates") or {}
+        templates = self.spec.templates
         source = templates.get(f"{key}_{dialect}", templates.get(key))
         if source is None:
             raise ProfileError(f"prompt profile {self.name!r} has no template {key!r}")
@@ -50,69 +63,86 @@ class Profile:
         except jinja2.TemplateError as error:
             raise ProfileError(f"prompt profile {self.name!r}, template {key!r}: {error}") from None
 
+    def has_template(self, key: str, dialect: str | None = None) -> bool:
+        return f"{key}_{dialect}" in self.spec.templates or key in self.spec.templates
+
+    @cached_property
+    def dialect_variants(self) -> frozenset[str]:
+        """The dialects its `<template>_<dialect>` keys name."""
+        variants = set()
+        for key in self.spec.templates:
+            base = template_base(key)
+            if base is not None and base != key:
+                variants.add(key[len(base) + 1:])
+        return frozenset(variants)
+
     @property
     def max_observation_length(self) -> int | None:
-        return self.data.get("max_observation_length")
+        return self.spec.max_observation_length
 
     @property
     def line_ending(self) -> str:
-        return self.data.get("observation_line_ending") or "\n"
+        return self.spec.observation_line_ending
 
     def exit_code_line(self, code: int) -> str | None:
         """The line that shows a non-zero exit status, or None where training showed none."""
-        source = self.data.get("exit_code_template")
+        source = self.spec.exit_code_template
         return _compiled(source).render(exit_code=code) if source else None
 
     @property
     def turn_header(self) -> str:
-        return self.data.get("turn_header") or ""
+        return self.spec.turn_header
 
     @property
     def submit_review_messages(self) -> list[str]:
-        return list(self.data.get("submit_review_messages") or [])
+        return list(self.spec.submit_review_messages)
 
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The tools as OpenAI function-calling schemas, built the way SWE-agent builds them."""
-        return [function_tool(name, spec) for name, spec in (self.data.get("tools") or {}).items()]
+        return [function_tool(tool) for tool in self.spec.tools]
 
 
 @lru_cache(maxsize=64)
 def _compiled(source: str) -> jinja2.Template:
-    return _ENV.from_string(source)
+    return ENV.from_string(source)
 
 
-def function_tool(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+def function_tool(tool: Tool) -> dict[str, Any]:
     """A SWE-agent tool config as a function schema: each property holds type, description,
     then items and enum when given; `required` lists the required arguments in order."""
     properties: dict[str, Any] = {}
     required: list[str] = []
-    for arg in spec.get("arguments") or []:
-        prop: dict[str, Any] = {"type": arg["type"], "description": arg["description"]}
-        if arg.get("items"):
-            prop["items"] = arg["items"]
-        if arg.get("required"):
-            required.append(arg["name"])
-        if arg.get("enum"):
-            prop["enum"] = arg["enum"]
-        properties[arg["name"]] = prop
+    for arg in tool.arguments:
+        prop: dict[str, Any] = {"type": arg.type, "description": arg.description}
+        if arg.items:
+            prop["items"] = dict(arg.items)
+        if arg.required:
+            required.append(arg.name)
+        if arg.enum:
+            prop["enum"] = list(arg.enum)
+        properties[arg.name] = prop
     return {
         "type": "function",
         "function": {
-            "name": name,
-            "description": spec.get("docstring") or "",
+            "name": tool.name,
+            "description": tool.docstring,
             "parameters": {"type": "object", "properties": properties, "required": required},
         },
     }
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """The file's own mapping, checked against the profile's shape (ProfileError names the file,
+    line and key)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise ProfileError(f"cannot read prompt profile {path}: {error}") from None
     if not isinstance(data, dict):
         raise ProfileError(f"prompt profile {path} is not a YAML mapping")
+    Checker(str(path), key_lines(text)).check(data)
     return data
 
 
