@@ -1,4 +1,5 @@
-"""Who decides on a proposal: the front end (ask), nobody (auto), and which the user's always-allow rules pass.
+"""Who decides on a proposal: the front end (ask) or nobody (auto); and which proposals the
+user's always-allow rules pass without asking.
 
 Command-prefix rules are matched on parsed shell syntax, never on raw text: a command is split at
 `;`, `&&`, `||`, `|`, `&` and newlines into simple commands, and *every* one of them must start
