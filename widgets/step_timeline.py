@@ -23,6 +23,7 @@ from textual.style import Style
 
 from agent_core.sanitize import visible
 from widgets._css import css_beside
+from widgets.steady_scrollbars import SteadyScrollbars
 
 # Status -> (icon, style) for each timeline entry.
 STATUS_LOOK: dict[str, tuple[str, str]] = {
@@ -42,7 +43,7 @@ class TimelineEntry:
     summary: str
 
 
-class StepTimeline(ScrollView, can_focus=True):
+class StepTimeline(SteadyScrollbars, can_focus=True):
     """Entries keyed by step index, in index order; `set_step` adds or updates one.
 
     `highlighted` is the position (0-based line) of the highlighted entry, or None. While the
