@@ -14,7 +14,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
-from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -40,6 +39,7 @@ from agent_core.steps import (
 )
 from app.config import AllowRules
 from app.keys import PALETTE, KeyRow, key_rows
+from app.screens.arranged_once import ArrangedOnce
 from app.screens.ending import INTERRUPT_AGAIN, SessionEnding
 from app.screens.help import HelpScreen
 from app.screens.phase import Phase
@@ -90,7 +90,7 @@ class SessionWake(Message):
     """Session events are waiting in the screen's inbox."""
 
 
-class MainScreen(StepDialogs, SessionEnding, Screen[None]):
+class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
     CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
