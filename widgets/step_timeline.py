@@ -26,6 +26,7 @@ from agent_core.sanitize import visible
 from agent_core.steps import EditAction, Origin, Reject, StepRecord, StepStatus
 from widgets._css import css_beside
 from widgets.action_card import action_summary, user_edits_summary
+from widgets.steady_scrollbars import SteadyScrollbars
 
 # Status -> (icon, style) for each timeline entry.
 STATUS_LOOK: dict[str, tuple[str, str]] = {
@@ -64,7 +65,7 @@ class TimelineEntry:
     summary: str
 
 
-class StepTimeline(ScrollView, can_focus=True):
+class StepTimeline(SteadyScrollbars, can_focus=True):
     """Entries keyed by step index, in index order; `set_step` adds or updates one.
 
     `highlighted` is the position (0-based line) of the highlighted entry, or None. While the

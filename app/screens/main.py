@@ -13,8 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.reactive import reactive
-from textual.screen import Screen
+from textual.reactive import reactive, var
 from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -40,6 +39,7 @@ from agent_core.steps import (
 )
 from app.config import AllowRules
 from app.keys import PALETTE, KeyRow, key_rows
+from app.screens.arranged_once import ArrangedOnce
 from app.screens.ending import INTERRUPT_AGAIN, SessionEnding
 from app.screens.help import HelpScreen
 from app.screens.phase import Phase
@@ -89,7 +89,7 @@ class SessionWake(Message):
     """Session events are waiting in the screen's inbox."""
 
 
-class MainScreen(StepDialogs, SessionEnding, Screen[None]):
+class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
     CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
@@ -120,14 +120,15 @@ class MainScreen(StepDialogs, SessionEnding, Screen[None]):
 
     # Screen state (the names in STATE): the Footer and the command palette follow it (watched
     # in `__init__`), and so does the phase, computed from it: the header's state word and the
-    # card's colour (`watch_phase`); nothing else refreshes them.
-    pending: reactive[StepProposed | None] = reactive(None, init=False)
-    generating: reactive[bool] = reactive(False, init=False)
-    running: reactive[bool] = reactive(False, init=False)
-    finished: reactive[SessionFinished | None] = reactive(None, init=False)
-    paused: reactive[bool] = reactive(False, init=False)
-    executed_steps: reactive[int] = reactive(0, init=False)
-    phase: reactive[Phase | None] = reactive(None, init=False)
+    # card's colour (`watch_phase`); nothing else refreshes them. (`var`s: a change repaints
+    # nothing by itself, where a `reactive` would repaint the whole screen.)
+    pending: reactive[StepProposed | None] = var(None, init=False)
+    generating: reactive[bool] = var(False, init=False)
+    running: reactive[bool] = var(False, init=False)
+    finished: reactive[SessionFinished | None] = var(None, init=False)
+    paused: reactive[bool] = var(False, init=False)
+    executed_steps: reactive[int] = var(0, init=False)
+    phase: reactive[Phase | None] = var(None, init=False)
 
     def __init__(
         self,
