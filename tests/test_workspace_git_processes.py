@@ -1,0 +1,152 @@
+"""How many git processes a checkpoint (+ its step diff) starts, counted through a `git` on PATH
+that logs its command line and runs the real git: a step that edited one file costs at most
+three, one that changed nothing none, and what they hold stays exact."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_core.git.tree_watch import local_file_system
+from agent_core.workspace import Workspace
+from tests.fixtures.repos import make_repo
+from tests.test_workspace_support import bash, files
+
+pytestmark = pytest.mark.skipif(not local_file_system(Path.cwd()),
+                                reason="the tree watch is off on this file system")
+
+TREE = {f"pkg{i % 3}/mod{i % 2}/file{i}.py": f"def f{i}():\n    return {i}\n" for i in range(30)}
+
+
+class GitLog:
+    """A `git` first on PATH that appends its subcommand to a log, then execs the real git."""
+
+    def __init__(self, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        real = shutil.which("git")
+        assert real is not None
+        shim_dir = tmp / "shim"
+        shim_dir.mkdir()
+        self.log = tmp / "git.log"
+        self.log.write_text("")
+        shim = shim_dir / "git"
+        shim.write_text(
+            "#!/bin/sh\n"
+            f"{{ printf '%s ' \"$@\" | tr '\\n' ' '; echo; }} >> '{self.log}'\n"
+            f"exec '{real}' \"$@\"\n"
+        )
+        shim.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{shim_dir}{os.pathsep}{os.environ['PATH']}")
+
+    def take(self) -> list[str]:
+        """The subcommands run since the last call (each after its `-c` settings)."""
+        lines = self.log.read_text().splitlines()
+        self.log.write_text("")
+        commands = []
+        for line in lines:
+            words = line.split()
+            while words and words[0] == "-c":
+                words = words[2:]
+            commands.append(" ".join(words[:2]))
+        return commands
+
+
+def warm(root: Path) -> Workspace:
+    """A session whose tree watch has seen `git status` run once since it was laid."""
+    ws = Workspace.open(root)
+    ws.begin("s")
+    for step in (1, 2):
+        ws.checkpoint(step)
+    assert ws.watching
+    return ws
+
+
+def test_a_one_file_edit_step_runs_at_most_three_git_processes(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", TREE)
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    before = files(root)
+    for step in (3, 4, 5):
+        log.take()
+        bash(root, f"echo '# step {step}' >> pkg1/mod1/file7.py")
+        ws.checkpoint(step)
+        diff = ws.step_diff(step)
+        ran = log.take()
+        assert len(ran) <= 3, ran
+        assert f"+# step {step}" in diff and diff.count("diff --git ") == 1
+    log.take()
+    ws.checkpoint(6)
+    assert ws.step_diff(6) == ""
+    assert log.take() == []  # a step that changed nothing runs no git
+    wanted = files(root)
+    ws.restore(2)
+    assert files(root) == before
+    ws.close()
+    again = Workspace.open(root)
+    again.attach("s")
+    again.restore(5)
+    assert files(root) == wanted
+
+
+def test_edits_new_files_and_deletions_stay_exact_on_the_short_path(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
+    GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    steps = [
+        "echo x >> pkg0/mod0/file0.py",
+        "sed -i 's/return 3/return 33/' pkg0/mod1/file3.py",  # a temporary file renamed over it
+        "rm pkg2/mod0/file2.py && echo new > pkg2/mod0/new.py",
+        "echo tmp > pkg1/t.tmp && rm pkg1/t.tmp && echo kept > pkg1/kept.txt",
+        "echo ignored > pkg0/run.log && mkdir -p pkg2/deep/er && echo d > pkg2/deep/er/f.py",
+        "mv pkg0/mod0 pkg0/moved && chmod +x pkg1/mod1/file1.py",
+    ]
+    held = {}
+    for step, command in enumerate(steps, start=3):
+        bash(root, command)
+        ws.checkpoint(step)
+        held[step] = files(root)
+        plain = bash(root, "git add -A && git write-tree && git reset -q").strip()
+        assert ws._snapshots[ws.checkpoints[-1].commit].tree == plain, command
+    for step in reversed(range(3, 3 + len(steps))):
+        ws.restore(step)
+        assert files(root) == held[step]
+
+
+def test_the_blob_sizes_come_from_one_cat_file_per_session(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", TREE)
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    ran = []
+    for step in range(3, 8):
+        bash(root, f"echo '# {step}' >> pkg0/mod0/file{step}.py")
+        ws.checkpoint(step)
+        ws.step_diff(step)
+        ran += log.take()
+    assert sum(command.startswith("cat-file") for command in ran) <= 1, ran
+
+
+def test_a_commit_written_without_commit_tree_is_what_commit_tree_writes(tmp_path):
+    from agent_core.git.commits import write_commit
+    from agent_core.git.runner import GitRunner
+    from tests.fixtures.repos import git
+
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    runner = GitRunner(root)
+    tree = git(root, "write-tree").strip()
+    head = git(root, "rev-parse", "HEAD").strip()
+    message = "navtui checkpoint\n\nhead: x\nbranch: main"
+    ours = write_commit(runner, root / ".git" / "objects", tree, [head], message, when=(1700000000, 3600))
+    assert ours is not None
+    env = {**runner.base_env, "GIT_AUTHOR_DATE": "1700000000 +0100",
+           "GIT_COMMITTER_DATE": "1700000000 +0100"}
+    import subprocess
+    theirs = subprocess.run(
+        ["git", "commit-tree", "-p", head, "-m", message, tree], cwd=root, env=env,
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    assert ours == theirs
+    assert git(root, "cat-file", "-t", ours).strip() == "commit"
+    git(root, "fsck", "--strict", "--no-dangling")
