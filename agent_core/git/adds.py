@@ -35,6 +35,18 @@ def add_changed(
     return add_all(git, index) if result.returncode == 128 else result
 
 
+def covering_directories(paths: list[str]) -> list[str]:
+    """The directories holding `paths` (`.` for the root's entries), none inside another: as
+    pathspecs, `git add -A` walks them whole (ignored files skipped, as in a whole-tree add)."""
+    parents = {path.rpartition("/")[0] or "." for path in paths}
+    if "." in parents:
+        return ["."]
+    return sorted(
+        parent for parent in parents
+        if not any("/".join(parent.split("/")[:n]) in parents for n in range(1, parent.count("/") + 1))
+    )
+
+
 def add_all(git: GitRunner, index: Path) -> subprocess.CompletedProcess[bytes]:
     """`git add -A` into the private index, tried again while files vanish under it.
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.git.adds import add_changed
+from agent_core.git.adds import add_changed, covering_directories
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
@@ -100,7 +100,8 @@ class SnapshotEngine:
         removed or renamed there; sometimes for other reasons, e.g. a file changed in the
         same clock tick as the index): only then can the set of ignored files have changed,
         so only then are they listed again (beside the `add`, which reads the same tree).
-        With `trust_watch`, status is skipped when the tree watch saw nothing happen.
+        With `trust_watch`, status is skipped when the tree watch saw nothing happen, and when
+        it knows every entry that changed (their directories are added whole instead).
         `meanwhile` runs while git does. `ignored_ready`: the ignored files' store has a
         snapshot; `has_gitlinks`: there are submodules or nested repositories (no tree watch).
         """
@@ -109,10 +110,15 @@ class SnapshotEngine:
             before = self._rebuild_index(index, self.index_tree)
         known = self.index_tree if before is not None and before == self._index_stamp else None
         rules_changed = list_ignored and self._control.touched()  # info/exclude, excludesFile
-        if trust_watch and not rules_changed and self._watch is not None and self._watch.quiet():
+        watched = self._watch if trust_watch and not rules_changed else None
+        if watched is not None and watched.quiet():
             run_meanwhile(meanwhile)
             changed: list[tuple[str, str]] | None = []
             looked = False
+        elif watched is not None and (paths := watched.changed_paths()) is not None:
+            # What changed lies in the directories the events named: no `git status`.
+            run_meanwhile(meanwhile)
+            changed, looked = [("W", path) for path in covering_directories(paths)], True
         else:
             changed, looked = self._worktree_changes(index, meanwhile), True
         after = file_stamp(index)
