@@ -203,7 +203,9 @@ class Workspace:
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
         previous = self._snapshots[last.commit].tree
         if tree != previous:
-            raw = self._diffs.raw(previous, tree)
+            # The step diff comes from the same git process (`TreeDiffs.step`).
+            step = self._diffs.step(previous, tree, self.diff_caps)
+            raw = step.raw if step is not None else self._diffs.raw(previous, tree)
             self._gitlinks = gitlinks_after(self._gitlinks, raw)
             self._guard.tree_hooks([os.fsdecode(p) for p in raw.split(b"\0")[1::2]])
         return self._record(index, tree, self._heads.read(), ignored,
@@ -263,6 +265,7 @@ class Workspace:
     def close(self) -> None:
         """Give up the repository's session lock (if this process holds it) and the tree watch."""
         self._engine.stop_watching()
+        self._git.close()
         release(self.state_dir)
 
     def delete_session(self, session_id: str) -> None:
