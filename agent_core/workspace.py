@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_core.git.commits import commit
 from agent_core.git.control import ControlFiles
 from agent_core.git.diffs import DiffCaps, TreeDiffs
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
@@ -41,6 +42,7 @@ from agent_core.git.session_refs import (
     REF_ROOT, check_session_id, delete_refs, session_ids, session_refs,
 )
 from agent_core.git.snapshot import Snapshot, SnapshotEngine
+from agent_core.git.step_objects import new_objects
 from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.treeops import apply_tree
 from agent_core.git.user_index import restore_user_index, staged_commit
@@ -522,10 +524,7 @@ class Workspace:
 
     def _commit(self, tree: str, parents: Sequence[str | None], message: str) -> str:
         """Commit `tree` with `parents` (those set, each once, in order) and `message`."""
-        args: list[str] = []
-        for parent in dict.fromkeys(p for p in parents if p):
-            args += ["-p", parent]
-        return self._git.line("commit-tree", "--no-gpg-sign", *args, "-m", message, tree)
+        return commit(self._git, self._objects, tree, parents, message)
 
     def _set_ref(self, ref: str, commit: str) -> None:
         """Point `ref` (one of navtui's own) at `commit` (`refs.write_ref`), noted in the store's
@@ -630,7 +629,11 @@ class Workspace:
             if planted:
                 self._planted[commit] = planted
             if previous is not None:
-                self._keep(lambda: self._store.keep(commit, previous.commit))
+                before = self._snapshots[previous.commit]
+                added = new_objects(commit, before, snapshot,
+                                    self._diffs.last_step(before.tree, tree), planted)
+                self._keep(lambda: added is not None and self._store.keep_loose(added)
+                           or self._store.keep(commit, previous.commit))
             if tree == self._engine.index_tree:
                 self._raw.point_head(commit)
         self._snapshots[commit] = snapshot

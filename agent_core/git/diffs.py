@@ -91,6 +91,10 @@ class TreeDiffs:
             self._step = (old, new, caps, parsed)
         return parsed
 
+    def last_step(self, old: str, new: str) -> RawPatch | None:
+        """What the last `step` read, if it was from `old` to `new`."""
+        return self._step[3] if self._step is not None and self._step[:2] == (old, new) else None
+
     def bounded(self, old: str, new: str, caps: DiffCaps, *, binary: bool = False,
                 exclude: Sequence[str] = ()) -> tuple[str, bool]:
         """The diff from `old` to `new` within `caps`, without the paths in `exclude`; True

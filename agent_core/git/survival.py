@@ -10,7 +10,9 @@ under `.git/navtui/store/objects` (read-only inside the sandbox):
   checkpoint 0 and every branch and tag tip (`tips`);
 - after each checkpoint with a new commit, one pack of only what is new since the previous one
   (`git pack-objects --revs --sparse <new> --not <previous>`: it walks only the paths whose
-  trees differ; a step that changed nothing reuses its commit and packs nothing);
+  trees differ; a step that changed nothing reuses its commit and packs nothing); where the
+  step only changed files, and what it made is loose in the repository (the commit, the trees
+  its diff names, the blobs it added), copies of those loose objects instead (`keep_loose`);
 - when something is missing from the repository, it is brought back from the store through
   `git index-pack`, which computes each object's hash from its content: an object the store
   holds under a wrong name (rewritten outside the sandbox) never reaches the repository.
@@ -24,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -89,6 +92,21 @@ class SurvivalStore:
                 f"could not keep checkpoint {commit[:10]} in navtui's store: "
                 + result.stderr.decode("utf-8", "replace").strip()
             )
+
+    def keep_loose(self, ids: list[str]) -> bool:
+        """Copy the objects `ids` into the store from the repository's loose objects (no git
+        process); False, with nothing missed that `keep` would not then pack, when one of them
+        is not a loose object there."""
+        for object_id in dict.fromkeys(ids):
+            name = Path(object_id[:2]) / object_id[2:]
+            kept = self.path / "objects" / name
+            if kept.exists():
+                continue
+            if not _regular(self._objects / name):
+                return False
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            _copy(self._objects / name, kept)
+        return True
 
     def _loose_objects(self) -> list[str]:
         found = []
@@ -276,6 +294,13 @@ def _copy(source: Path, target: Path) -> None:
     shutil.copyfile(source, temporary)
     os.chmod(temporary, 0o444)
     os.replace(temporary, target)
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _drop_foreign(path: Path) -> None:
