@@ -1,9 +1,10 @@
 """The git side of a session: snapshot the user's repo, checkpoint every step, diff, undo.
 
 Every snapshot is a commit under `refs/navtui/<session>/<n>` built through a private index
-(`GIT_INDEX_FILE`, `git add -A`, `write-tree`, `commit-tree`), so the user's branch, index, stash
-and working tree are never touched by checkpointing; git/snapshot.py keeps that index between
-checkpoints and adds only what changed. A checkpoint commit's `Snapshot` says what it holds.
+(`GIT_INDEX_FILE`, `git add -A`, `write-tree`, then the commit: git/commits.py), so the user's
+branch, index, stash and working tree are never touched by checkpointing; git/snapshot.py keeps
+that index between checkpoints and adds only what changed. A checkpoint commit's `Snapshot`
+says what it holds.
 Private-index commands run through `RawView`, so no attribute converts what is snapshotted.
 
 Checkpoint commits have HEAD as first parent (so commits the model made and then reset away stay
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_core.git.commits import commit
+from agent_core.git.commits import commit_tree
 from agent_core.git.control import ControlFiles
 from agent_core.git.diffs import DiffCaps, TreeDiffs
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
@@ -42,7 +43,7 @@ from agent_core.git.session_refs import (
     REF_ROOT, check_session_id, delete_refs, session_ids, session_refs,
 )
 from agent_core.git.snapshot import Snapshot, SnapshotEngine
-from agent_core.git.step_objects import new_objects
+from agent_core.git.step_objects import keep_step
 from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.treeops import apply_tree
 from agent_core.git.user_index import restore_user_index, staged_commit
@@ -205,9 +206,7 @@ class Workspace:
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
         previous = self._snapshots[last.commit].tree
         if tree != previous:
-            # The step diff comes from the same git process (`TreeDiffs.step`).
-            step = self._diffs.step(previous, tree, self.diff_caps)
-            raw = step.raw if step is not None else self._diffs.raw(previous, tree)
+            raw = self._diffs.step(previous, tree, self.diff_caps)  # and the step diff
             self._gitlinks = gitlinks_after(self._gitlinks, raw)
             self._guard.tree_hooks([os.fsdecode(p) for p in raw.split(b"\0")[1::2]])
         return self._record(index, tree, self._heads.read(), ignored,
@@ -395,8 +394,9 @@ class Workspace:
         if Snapshot(tree, head, ignored, control, nested) == self._snapshots[last.commit]:
             commit = last.commit
         else:
-            commit = self._commit(tree, (head.commit, last.commit, ignored, control, nested),
-                                  _message(head, None, ignored, control, nested))
+            commit = commit_tree(self._git, self._objects, tree,
+                                 (head.commit, last.commit, ignored, control, nested),
+                                 _message(head, None, ignored, control, nested))
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
         ref = f"{prefix}{len(taken) + 1}"
@@ -522,10 +522,6 @@ class Workspace:
             self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
         self._checkpoints = self._checkpoints[: position + 1]
 
-    def _commit(self, tree: str, parents: Sequence[str | None], message: str) -> str:
-        """Commit `tree` with `parents` (those set, each once, in order) and `message`."""
-        return commit(self._git, self._objects, tree, parents, message)
-
     def _set_ref(self, ref: str, commit: str) -> None:
         """Point `ref` (one of navtui's own) at `commit` (`refs.write_ref`), noted in the store's
         ref log too."""
@@ -623,17 +619,14 @@ class Workspace:
                 planted,
             ]
             staged = self._staged if index == 0 else None
-            commit = self._commit(
-                tree, parents, _message(head, staged, ignored, control, nested, planted)
-            )
+            commit = commit_tree(self._git, self._objects, tree, parents,
+                                 _message(head, staged, ignored, control, nested, planted))
             if planted:
                 self._planted[commit] = planted
             if previous is not None:
                 before = self._snapshots[previous.commit]
-                added = new_objects(commit, before, snapshot,
-                                    self._diffs.last_step(before.tree, tree), planted)
-                self._keep(lambda: added is not None and self._store.keep_loose(added)
-                           or self._store.keep(commit, previous.commit))
+                self._keep(lambda: keep_step(self._store, commit, previous.commit, before, snapshot,
+                                             self._diffs.last_step(before.tree, tree), planted))
             if tree == self._engine.index_tree:
                 self._raw.point_head(commit)
         self._snapshots[commit] = snapshot

@@ -12,7 +12,7 @@ import pytest
 
 from agent_core.git.tree_watch import local_file_system
 from agent_core.workspace import Workspace
-from tests.fixtures.repos import make_repo
+from tests.fixtures.repos import git, make_repo
 from tests.test_workspace_support import bash, files
 
 pytestmark = pytest.mark.skipif(not local_file_system(Path.cwd()),
@@ -92,7 +92,7 @@ def test_a_one_file_edit_step_runs_at_most_three_git_processes(tmp_path, monkeyp
 
 def test_edits_new_files_and_deletions_stay_exact_on_the_short_path(tmp_path, monkeypatch):
     root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
-    GitLog(tmp_path, monkeypatch)
+    log = GitLog(tmp_path, monkeypatch)
     ws = warm(root)
     steps = [
         "echo x >> pkg0/mod0/file0.py",
@@ -101,14 +101,20 @@ def test_edits_new_files_and_deletions_stay_exact_on_the_short_path(tmp_path, mo
         "echo tmp > pkg1/t.tmp && rm pkg1/t.tmp && echo kept > pkg1/kept.txt",
         "echo ignored > pkg0/run.log && mkdir -p pkg2/deep/er && echo d > pkg2/deep/er/f.py",
         "mv pkg0/mod0 pkg0/moved && chmod +x pkg1/mod1/file1.py",
+        "mkdir -p 'pkg1/we ird' && echo x > \"pkg1/we ird/$(printf 'n\\nl\\377')\"",
+        "echo y >> \"pkg1/we ird/$(printf 'n\\nl\\377')\" && ln -s ../pkg1 pkg2/link",
+        "rm -rf 'pkg1/we ird' && echo root-level > top.txt",
     ]
-    held = {}
+    held, looked = {}, []
     for step, command in enumerate(steps, start=3):
         bash(root, command)
+        log.take()
         ws.checkpoint(step)
+        looked.append(any(c.startswith("status") for c in log.take()))
         held[step] = files(root)
         plain = bash(root, "git add -A && git write-tree && git reset -q").strip()
         assert ws._snapshots[ws.checkpoints[-1].commit].tree == plain, command
+    assert looked.count(False) >= 4  # most went by the watch's directories, no `git status`
     for step in reversed(range(3, 3 + len(steps))):
         ws.restore(step)
         assert files(root) == held[step]
@@ -131,14 +137,14 @@ def test_the_blob_sizes_come_from_one_cat_file_per_session(tmp_path, monkeypatch
 def test_a_commit_written_without_commit_tree_is_what_commit_tree_writes(tmp_path):
     from agent_core.git.commits import write_commit
     from agent_core.git.runner import GitRunner
-    from tests.fixtures.repos import git
 
     root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     runner = GitRunner(root)
     tree = git(root, "write-tree").strip()
     head = git(root, "rev-parse", "HEAD").strip()
     message = "navtui checkpoint\n\nhead: x\nbranch: main"
-    ours = write_commit(runner, root / ".git" / "objects", tree, [head], message, when=(1700000000, 3600))
+    objects = root / ".git" / "objects"
+    ours = write_commit(runner, objects, tree, [head], message, when=(1700000000, 3600))
     assert ours is not None
     env = {**runner.base_env, "GIT_AUTHOR_DATE": "1700000000 +0100",
            "GIT_COMMITTER_DATE": "1700000000 +0100"}
@@ -171,3 +177,13 @@ def test_checkpoints_kept_without_pack_objects_survive_a_wipe(tmp_path, monkeypa
     for step in (5, 4, 3):
         again.restore(step)
         assert files(root) == held[step]
+
+
+def test_a_date_set_in_the_environment_is_written_by_git_itself(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", TREE)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "1600000000 +0200")
+    ws = Workspace.open(root)
+    ws.begin("s")
+    bash(root, "echo z >> pkg0/mod0/file0.py")
+    made = ws.checkpoint(1)
+    assert git(root, "log", "-1", "--format=%ct %ci", made.commit).startswith("1600000000 2020")

@@ -41,10 +41,9 @@ def covering_directories(paths: list[str]) -> list[str]:
     parents = {path.rpartition("/")[0] or "." for path in paths}
     if "." in parents:
         return ["."]
-    return sorted(
-        parent for parent in parents
-        if not any("/".join(parent.split("/")[:n]) in parents for n in range(1, parent.count("/") + 1))
-    )
+    return sorted(parent for parent in parents if not any(
+        "/".join(parent.split("/")[:n]) in parents for n in range(1, parent.count("/") + 1)
+    ))
 
 
 def add_all(git: GitRunner, index: Path) -> subprocess.CompletedProcess[bytes]:

@@ -22,8 +22,8 @@ _PLAIN_EMAIL = re.compile(r"[A-Za-z0-9._+-]+@[A-Za-z0-9.-]+")
 _GIT_DECIDES = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 
 
-def commit(git: GitRunner, objects: Path, tree: str, parents: Sequence[str | None],
-           message: str) -> str:
+def commit_tree(git: GitRunner, objects: Path, tree: str, parents: Sequence[str | None],
+                message: str) -> str:
     """Commit `tree` with `parents` (those set, each once, in order) and `message`: written
     here where it can be, else by `git commit-tree`."""
     unique = list(dict.fromkeys(p for p in parents if p))

@@ -44,7 +44,9 @@ def bounded_diff(
     return _within(text, big, old, new, caps)
 
 
-def _within(text: str, big: list[BlobChange], old: str, new: str, caps: DiffCaps) -> tuple[str, bool]:
+def _within(
+    text: str, big: list[BlobChange], old: str, new: str, caps: DiffCaps,
+) -> tuple[str, bool]:
     """`text` cut near `caps.total_bytes`, with the files in `big` named after it; True when
     nothing was left out."""
     complete = not big
@@ -76,20 +78,21 @@ class TreeDiffs:
             self._raw_cache = (old, new, raw_changes(self._git, old, new))
         return self._raw_cache[2]
 
-    def step(self, old: str, new: str, caps: DiffCaps) -> RawPatch | None:
-        """One `diff-tree --raw -p` from `old` to `new`: its raw changes are kept for `raw`,
-        its patch for the next `bounded(old, new, caps)`; None when its output did not parse
-        (then `raw` runs git again). Files over `caps.file_bytes` are not diffed (git takes
-        them as binary: `core.bigFileThreshold`), as `bounded` leaves them out anyway."""
+    def step(self, old: str, new: str, caps: DiffCaps) -> bytes:
+        """`raw(old, new)`, from one `diff-tree --raw -p` whose patch is kept for the next
+        `bounded(old, new, caps)` (and its new trees: `last_step`). Files over
+        `caps.file_bytes` are not diffed (git takes them as binary: `core.bigFileThreshold`),
+        as `bounded` leaves them out anyway."""
         out = self._git.run(
             "-c", f"core.bigFileThreshold={max(1, caps.file_bytes)}", *RAW_PATCH_ARGS,
             *PATCH_ARGS, old, new,
         )
         parsed = parse_raw_patch(out)
-        if parsed is not None:
-            self._raw_cache = (old, new, parsed.raw)
-            self._step = (old, new, caps, parsed)
-        return parsed
+        if parsed is None:  # its parts did not line up: git is asked again
+            return self.raw(old, new)
+        self._raw_cache = (old, new, parsed.raw)
+        self._step = (old, new, caps, parsed)
+        return parsed.raw
 
     def last_step(self, old: str, new: str) -> RawPatch | None:
         """What the last `step` read, if it was from `old` to `new`."""

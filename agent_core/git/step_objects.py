@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from agent_core.git.raw_patch import RawPatch
 from agent_core.git.snapshot import Snapshot
+from agent_core.git.survival import SurvivalStore
 from agent_core.git.treeops import GITLINK_MODE
 
 
@@ -14,7 +15,8 @@ def new_objects(commit: str, before: Snapshot, after: Snapshot, step: RawPatch |
     `after.tree`) names on its new side: all that `commit` reaches and the previous checkpoint
     (with snapshot `before`) does not, when its other parents are the previous one's (HEAD,
     ignored files, git's files, nested trees; nothing planted). None where that is not so."""
-    if step is None or planted is not None or (after.head.commit, after.ignored, after.control, after.nested) != (
+    parents = (after.head.commit, after.ignored, after.control, after.nested)
+    if step is None or planted is not None or parents != (
         before.head.commit, before.ignored, before.control, before.nested
     ):
         return None
@@ -27,3 +29,12 @@ def new_objects(commit: str, before: Snapshot, after: Snapshot, step: RawPatch |
         if new_mode != GITLINK_MODE and new_id.strip("0"):
             blobs.append(new_id)
     return [commit, after.tree, *step.new_trees, *blobs]
+
+
+def keep_step(store: SurvivalStore, commit: str, previous: str, before: Snapshot,
+              after: Snapshot, step: RawPatch | None, planted: str | None) -> None:
+    """Keep checkpoint `commit` in `store`: copies of the loose objects it adds where
+    `new_objects` can tell them, else a pack of what it reaches beyond `previous`."""
+    added = new_objects(commit, before, after, step, planted)
+    if added is None or not store.keep_loose(added):
+        store.keep(commit, previous)
