@@ -5,6 +5,7 @@ three, one that changed nothing none, and what they hold stays exact."""
 from __future__ import annotations
 
 import os
+import zlib
 import shutil
 from pathlib import Path
 
@@ -187,3 +188,28 @@ def test_a_date_set_in_the_environment_is_written_by_git_itself(tmp_path, monkey
     bash(root, "echo z >> pkg0/mod0/file0.py")
     made = ws.checkpoint(1)
     assert git(root, "log", "-1", "--format=%ct %ci", made.commit).startswith("1600000000 2020")
+
+
+def test_the_store_pack_of_an_edit_step_is_one_git_reads_and_verifies(tmp_path):
+    from agent_core.git.packs import read_loose, write_pack
+
+    root = make_repo(tmp_path / "repo", TREE)
+    (root / "big.bin").write_bytes(os.urandom(70_000))  # a size that takes several header bytes
+    git(root, "add", "-A")
+    tree = git(root, "write-tree").strip()
+    ids = [tree, git(root, "rev-parse", f"{tree}:pkg0").strip(),
+           git(root, "rev-parse", f"{tree}:big.bin").strip(), git(root, "rev-parse", "HEAD").strip()]
+    objects = root / ".git" / "objects"
+    found = {i: read_loose(objects, i) for i in ids}
+    assert all(found.values())
+    packs = tmp_path / "store" / "objects" / "pack"
+    packs.mkdir(parents=True)
+    write_pack(packs, found)  # type: ignore[arg-type]
+    (pack,) = packs.glob("*.pack")
+    listed = git(root, "verify-pack", "-v", str(pack.with_suffix(".idx")))
+    assert {line.split()[0] for line in listed.splitlines() if line[:1].isalnum() and " " in line
+            and len(line.split()[0]) == 40} == set(ids)
+    damaged = objects / ids[2][:2] / ids[2][2:]
+    damaged.chmod(0o644)
+    damaged.write_bytes(zlib.compress(b"blob 3\0abc"))  # content that is not what its name says
+    assert read_loose(objects, ids[2]) is None

@@ -21,18 +21,19 @@ _MAX_PATHSPECS = 200
 
 
 def add_changed(
-    git: GitRunner, index: Path, paths: list[str] | None,
+    git: GitRunner, index: Path, paths: list[str] | None, config: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[bytes]:
     """`git add -A` of `paths` (literal pathspecs) into the private index; the whole tree
-    (`add_all`) when there are many, when status could not tell, or when one vanished."""
+    (`add_all`) when there are many, when status could not tell, or when one vanished.
+    `config`: `-c` settings for git."""
     if paths is None or len(paths) > _MAX_PATHSPECS:
-        return add_all(git, index)
+        return add_all(git, index, config)
     result = git.run_full(
-        "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+        *config, "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
         index=index, stdin=b"".join(os.fsencode(p.rstrip("/")) + b"\0" for p in paths),
         ok_codes=(0, 1, 128), env={"GIT_LITERAL_PATHSPECS": "1"},
     )
-    return add_all(git, index) if result.returncode == 128 else result
+    return add_all(git, index, config) if result.returncode == 128 else result
 
 
 def covering_directories(paths: list[str]) -> list[str]:
@@ -46,7 +47,9 @@ def covering_directories(paths: list[str]) -> list[str]:
     ))
 
 
-def add_all(git: GitRunner, index: Path) -> subprocess.CompletedProcess[bytes]:
+def add_all(
+    git: GitRunner, index: Path, config: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[bytes]:
     """`git add -A` into the private index, tried again while files vanish under it.
 
     A watcher or build tool that creates and deletes files makes git die with "unable to
@@ -58,8 +61,8 @@ def add_all(git: GitRunner, index: Path) -> subprocess.CompletedProcess[bytes]:
     error = ""
     for attempt in range(_VANISHED_RETRIES):
         result = git.run_full(
-            "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
-            index=index, stdin=_pathspecs_without(vanished), ok_codes=(0, 1, 128),
+            *config, "add", "-A", "--ignore-errors", "--pathspec-from-file=-",
+            "--pathspec-file-nul", index=index, stdin=_pathspecs_without(vanished), ok_codes=(0, 1, 128),
         )
         if result.returncode != 128:
             return result

@@ -141,7 +141,7 @@ class SnapshotEngine:
         try:
             if changed != []:
                 result = add_changed(self._git, index, None if changed is None else
-                                           [path for _, path in changed])
+                                     [path for _, path in changed], self._preload())
                 self.warnings = [
                     line for line in result.stderr.decode("utf-8", "replace").splitlines()
                     if line.strip()
@@ -198,6 +198,11 @@ class SnapshotEngine:
         elif not self._watch.synced(ignored, rules_changed):
             self.stop_watching()
 
+    def _preload(self) -> tuple[str, ...]:
+        """git's settings for a command that stats the private index's files."""
+        stamp = self._index_stamp
+        return _NO_PRELOAD if stamp is not None and stamp[1] < _SMALL_INDEX_BYTES else ()
+
     def _worktree_changes(
         self, index: Path, meanwhile: Callable[[], None] | None = None,
     ) -> list[tuple[str, str]] | None:
@@ -206,9 +211,7 @@ class SnapshotEngine:
         ? (untracked); None when git could not tell."""
         if index.with_name(index.name + ".lock").exists():
             self._ignored_stale = True  # status cannot record what it read again
-        stamp = self._index_stamp
-        small = stamp is not None and stamp[1] < _SMALL_INDEX_BYTES
-        status = self._git.spawn(*(_NO_PRELOAD if small else ()), *_STATUS_ARGS, index=index,
+        status = self._git.spawn(*self._preload(), *_STATUS_ARGS, index=index,
                                  env={"GIT_OPTIONAL_LOCKS": "1"})
         try:
             run_meanwhile(meanwhile)

@@ -12,7 +12,7 @@ under `.git/navtui/store/objects` (read-only inside the sandbox):
   (`git pack-objects --revs --sparse <new> --not <previous>`: it walks only the paths whose
   trees differ; a step that changed nothing reuses its commit and packs nothing); where the
   step only changed files, and what it made is loose in the repository (the commit, the trees
-  its diff names, the blobs it added), copies of those loose objects instead (`keep_loose`);
+  its diff names, the blobs it added), a pack of just those written by navtui (`keep_loose`);
 - when something is missing from the repository, it is brought back from the store through
   `git index-pack`, which computes each object's hash from its content: an object the store
   holds under a wrong name (rewritten outside the sandbox) never reaches the repository.
@@ -26,11 +26,11 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.packs import read_loose, write_pack
 from agent_core.git.runner import GitRunner
 
 _ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
@@ -94,18 +94,17 @@ class SurvivalStore:
             )
 
     def keep_loose(self, ids: list[str]) -> bool:
-        """Copy the objects `ids` into the store from the repository's loose objects (no git
-        process); False, with nothing missed that `keep` would not then pack, when one of them
-        is not a loose object there."""
+        """Keep the objects `ids` in one small pack written here from the repository's loose
+        objects (no git process); False, with nothing written, when one of them is not a
+        loose object there (`keep` then packs what is new)."""
+        found = {}
         for object_id in dict.fromkeys(ids):
-            name = Path(object_id[:2]) / object_id[2:]
-            kept = self.path / "objects" / name
-            if kept.exists():
-                continue
-            if not _regular(self._objects / name):
+            loose = read_loose(self._objects, object_id)
+            if loose is None:
                 return False
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            _copy(self._objects / name, kept)
+            found[object_id] = loose
+        self._packs.mkdir(parents=True, exist_ok=True)
+        write_pack(self._packs, found)
         return True
 
     def _loose_objects(self) -> list[str]:
@@ -294,13 +293,6 @@ def _copy(source: Path, target: Path) -> None:
     shutil.copyfile(source, temporary)
     os.chmod(temporary, 0o444)
     os.replace(temporary, target)
-
-
-def _regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 def _drop_foreign(path: Path) -> None:
