@@ -195,7 +195,8 @@ class Workspace:
         self._ensure_kept()
         # Most steps (reads, searches, `ls`) change nothing: point the new ref at the previous
         # commit while the tree is snapshotted (creating a file costs as much as a small git
-        # call on some file systems), and move it only if the step did change it.
+        # call on some file systems), and move it only if the step did change it (the engine
+        # skips this where the tree watch says what changed).
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         guessed: list[str] = []
 

@@ -74,23 +74,18 @@ def write_commit(
 
 
 def _store_loose(objects: Path, digest: str, compressed: bytes) -> None:
-    """Write a loose object as git does: a temporary file in its fan-out directory, linked to
+    """Write a loose object as git does: a temporary file in its fan-out directory, renamed to
     its name (an object already there is the same object and is kept)."""
     directory = objects / digest[:2]
     target = directory / digest[2:]
     if target.exists():
         return
-    directory.mkdir(exist_ok=True)
     temporary = directory / f"tmp_obj_navtui_{os.getpid()}"
-    temporary.unlink(missing_ok=True)
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o444)
+    except FileNotFoundError:
+        directory.mkdir(exist_ok=True)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o444)
     with os.fdopen(fd, "wb") as handle:
         handle.write(compressed)
-    try:
-        os.link(temporary, target)
-    except FileExistsError:
-        pass
-    except OSError:
-        os.replace(temporary, target)
-        return
-    temporary.unlink()
+    os.replace(temporary, target)

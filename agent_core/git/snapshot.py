@@ -101,8 +101,9 @@ class SnapshotEngine:
         same clock tick as the index): only then can the set of ignored files have changed,
         so only then are they listed again (beside the `add`, which reads the same tree).
         With `trust_watch`, status is skipped when the tree watch saw nothing happen, and when
-        it knows every entry that changed (their directories are added whole instead).
-        `meanwhile` runs while git does. `ignored_ready`: the ignored files' store has a
+        it knows every entry that changed (their directories are added whole instead;
+        `meanwhile` is then not run).
+        `meanwhile` runs while git looks. `ignored_ready`: the ignored files' store has a
         snapshot; `has_gitlinks`: there are submodules or nested repositories (no tree watch).
         """
         before = file_stamp(index)
@@ -116,8 +117,8 @@ class SnapshotEngine:
             changed: list[tuple[str, str]] | None = []
             looked = False
         elif watched is not None and (paths := watched.changed_paths()) is not None:
-            # What changed lies in the directories the events named: no `git status`.
-            run_meanwhile(meanwhile)
+            # What changed lies in the directories the events named: no `git status` (and
+            # no `meanwhile`, which bets on a step that changed nothing).
             changed, looked = [("W", path) for path in covering_directories(paths)], True
         else:
             changed, looked = self._worktree_changes(index, meanwhile), True
