@@ -81,11 +81,13 @@ def _store_loose(objects: Path, digest: str, compressed: bytes) -> None:
     if target.exists():
         return
     temporary = directory / f"tmp_obj_navtui_{os.getpid()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o444)
+        temporary.unlink(missing_ok=True)  # left by a navtui that was killed
+        fd = os.open(temporary, flags, 0o444)
     except FileNotFoundError:
         directory.mkdir(exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o444)
+        fd = os.open(temporary, flags, 0o444)
     with os.fdopen(fd, "wb") as handle:
         handle.write(compressed)
     os.replace(temporary, target)
