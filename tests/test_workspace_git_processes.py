@@ -197,8 +197,8 @@ def test_the_store_pack_of_an_edit_step_is_one_git_reads_and_verifies(tmp_path):
     (root / "big.bin").write_bytes(os.urandom(70_000))  # a size that takes several header bytes
     git(root, "add", "-A")
     tree = git(root, "write-tree").strip()
-    ids = [tree, git(root, "rev-parse", f"{tree}:pkg0").strip(),
-           git(root, "rev-parse", f"{tree}:big.bin").strip(), git(root, "rev-parse", "HEAD").strip()]
+    ids = [tree, *(git(root, "rev-parse", name).strip()
+                   for name in (f"{tree}:pkg0", f"{tree}:big.bin", "HEAD"))]
     objects = root / ".git" / "objects"
     found = {i: read_loose(objects, i) for i in ids}
     assert all(found.values())
@@ -213,3 +213,25 @@ def test_the_store_pack_of_an_edit_step_is_one_git_reads_and_verifies(tmp_path):
     damaged.chmod(0o644)
     damaged.write_bytes(zlib.compress(b"blob 3\0abc"))  # content that is not what its name says
     assert read_loose(objects, ids[2]) is None
+
+
+def test_a_killed_cat_file_is_started_again(tmp_path):
+    from agent_core.git.diffs import DiffCaps
+
+    root = make_repo(tmp_path / "repo", TREE)
+    ws = warm(root)
+    ws.diff_caps = DiffCaps(file_bytes=1000)
+    bash(root, "echo one >> pkg0/mod0/file0.py")
+    ws.checkpoint(3)
+    ws.step_diff(3)
+    first = ws._git._sizes._process
+    assert first is not None and first.poll() is None
+    bash(root, f"kill {first.pid}; head -c 5000 /dev/zero > pkg0/big.bin")
+    bash(root, "echo two >> pkg0/mod0/file0.py")
+    first.wait()
+    ws.checkpoint(4)
+    diff = ws.step_diff(4)
+    assert "+two" in diff and "pkg0/big.bin: 5000 bytes" in diff
+    assert ws._git._sizes._process is not first
+    ws.close()
+    assert first.poll() is not None

@@ -62,7 +62,8 @@ def add_all(
     for attempt in range(_VANISHED_RETRIES):
         result = git.run_full(
             *config, "add", "-A", "--ignore-errors", "--pathspec-from-file=-",
-            "--pathspec-file-nul", index=index, stdin=_pathspecs_without(vanished), ok_codes=(0, 1, 128),
+            "--pathspec-file-nul", index=index, stdin=_pathspecs_without(vanished),
+            ok_codes=(0, 1, 128),
         )
         if result.returncode != 128:
             return result
