@@ -235,3 +235,33 @@ def test_a_killed_cat_file_is_started_again(tmp_path):
     assert ws._git._sizes._process is not first
     ws.close()
     assert first.poll() is not None
+
+
+def test_a_sha256_repository_keeps_its_edit_steps_through_a_wipe(tmp_path, monkeypatch):
+    from tests.test_workspace_survival import WIPE
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "--object-format=sha256")
+    for name, text in TREE.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "initial")
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    held = {}
+    for step in (3, 4):
+        bash(root, f"echo '# {step}' >> pkg1/mod0/file4.py")
+        held[step] = files(root)
+        assert len(ws.checkpoint(step).commit) == 64
+    assert not [c for c in log.take() if c.startswith(("pack-objects", "commit-tree"))]
+    assert not list((root / ".git/navtui/store/objects/pack").glob("tmp-*"))
+    bash(root, WIPE)
+    again = Workspace.open(root)
+    again.attach("s")
+    again.restore(4)
+    assert files(root) == held[4]
+    again.restore(3)
+    assert files(root) == held[3]
