@@ -35,7 +35,9 @@ class GitLog:
         shim = shim_dir / "git"
         shim.write_text(
             "#!/bin/sh\n"
-            f"{{ printf '%s ' \"$@\" | tr '\\n' ' '; echo; }} >> '{self.log}'\n"
+            # one write per process: git processes run side by side
+            "line=$(printf '%s ' \"$@\" | tr '\\n' ' ')\n"
+            f"printf '%s\\n' \"$line\" >> '{self.log}'\n"
             f"exec '{real}' \"$@\"\n"
         )
         shim.chmod(0o755)
@@ -265,3 +267,39 @@ def test_a_sha256_repository_keeps_its_edit_steps_through_a_wipe(tmp_path, monke
     assert files(root) == held[4]
     again.restore(3)
     assert files(root) == held[3]
+
+
+@pytest.mark.parametrize("edit", [
+    "sed -i 's/return 7/return 70/' pkg1/mod1/file7.py",  # a temporary file renamed over it
+    "echo 'def g(): pass' > pkg1/mod1/added.py",  # a new file
+    "rm pkg1/mod1/file1.py",
+])
+def test_edits_that_make_or_remove_entries_run_three_git_processes(tmp_path, monkeypatch, edit):
+    root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    bash(root, "echo warm >> pkg0/mod0/file0.py")  # starts the session's cat-file
+    ws.checkpoint(3)
+    ws.step_diff(3)
+    log.take()
+    bash(root, edit)
+    ws.checkpoint(4)
+    diff = ws.step_diff(4)
+    assert len(log.take()) <= 3
+    assert diff.count("diff --git ") == 1
+
+
+def test_an_ignored_file_made_on_the_short_path_is_listed_and_kept(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    bash(root, "echo kept > pkg0/mod1/run.log && echo x >> pkg0/mod1/file1.py")
+    ws.checkpoint(3)
+    ran = log.take()
+    assert any(command.startswith("ls-files") for command in ran), ran  # listed again
+    held = files(root)
+    bash(root, "rm pkg0/mod1/run.log")
+    ws.checkpoint(4)
+    ws.restore(3)
+    assert files(root) == held

@@ -67,6 +67,7 @@ class TreeWatch:
         self._directories: dict[int, bytes] = {}  # watch descriptor -> its directory, relative
         # Entries the events named since the last `synced` (None: some event named none).
         self._paths: set[bytes] | None = set()
+        self._entry_paths: set[bytes] = set()  # those of them created, deleted or renamed
 
     @classmethod
     def start(cls, root: Path, ignored_directories: set[str]) -> TreeWatch | None:
@@ -118,11 +119,17 @@ class TreeWatch:
             return None
         return sorted(os.fsdecode(path) for path in self._paths)
 
+    def entry_paths(self) -> list[str]:
+        """Those of `changed_paths` whose entry was created, deleted or renamed."""
+        return sorted(os.fsdecode(path) for path in self._entry_paths)
+
     def _note_path(self, wd: int, mask: int, name: bytes) -> None:
         directory = self._directories.get(wd)
         if name and directory is not None and name != b".git" and not mask & _IN_Q_OVERFLOW:
             if self._paths is not None:
                 self._paths.add(directory + name)
+            if mask & _ENTRY_CHANGES:
+                self._entry_paths.add(directory + name)
         elif name or not mask & (_IN_DELETE_SELF | _IN_IGNORED) or directory == b"":
             # (a watched directory deleted is named by its parent's event too)
             self._paths = None
@@ -139,7 +146,7 @@ class TreeWatch:
         what changed during the walk. False when the tree can no longer be watched (the caller
         then closes this watch)."""
         self._entries_changed = False
-        self._paths = set()
+        self._paths, self._entry_paths = set(), set()
         if not (self._reshaped or self._rules_changed or rules_changed):
             self._stale, self._complete = False, True
             return True
