@@ -1,9 +1,10 @@
 """The git side of a session: snapshot the user's repo, checkpoint every step, diff, undo.
 
 Every snapshot is a commit under `refs/navtui/<session>/<n>` built through a private index
-(`GIT_INDEX_FILE`, `git add -A`, `write-tree`, `commit-tree`), so the user's branch, index, stash
-and working tree are never touched by checkpointing; git/snapshot.py keeps that index between
-checkpoints and adds only what changed. A checkpoint commit's `Snapshot` says what it holds.
+(`GIT_INDEX_FILE`, `git add -A`, `write-tree`, then the commit: git/commits.py), so the user's
+branch, index, stash and working tree are never touched by checkpointing; git/snapshot.py keeps
+that index between checkpoints and adds only what changed. A checkpoint commit's `Snapshot`
+says what it holds.
 Private-index commands run through `RawView`, so no attribute converts what is snapshotted.
 
 Checkpoint commits have HEAD as first parent (so commits the model made and then reset away stay
@@ -20,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_core.git.commits import commit_tree
 from agent_core.git.control import ControlFiles
 from agent_core.git.diffs import DiffCaps, TreeDiffs
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
@@ -41,6 +43,7 @@ from agent_core.git.session_refs import (
     REF_ROOT, check_session_id, delete_refs, session_ids, session_refs,
 )
 from agent_core.git.snapshot import Snapshot, SnapshotEngine
+from agent_core.git.step_objects import keep_step
 from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.treeops import apply_tree
 from agent_core.git.user_index import restore_user_index, staged_commit
@@ -192,7 +195,8 @@ class Workspace:
         self._ensure_kept()
         # Most steps (reads, searches, `ls`) change nothing: point the new ref at the previous
         # commit while the tree is snapshotted (creating a file costs as much as a small git
-        # call on some file systems), and move it only if the step did change it.
+        # call on some file systems), and move it only if the step did change it (the engine
+        # skips this where the tree watch says what changed).
         ref = f"{REF_ROOT}/{self.session_id}/{index}"
         guessed: list[str] = []
 
@@ -203,7 +207,7 @@ class Workspace:
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
         previous = self._snapshots[last.commit].tree
         if tree != previous:
-            raw = self._diffs.raw(previous, tree)
+            raw = self._diffs.step(previous, tree, self.diff_caps)  # and the step diff
             self._gitlinks = gitlinks_after(self._gitlinks, raw)
             self._guard.tree_hooks([os.fsdecode(p) for p in raw.split(b"\0")[1::2]])
         return self._record(index, tree, self._heads.read(), ignored,
@@ -263,6 +267,7 @@ class Workspace:
     def close(self) -> None:
         """Give up the repository's session lock (if this process holds it) and the tree watch."""
         self._engine.stop_watching()
+        self._git.close()
         release(self.state_dir)
 
     def delete_session(self, session_id: str) -> None:
@@ -390,8 +395,9 @@ class Workspace:
         if Snapshot(tree, head, ignored, control, nested) == self._snapshots[last.commit]:
             commit = last.commit
         else:
-            commit = self._commit(tree, (head.commit, last.commit, ignored, control, nested),
-                                  _message(head, None, ignored, control, nested))
+            commit = commit_tree(self._git, self._objects, tree,
+                                 (head.commit, last.commit, ignored, control, nested),
+                                 _message(head, None, ignored, control, nested))
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
         ref = f"{prefix}{len(taken) + 1}"
@@ -517,13 +523,6 @@ class Workspace:
             self._store.note_refs(self.session_id or "", {c.ref: None for c in dropped})
         self._checkpoints = self._checkpoints[: position + 1]
 
-    def _commit(self, tree: str, parents: Sequence[str | None], message: str) -> str:
-        """Commit `tree` with `parents` (those set, each once, in order) and `message`."""
-        args: list[str] = []
-        for parent in dict.fromkeys(p for p in parents if p):
-            args += ["-p", parent]
-        return self._git.line("commit-tree", "--no-gpg-sign", *args, "-m", message, tree)
-
     def _set_ref(self, ref: str, commit: str) -> None:
         """Point `ref` (one of navtui's own) at `commit` (`refs.write_ref`), noted in the store's
         ref log too."""
@@ -621,13 +620,14 @@ class Workspace:
                 planted,
             ]
             staged = self._staged if index == 0 else None
-            commit = self._commit(
-                tree, parents, _message(head, staged, ignored, control, nested, planted)
-            )
+            commit = commit_tree(self._git, self._objects, tree, parents,
+                                 _message(head, staged, ignored, control, nested, planted))
             if planted:
                 self._planted[commit] = planted
             if previous is not None:
-                self._keep(lambda: self._store.keep(commit, previous.commit))
+                before = self._snapshots[previous.commit]
+                self._keep(lambda: keep_step(self._store, commit, previous.commit, before, snapshot,
+                                             self._diffs.last_step(before.tree, tree), planted))
             if tree == self._engine.index_tree:
                 self._raw.point_head(commit)
         self._snapshots[commit] = snapshot

@@ -4,6 +4,7 @@ user's branches and tags (undo puts deleted ones back). Run with a real bash, as
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -156,11 +157,9 @@ def test_a_wipe_after_the_last_checkpoint_is_healed_before_undo_looks(git_repo: 
 def test_a_store_that_cannot_be_written_leaves_the_checkpoint_and_says_so(git_repo: Path):
     ws = Workspace.open(git_repo)
     ws.begin("s")
-    packs = git_repo / ".git" / "navtui" / "store" / "objects" / "pack"
-    for pack in packs.iterdir():
-        pack.unlink()
-    packs.rmdir()
-    packs.write_text("not a directory\n")  # as a full or broken disk would fail it
+    objects = git_repo / ".git" / "navtui" / "store" / "objects"
+    shutil.rmtree(objects)  # neither a pack nor a loose object can go in now,
+    objects.write_text("not a directory\n")  # as a full or broken disk would fail them
     bash(git_repo, "echo more >> README.md")
     one = ws.checkpoint(1)
     assert exists(git_repo, one.commit) and "+more" in ws.step_diff(1)

@@ -21,22 +21,39 @@ _MAX_PATHSPECS = 200
 
 
 def add_changed(
-    git: GitRunner, index: Path, paths: list[str] | None,
+    git: GitRunner, index: Path, paths: list[str] | None, config: tuple[str, ...] = (),
+    verbose: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """`git add -A` of `paths` (literal pathspecs) into the private index; the whole tree
-    (`add_all`) when there are many, when status could not tell, or when one vanished."""
+    (`add_all`) when there are many, when status could not tell, or when one vanished.
+    `config`: `-c` settings for git; `verbose`: its output names what it added and removed."""
+    flags = ("--verbose",) if verbose else ()
     if paths is None or len(paths) > _MAX_PATHSPECS:
-        return add_all(git, index)
+        return add_all(git, index, config, flags)
     result = git.run_full(
-        "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+        *config, "add", "-A", *flags, "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
         index=index, stdin=b"".join(os.fsencode(p.rstrip("/")) + b"\0" for p in paths),
         ok_codes=(0, 1, 128), env={"GIT_LITERAL_PATHSPECS": "1"},
     )
-    return add_all(git, index) if result.returncode == 128 else result
+    return add_all(git, index, config, flags) if result.returncode == 128 else result
 
 
-def add_all(git: GitRunner, index: Path) -> subprocess.CompletedProcess[bytes]:
-    """`git add -A` into the private index, tried again while files vanish under it.
+def covering_directories(paths: list[str]) -> list[str]:
+    """The directories holding `paths` (`.` for the root's entries), none inside another: as
+    pathspecs, `git add -A` walks them whole (ignored files skipped, as in a whole-tree add)."""
+    parents = {path.rpartition("/")[0] or "." for path in paths}
+    if "." in parents:
+        return ["."]
+    return sorted(parent for parent in parents if not any(
+        "/".join(parent.split("/")[:n]) in parents for n in range(1, parent.count("/") + 1)
+    ))
+
+
+def add_all(
+    git: GitRunner, index: Path, config: tuple[str, ...] = (), flags: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[bytes]:
+    """`git add -A` (and `flags`) into the private index, tried again while files vanish under
+    it.
 
     A watcher or build tool that creates and deletes files makes git die with "unable to
     stat" when a new file it just listed is gone. The next try leaves that path out, so the
@@ -47,8 +64,9 @@ def add_all(git: GitRunner, index: Path) -> subprocess.CompletedProcess[bytes]:
     error = ""
     for attempt in range(_VANISHED_RETRIES):
         result = git.run_full(
-            "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
-            index=index, stdin=_pathspecs_without(vanished), ok_codes=(0, 1, 128),
+            *config, "add", "-A", *flags, "--ignore-errors", "--pathspec-from-file=-",
+            "--pathspec-file-nul", index=index, stdin=_pathspecs_without(vanished),
+            ok_codes=(0, 1, 128),
         )
         if result.returncode != 128:
             return result
@@ -64,6 +82,17 @@ def add_all(git: GitRunner, index: Path) -> subprocess.CompletedProcess[bytes]:
         f"could not snapshot {git.root}: {error}. If a tool keeps creating and deleting "
         "files there, pause it (or ignore its files in .gitignore) and try again."
     )
+
+
+def named_paths(verbose_out: bytes) -> set[bytes]:
+    """The paths `git add --verbose` said it added or removed (a name with a newline in it is
+    left out: its line does not parse)."""
+    named = set()
+    for line in verbose_out.split(b"\n"):
+        for prefix in (b"add '", b"remove '"):
+            if line.startswith(prefix) and line.endswith(b"'"):
+                named.add(line[len(prefix):-1])
+    return named
 
 
 def _pathspecs_without(paths: list[str]) -> bytes:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from agent_core.git.batch_check import BatchCheck
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.rawview import RawView
 from agent_core.git.stamps import FileStamp, file_stamp
@@ -152,6 +153,7 @@ class GitRunner:
         self.raw = raw
         self._env = {**_base_env(identity), **(location or {})}
         self._filters = _FilterBlanker(root, self._env)
+        self._sizes = BatchCheck(self.argv, root, self._env)
 
     @property
     def base_env(self) -> dict[str, str]:
@@ -251,6 +253,15 @@ class GitRunner:
             process.stdout.close()
             process.wait()
             feeder.join()
+
+    def object_sizes(self, ids: list[str]) -> dict[str, int]:
+        """id -> size of each of `ids` the repository has, from one `cat-file --batch-check`
+        kept running between calls."""
+        return self._sizes.sizes(ids)
+
+    def close(self) -> None:
+        """Stop the git processes kept running (started again when needed)."""
+        self._sizes.close()
 
     def line(self, *args: str, index: Path | None = None) -> str:
         """Run git and return its first output line, stripped."""

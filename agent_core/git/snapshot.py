@@ -8,11 +8,12 @@ watch (tree_watch.py) says when nothing changed at all, and such a step then run
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.git.adds import add_changed
+from agent_core.git.adds import add_changed, covering_directories, named_paths
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
@@ -100,8 +101,10 @@ class SnapshotEngine:
         removed or renamed there; sometimes for other reasons, e.g. a file changed in the
         same clock tick as the index): only then can the set of ignored files have changed,
         so only then are they listed again (beside the `add`, which reads the same tree).
-        With `trust_watch`, status is skipped when the tree watch saw nothing happen.
-        `meanwhile` runs while git does. `ignored_ready`: the ignored files' store has a
+        With `trust_watch`, status is skipped when the tree watch saw nothing happen, and when
+        it knows every entry that changed (their directories are added whole instead;
+        `meanwhile` is then not run).
+        `meanwhile` runs while git looks. `ignored_ready`: the ignored files' store has a
         snapshot; `has_gitlinks`: there are submodules or nested repositories (no tree watch).
         """
         before = file_stamp(index)
@@ -109,14 +112,23 @@ class SnapshotEngine:
             before = self._rebuild_index(index, self.index_tree)
         known = self.index_tree if before is not None and before == self._index_stamp else None
         rules_changed = list_ignored and self._control.touched()  # info/exclude, excludesFile
-        if trust_watch and not rules_changed and self._watch is not None and self._watch.quiet():
+        watched = self._watch if trust_watch and not rules_changed else None
+        described: list[str] | None = None  # entries made or removed, as the watch saw them
+        if watched is not None and watched.quiet():
             run_meanwhile(meanwhile)
             changed: list[tuple[str, str]] | None = []
             looked = False
+        elif watched is not None and (paths := watched.changed_paths()) is not None:
+            # What changed lies in the directories the events named: no `git status` (and
+            # no `meanwhile`, which bets on a step that changed nothing).
+            changed, looked = [("W", path) for path in covering_directories(paths)], True
+            described = watched.entry_paths()
         else:
             changed, looked = self._worktree_changes(index, meanwhile), True
         after = file_stamp(index)
         entries_changed = self._watch.entries_changed if trust_watch and self._watch else None
+        if described is not None:
+            entries_changed = False  # whether they touch the ignored set is known after `add`
         if entries_changed is None:
             # Which paths changed says little; that git rewrote the index says a directory had
             # to be read again.
@@ -127,21 +139,23 @@ class SnapshotEngine:
             self._ignored_stale = True
         if rules_changed or (self._watch is not None and self._watch.rules_changed):
             self._ignored_stale = True
-        lister = None
-        if list_ignored and self._ignored_stale:
-            lister = self._git.spawn(
-                "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", index=index
-            )
+        lister = self._list_ignored(index) if list_ignored and self._ignored_stale else None
         try:
             if changed != []:
                 result = add_changed(self._git, index, None if changed is None else
-                                           [path for _, path in changed])
+                                     [path for _, path in changed], self._preload(),
+                                     verbose=bool(described))
                 self.warnings = [
                     line for line in result.stderr.decode("utf-8", "replace").splitlines()
                     if line.strip()
                 ]
                 if file_stamp(index) != after:
                     known = None
+                if described and lister is None and self._ignored_touched(described,
+                                                                          result.stdout):
+                    self._ignored_stale = True
+                    if list_ignored:  # (beside `write-tree`)
+                        lister = self._list_ignored(index)
             else:
                 self.warnings = []
             if known is None:
@@ -192,6 +206,31 @@ class SnapshotEngine:
         elif not self._watch.synced(ignored, rules_changed):
             self.stop_watching()
 
+    def _list_ignored(self, index: Path) -> subprocess.Popen[bytes]:
+        return self._git.spawn(
+            "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", index=index
+        )
+
+    def _ignored_touched(self, entries: list[str], added: bytes) -> bool:
+        """Whether the ignored set may differ from the last listing, after entries `entries`
+        were made or removed and `git add --verbose` said `added`: not where each one is
+        named there (it is tracked, or gone and was not ignored), or is gone and was not
+        listed as ignored (a temporary file)."""
+        listed = set((self._ignored_listing or b"").split(b"\0"))
+        named = named_paths(added)
+        for entry in entries:
+            raw = os.fsencode(entry)
+            if raw in named:
+                continue
+            if raw in listed or raw + b"/" in listed or os.path.lexists(self._root / entry):
+                return True
+        return False
+
+    def _preload(self) -> tuple[str, ...]:
+        """git's settings for a command that stats the private index's files."""
+        stamp = self._index_stamp
+        return _NO_PRELOAD if stamp is not None and stamp[1] < _SMALL_INDEX_BYTES else ()
+
     def _worktree_changes(
         self, index: Path, meanwhile: Callable[[], None] | None = None,
     ) -> list[tuple[str, str]] | None:
@@ -200,9 +239,7 @@ class SnapshotEngine:
         ? (untracked); None when git could not tell."""
         if index.with_name(index.name + ".lock").exists():
             self._ignored_stale = True  # status cannot record what it read again
-        stamp = self._index_stamp
-        small = stamp is not None and stamp[1] < _SMALL_INDEX_BYTES
-        status = self._git.spawn(*(_NO_PRELOAD if small else ()), *_STATUS_ARGS, index=index,
+        status = self._git.spawn(*self._preload(), *_STATUS_ARGS, index=index,
                                  env={"GIT_OPTIONAL_LOCKS": "1"})
         try:
             run_meanwhile(meanwhile)

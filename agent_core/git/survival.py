@@ -10,7 +10,9 @@ under `.git/navtui/store/objects` (read-only inside the sandbox):
   checkpoint 0 and every branch and tag tip (`tips`);
 - after each checkpoint with a new commit, one pack of only what is new since the previous one
   (`git pack-objects --revs --sparse <new> --not <previous>`: it walks only the paths whose
-  trees differ; a step that changed nothing reuses its commit and packs nothing);
+  trees differ; a step that changed nothing reuses its commit and packs nothing); where the
+  step only changed files, and what it made is loose in the repository (the commit, the trees
+  its diff names, the blobs it added), a pack of just those written by navtui (`keep_loose`);
 - when something is missing from the repository, it is brought back from the store through
   `git index-pack`, which computes each object's hash from its content: an object the store
   holds under a wrong name (rewritten outside the sandbox) never reaches the repository.
@@ -28,6 +30,7 @@ import subprocess
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.packs import read_loose, write_pack
 from agent_core.git.runner import GitRunner
 
 _ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
@@ -89,6 +92,20 @@ class SurvivalStore:
                 f"could not keep checkpoint {commit[:10]} in navtui's store: "
                 + result.stderr.decode("utf-8", "replace").strip()
             )
+
+    def keep_loose(self, ids: list[str]) -> bool:
+        """Keep the objects `ids` in one small pack written here from the repository's loose
+        objects (no git process); False, with nothing written, when one of them is not a
+        loose object there (`keep` then packs what is new)."""
+        found = {}
+        for object_id in dict.fromkeys(ids):
+            loose = read_loose(self._objects, object_id)
+            if loose is None:
+                return False
+            found[object_id] = loose
+        self._packs.mkdir(parents=True, exist_ok=True)
+        write_pack(self._packs, found)
+        return True
 
     def _loose_objects(self) -> list[str]:
         found = []

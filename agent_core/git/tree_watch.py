@@ -64,6 +64,10 @@ class TreeWatch:
         self._rules_changed = False  # a .gitignore changed: so may the directories git reads
         self._entries_changed = False  # an entry was created, deleted or renamed somewhere
         self._complete = False  # every change since the last `synced` left an event
+        self._directories: dict[int, bytes] = {}  # watch descriptor -> its directory, relative
+        # Entries the events named since the last `synced` (None: some event named none).
+        self._paths: set[bytes] | None = set()
+        self._entry_paths: set[bytes] = set()  # those of them created, deleted or renamed
 
     @classmethod
     def start(cls, root: Path, ignored_directories: set[str]) -> TreeWatch | None:
@@ -89,8 +93,9 @@ class TreeWatch:
     def quiet(self) -> bool:
         """True when nothing happened in the tree since the last `synced` (the caller may skip
         `git status`); reads the pending events."""
-        for mask, name in self._events():
+        for wd, mask, name in self._events():
             self._stale = True
+            self._note_path(wd, mask, name)
             if mask & (_RESHAPE | _ENTRY_CHANGES):
                 self._entries_changed = True
             if mask & _RESHAPE or (mask & _IN_ISDIR and mask & _ENTRY_CHANGES) or name == b".git":
@@ -105,6 +110,30 @@ class TreeWatch:
         when that is not known (the watches were laid since)."""
         return self._entries_changed if self._complete else None
 
+    def changed_paths(self) -> list[str] | None:
+        """Every path (relative to the root) an event named since the last `synced`: what
+        changed lies among them. None where that is not known: the watches were laid since,
+        an event named no entry (a lost event, a watched directory moved), a `.git` or a
+        `.gitignore` changed. Call after `quiet`."""
+        if not self._complete or self._paths is None or self._rules_changed:
+            return None
+        return sorted(os.fsdecode(path) for path in self._paths)
+
+    def entry_paths(self) -> list[str]:
+        """Those of `changed_paths` whose entry was created, deleted or renamed."""
+        return sorted(os.fsdecode(path) for path in self._entry_paths)
+
+    def _note_path(self, wd: int, mask: int, name: bytes) -> None:
+        directory = self._directories.get(wd)
+        if name and directory is not None and name != b".git" and not mask & _IN_Q_OVERFLOW:
+            if self._paths is not None:
+                self._paths.add(directory + name)
+            if mask & _ENTRY_CHANGES:
+                self._entry_paths.add(directory + name)
+        elif name or not mask & (_IN_DELETE_SELF | _IN_IGNORED) or directory == b"":
+            # (a watched directory deleted is named by its parent's event too)
+            self._paths = None
+
     @property
     def rules_changed(self) -> bool:
         """Whether a .gitignore changed since the last `synced` (the ignored set may differ)."""
@@ -117,6 +146,7 @@ class TreeWatch:
         what changed during the walk. False when the tree can no longer be watched (the caller
         then closes this watch)."""
         self._entries_changed = False
+        self._paths, self._entry_paths = set(), set()
         if not (self._reshaped or self._rules_changed or rules_changed):
             self._stale, self._complete = False, True
             return True
@@ -125,6 +155,7 @@ class TreeWatch:
             return False
         self.close()
         self._fd, fresh._fd = fresh._fd, -1
+        self._directories = fresh._directories
         self._stale, self._reshaped, self._rules_changed, self._complete = True, False, False, False
         return True
 
@@ -145,7 +176,7 @@ class TreeWatch:
             directory, relative = pending.pop()
             # Watched before it is read: an entry made after the read leaves an event.
             count += 1
-            error = self._watch(directory)
+            error = self._watch(directory, os.fsencode(relative))
             if count > limit or (error and (not relative or error not in _GONE)):
                 return False  # (a subdirectory gone already is fine: its parent's event says so)
             try:
@@ -166,13 +197,16 @@ class TreeWatch:
                     pending.append((entry.path, child))
         return True
 
-    def _watch(self, directory: bytes) -> int:
-        """Watch `directory`: 0, or the errno it failed with."""
+    def _watch(self, directory: bytes, relative: bytes) -> int:
+        """Watch `directory` (`relative` to the root, ending in `/` unless it is the root): 0,
+        or the errno it failed with."""
         wd = self._add_watch(self._fd, directory, _WATCHED | _IN_ONLYDIR | _IN_DONT_FOLLOW)
+        if wd >= 0:
+            self._directories[wd] = relative
         return 0 if wd >= 0 else ctypes.get_errno() or errno.EIO
 
-    def _events(self) -> Iterator[tuple[int, bytes]]:
-        """(mask, name) of each pending event."""
+    def _events(self) -> Iterator[tuple[int, int, bytes]]:
+        """(watch descriptor, mask, name) of each pending event."""
         while True:
             try:
                 data = os.read(self._fd, 64 * 1024)
@@ -180,9 +214,9 @@ class TreeWatch:
                 return
             offset = 0
             while offset < len(data):
-                _, mask, _, length = _EVENT.unpack_from(data, offset)
+                wd, mask, _, length = _EVENT.unpack_from(data, offset)
                 offset += _EVENT.size
-                yield mask, data[offset:offset + length].rstrip(b"\0")
+                yield wd, mask, data[offset:offset + length].rstrip(b"\0")
                 offset += length
 
 

@@ -76,12 +76,7 @@ def huge_files(git: GitRunner, raw: bytes, limit: int) -> list[BlobChange]:
     ids = sorted({i for _, a, b in changes for i in (a, b) if i != NULL_ID})
     if not ids:
         return []
-    sizes_out = git.run("cat-file", "--batch-check=%(objectname) %(objectsize)",
-                        stdin="".join(f"{i}\n" for i in ids).encode())
-    sizes = {}
-    for line in sizes_out.decode("ascii", "replace").splitlines():
-        object_id, _, size = line.partition(" ")
-        sizes[object_id] = int(size) if size.isdigit() else 0
+    sizes = git.object_sizes(ids)
     return [
         BlobChange(path, a, b, sizes.get(a, 0), sizes.get(b, 0))
         for path, a, b in changes

@@ -1,0 +1,40 @@
+"""Which objects a checkpoint commit adds to what its previous checkpoint reaches, where a
+step's diff can tell (the survival store then copies just those)."""
+
+from __future__ import annotations
+
+from agent_core.git.raw_patch import RawPatch
+from agent_core.git.snapshot import Snapshot
+from agent_core.git.survival import SurvivalStore
+from agent_core.git.treeops import GITLINK_MODE
+
+
+def new_objects(commit: str, before: Snapshot, after: Snapshot, step: RawPatch | None,
+                planted: str | None) -> list[str] | None:
+    """The commit, its tree, the trees and blobs `step` (the diff of `before.tree` ->
+    `after.tree`) names on its new side: all that `commit` reaches and the previous checkpoint
+    (with snapshot `before`) does not, when its other parents are the previous one's (HEAD,
+    ignored files, git's files, nested trees; nothing planted). None where that is not so."""
+    parents = (after.head.commit, after.ignored, after.control, after.nested)
+    if step is None or planted is not None or parents != (
+        before.head.commit, before.ignored, before.control, before.nested
+    ):
+        return None
+    fields = step.raw.split(b"\0")
+    blobs = []
+    for meta in fields[0::2]:
+        if not meta:
+            break
+        _, new_mode, _, new_id, _ = meta.decode("ascii").lstrip(":").split(" ")
+        if new_mode != GITLINK_MODE and new_id.strip("0"):
+            blobs.append(new_id)
+    return [commit, after.tree, *step.new_trees, *blobs]
+
+
+def keep_step(store: SurvivalStore, commit: str, previous: str, before: Snapshot,
+              after: Snapshot, step: RawPatch | None, planted: str | None) -> None:
+    """Keep checkpoint `commit` in `store`: copies of the loose objects it adds where
+    `new_objects` can tell them, else a pack of what it reaches beyond `previous`."""
+    added = new_objects(commit, before, after, step, planted)
+    if added is None or not store.keep_loose(added):
+        store.keep(commit, previous)

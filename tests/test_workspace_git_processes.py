@@ -1,0 +1,305 @@
+"""How many git processes a checkpoint (+ its step diff) starts, counted through a `git` on PATH
+that logs its command line and runs the real git: a step that edited one file costs at most
+three, one that changed nothing none, and what they hold stays exact."""
+
+from __future__ import annotations
+
+import os
+import zlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_core.git.tree_watch import local_file_system
+from agent_core.workspace import Workspace
+from tests.fixtures.repos import git, make_repo
+from tests.test_workspace_support import bash, files
+
+pytestmark = pytest.mark.skipif(not local_file_system(Path.cwd()),
+                                reason="the tree watch is off on this file system")
+
+TREE = {f"pkg{i % 3}/mod{i % 2}/file{i}.py": f"def f{i}():\n    return {i}\n" for i in range(30)}
+
+
+class GitLog:
+    """A `git` first on PATH that appends its subcommand to a log, then execs the real git."""
+
+    def __init__(self, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        real = shutil.which("git")
+        assert real is not None
+        shim_dir = tmp / "shim"
+        shim_dir.mkdir()
+        self.log = tmp / "git.log"
+        self.log.write_text("")
+        shim = shim_dir / "git"
+        shim.write_text(
+            "#!/bin/sh\n"
+            # one write per process: git processes run side by side
+            "line=$(printf '%s ' \"$@\" | tr '\\n' ' ')\n"
+            f"printf '%s\\n' \"$line\" >> '{self.log}'\n"
+            f"exec '{real}' \"$@\"\n"
+        )
+        shim.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{shim_dir}{os.pathsep}{os.environ['PATH']}")
+
+    def take(self) -> list[str]:
+        """The subcommands run since the last call (each after its `-c` settings)."""
+        lines = self.log.read_text().splitlines()
+        self.log.write_text("")
+        commands = []
+        for line in lines:
+            words = line.split()
+            while words and words[0] == "-c":
+                words = words[2:]
+            commands.append(" ".join(words[:2]))
+        return commands
+
+
+def warm(root: Path) -> Workspace:
+    """A session whose tree watch has seen `git status` run once since it was laid."""
+    ws = Workspace.open(root)
+    ws.begin("s")
+    for step in (1, 2):
+        ws.checkpoint(step)
+    assert ws.watching
+    return ws
+
+
+def test_a_one_file_edit_step_runs_at_most_three_git_processes(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", TREE)
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    before = files(root)
+    for step in (3, 4, 5, 6):  # (the first edit also starts the session's cat-file)
+        log.take()
+        bash(root, f"echo '# step {step}' >> pkg1/mod1/file7.py")
+        ws.checkpoint(step)
+        diff = ws.step_diff(step)
+        ran = log.take()
+        assert len(ran) <= (4 if step == 3 else 3), ran
+        assert f"+# step {step}" in diff and diff.count("diff --git ") == 1
+    log.take()
+    ws.checkpoint(7)
+    assert ws.step_diff(7) == ""
+    assert log.take() == []  # a step that changed nothing runs no git
+    ws.close()
+    again = Workspace.open(root)
+    again.attach("s")
+    again.restore(4)
+    text = (root / "pkg1/mod1/file7.py").read_text()
+    assert "# step 4" in text and "# step 5" not in text
+    again.restore(2)
+    assert files(root) == before
+
+
+def test_edits_new_files_and_deletions_stay_exact_on_the_short_path(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    steps = [
+        "echo x >> pkg0/mod0/file0.py",
+        "sed -i 's/return 3/return 33/' pkg0/mod1/file3.py",  # a temporary file renamed over it
+        "rm pkg2/mod0/file2.py && echo new > pkg2/mod0/new.py",
+        "echo tmp > pkg1/t.tmp && rm pkg1/t.tmp && echo kept > pkg1/kept.txt",
+        "echo ignored > pkg0/run.log && mkdir -p pkg2/deep/er && echo d > pkg2/deep/er/f.py",
+        "mv pkg0/mod0 pkg0/moved && chmod +x pkg1/mod1/file1.py",
+        "mkdir -p 'pkg1/we ird' && echo x > \"pkg1/we ird/$(printf 'n\\nl\\377')\"",
+        "echo y >> \"pkg1/we ird/$(printf 'n\\nl\\377')\" && ln -s ../pkg1 pkg2/link",
+        "rm -rf 'pkg1/we ird' && echo root-level > top.txt",
+    ]
+    held, looked = {}, []
+    for step, command in enumerate(steps, start=3):
+        bash(root, command)
+        log.take()
+        ws.checkpoint(step)
+        looked.append(any(c.startswith("status") for c in log.take()))
+        held[step] = files(root)
+        plain = bash(root, "git add -A && git write-tree && git reset -q").strip()
+        assert ws._snapshots[ws.checkpoints[-1].commit].tree == plain, command
+    assert looked.count(False) >= 4  # most went by the watch's directories, no `git status`
+    for step in reversed(range(3, 3 + len(steps))):
+        ws.restore(step)
+        assert files(root) == held[step]
+
+
+def test_the_blob_sizes_come_from_one_cat_file_per_session(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", TREE)
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    ran = []
+    for step in range(3, 8):
+        bash(root, f"echo '# {step}' >> pkg0/mod0/file{step}.py")
+        ws.checkpoint(step)
+        ws.step_diff(step)
+        ran += log.take()
+    assert sum(command.startswith("cat-file") for command in ran) <= 1, ran
+
+
+def test_a_commit_written_without_commit_tree_is_what_commit_tree_writes(tmp_path):
+    from agent_core.git.commits import write_commit
+    from agent_core.git.runner import GitRunner
+
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    runner = GitRunner(root)
+    tree = git(root, "write-tree").strip()
+    head = git(root, "rev-parse", "HEAD").strip()
+    message = "navtui checkpoint\n\nhead: x\nbranch: main"
+    objects = root / ".git" / "objects"
+    ours = write_commit(runner, objects, tree, [head], message, when=(1700000000, 3600))
+    assert ours is not None
+    env = {**runner.base_env, "GIT_AUTHOR_DATE": "1700000000 +0100",
+           "GIT_COMMITTER_DATE": "1700000000 +0100"}
+    import subprocess
+    theirs = subprocess.run(
+        ["git", "commit-tree", "-p", head, "-m", message, tree], cwd=root, env=env,
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    assert ours == theirs
+    assert git(root, "cat-file", "-t", ours).strip() == "commit"
+    git(root, "fsck", "--strict", "--no-dangling")
+
+
+def test_checkpoints_kept_without_pack_objects_survive_a_wipe(tmp_path, monkeypatch):
+    from tests.test_workspace_survival import WIPE
+
+    root = make_repo(tmp_path / "repo", TREE)
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    held = {}
+    for step in (3, 4, 5):
+        bash(root, f"echo '# {step}' >> pkg2/mod1/file5.py && echo n{step} > pkg2/mod1/n{step}.txt")
+        ws.checkpoint(step)
+        held[step] = files(root)
+    assert not any(command.startswith("pack-objects") for command in log.take())
+    bash(root, WIPE)  # refs deleted, reflogs expired, every unreachable object pruned
+    again = Workspace.open(root)
+    again.attach("s")
+    for step in (5, 4, 3):
+        again.restore(step)
+        assert files(root) == held[step]
+
+
+def test_a_date_set_in_the_environment_is_written_by_git_itself(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", TREE)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "1600000000 +0200")
+    ws = Workspace.open(root)
+    ws.begin("s")
+    bash(root, "echo z >> pkg0/mod0/file0.py")
+    made = ws.checkpoint(1)
+    assert git(root, "log", "-1", "--format=%ct %ci", made.commit).startswith("1600000000 2020")
+
+
+def test_the_store_pack_of_an_edit_step_is_one_git_reads_and_verifies(tmp_path):
+    from agent_core.git.packs import read_loose, write_pack
+
+    root = make_repo(tmp_path / "repo", TREE)
+    (root / "big.bin").write_bytes(os.urandom(70_000))  # a size that takes several header bytes
+    git(root, "add", "-A")
+    tree = git(root, "write-tree").strip()
+    ids = [tree, *(git(root, "rev-parse", name).strip()
+                   for name in (f"{tree}:pkg0", f"{tree}:big.bin", "HEAD"))]
+    objects = root / ".git" / "objects"
+    found = {i: read_loose(objects, i) for i in ids}
+    assert all(found.values())
+    packs = tmp_path / "store" / "objects" / "pack"
+    packs.mkdir(parents=True)
+    write_pack(packs, found)  # type: ignore[arg-type]
+    (pack,) = packs.glob("*.pack")
+    listed = git(root, "verify-pack", "-v", str(pack.with_suffix(".idx")))
+    assert {line.split()[0] for line in listed.splitlines() if line[:1].isalnum() and " " in line
+            and len(line.split()[0]) == 40} == set(ids)
+    damaged = objects / ids[2][:2] / ids[2][2:]
+    damaged.chmod(0o644)
+    damaged.write_bytes(zlib.compress(b"blob 3\0abc"))  # content that is not what its name says
+    assert read_loose(objects, ids[2]) is None
+
+
+def test_a_killed_cat_file_is_started_again(tmp_path):
+    from agent_core.git.diffs import DiffCaps
+
+    root = make_repo(tmp_path / "repo", TREE)
+    ws = warm(root)
+    ws.diff_caps = DiffCaps(file_bytes=1000)
+    bash(root, "echo one >> pkg0/mod0/file0.py")
+    ws.checkpoint(3)
+    ws.step_diff(3)
+    first = ws._git._sizes._process
+    assert first is not None and first.poll() is None
+    bash(root, f"kill {first.pid}; head -c 5000 /dev/zero > pkg0/big.bin")
+    bash(root, "echo two >> pkg0/mod0/file0.py")
+    first.wait()
+    ws.checkpoint(4)
+    diff = ws.step_diff(4)
+    assert "+two" in diff and "pkg0/big.bin: 5000 bytes" in diff
+    assert ws._git._sizes._process is not first
+    ws.close()
+    assert first.poll() is not None
+
+
+def test_a_sha256_repository_keeps_its_edit_steps_through_a_wipe(tmp_path, monkeypatch):
+    from tests.test_workspace_survival import WIPE
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "--object-format=sha256")
+    for name, text in TREE.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "initial")
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    held = {}
+    for step in (3, 4):
+        bash(root, f"echo '# {step}' >> pkg1/mod0/file4.py")
+        held[step] = files(root)
+        assert len(ws.checkpoint(step).commit) == 64
+    assert not [c for c in log.take() if c.startswith(("pack-objects", "commit-tree"))]
+    assert not list((root / ".git/navtui/store/objects/pack").glob("tmp-*"))
+    bash(root, WIPE)
+    again = Workspace.open(root)
+    again.attach("s")
+    again.restore(4)
+    assert files(root) == held[4]
+    again.restore(3)
+    assert files(root) == held[3]
+
+
+@pytest.mark.parametrize("edit", [
+    "sed -i 's/return 7/return 70/' pkg1/mod1/file7.py",  # a temporary file renamed over it
+    "echo 'def g(): pass' > pkg1/mod1/added.py",  # a new file
+    "rm pkg1/mod1/file1.py",
+])
+def test_edits_that_make_or_remove_entries_run_three_git_processes(tmp_path, monkeypatch, edit):
+    root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    bash(root, "echo warm >> pkg0/mod0/file0.py")  # starts the session's cat-file
+    ws.checkpoint(3)
+    ws.step_diff(3)
+    log.take()
+    bash(root, edit)
+    ws.checkpoint(4)
+    diff = ws.step_diff(4)
+    assert len(log.take()) <= 3
+    assert diff.count("diff --git ") == 1
+
+
+def test_an_ignored_file_made_on_the_short_path_is_listed_and_kept(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    bash(root, "echo kept > pkg0/mod1/run.log && echo x >> pkg0/mod1/file1.py")
+    ws.checkpoint(3)
+    ran = log.take()
+    assert any(command.startswith("ls-files") for command in ran), ran  # listed again
+    held = files(root)
+    bash(root, "rm pkg0/mod1/run.log")
+    ws.checkpoint(4)
+    ws.restore(3)
+    assert files(root) == held
