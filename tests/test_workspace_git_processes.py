@@ -303,3 +303,41 @@ def test_an_ignored_file_made_on_the_short_path_is_listed_and_kept(tmp_path, mon
     ws.checkpoint(4)
     ws.restore(3)
     assert files(root) == held
+
+
+def test_a_group_shared_repository_keeps_its_object_directories_group_writable(tmp_path):
+    root = make_repo(tmp_path / "repo", TREE)
+    git(root, "config", "core.sharedRepository", "group")
+    objects = root / ".git" / "objects"
+    objects.chmod(0o2775)  # what `git init --shared=group` makes
+    git(root, "repack", "-adq")
+    git(root, "prune-packed")  # no loose objects: navtui's commit needs a new fan-out directory
+    for fanout in objects.iterdir():
+        if len(fanout.name) == 2:
+            fanout.rmdir()
+    ws = warm(root)
+    bash(root, "echo z >> pkg0/mod0/file0.py")
+    made = ws.checkpoint(3)
+    fanout = objects / made.commit[:2]
+    assert fanout.stat().st_mode & 0o7777 == 0o2775
+
+
+def test_a_step_too_big_for_one_small_pack_is_packed_by_git_and_survives(tmp_path, monkeypatch):
+    from agent_core.git.packs import MAX_LOOSE_BYTES
+    from tests.test_workspace_survival import WIPE
+
+    root = make_repo(tmp_path / "repo", TREE)
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    part = MAX_LOOSE_BYTES // 2 + 1  # each object fits the small pack, the three do not
+    for name in ("a", "b", "c"):
+        (root / "pkg0" / f"{name}.bin").write_bytes(os.urandom(part))
+    ws.checkpoint(3)
+    held = files(root)
+    assert any(command.startswith("pack-objects") for command in log.take())
+    bash(root, WIPE)  # the big files go with the clean
+    again = Workspace.open(root)
+    again.attach("s")
+    again.restore(3)
+    assert files(root) == held

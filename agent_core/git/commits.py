@@ -86,8 +86,15 @@ def _store_loose(objects: Path, digest: str, compressed: bytes) -> None:
         temporary.unlink(missing_ok=True)  # left by a navtui that was killed
         fd = os.open(temporary, flags, 0o444)
     except FileNotFoundError:
-        directory.mkdir(exist_ok=True)
+        _make_fanout(directory)
         fd = os.open(temporary, flags, 0o444)
     with os.fdopen(fd, "wb") as handle:
         handle.write(compressed)
     os.replace(temporary, target)
+
+
+def _make_fanout(directory: Path) -> None:
+    """A fan-out directory with its parent's permission bits, as git makes it in a repository
+    shared with a group (`core.sharedRepository`: group-writable, set-group-id)."""
+    directory.mkdir(exist_ok=True)
+    os.chmod(directory, directory.parent.stat().st_mode & 0o7777)

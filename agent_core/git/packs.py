@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 
 _TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
-# Larger objects are left to `git pack-objects`, which streams them.
+# Objects, and steps, larger than this are left to `git pack-objects`, which streams them.
 MAX_LOOSE_BYTES = 8_000_000
 
 

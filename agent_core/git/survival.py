@@ -30,7 +30,7 @@ import subprocess
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
-from agent_core.git.packs import read_loose, write_pack
+from agent_core.git.packs import MAX_LOOSE_BYTES, read_loose, write_pack
 from agent_core.git.runner import GitRunner
 
 _ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
@@ -95,12 +95,16 @@ class SurvivalStore:
 
     def keep_loose(self, ids: list[str]) -> bool:
         """Keep the objects `ids` in one small pack written here from the repository's loose
-        objects (no git process); False, with nothing written, when one of them is not a
-        loose object there (`keep` then packs what is new)."""
+        objects (no git process); False, with nothing written, when one of them is not a loose
+        object there or together they pass MAX_LOOSE_BYTES (`keep` then packs what is new)."""
         found = {}
+        size = 0
         for object_id in dict.fromkeys(ids):
             loose = read_loose(self._objects, object_id)
             if loose is None:
+                return False
+            size += len(loose[1])
+            if size > MAX_LOOSE_BYTES:  # a big step: pack-objects streams it
                 return False
             found[object_id] = loose
         self._packs.mkdir(parents=True, exist_ok=True)
