@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from agent_core.workspace import Workspace, WorkspaceError
-from tests.fixtures.repos import git
+from tests.fixtures.repos import git, make_repo
+from tests.test_workspace_git_processes import GitLog
 from tests.test_workspace_support import bash, files
 
 
@@ -122,3 +124,29 @@ def test_worktree_of_another_repo(git_repo: Path, tmp_path: Path):
     assert git(tmp_path / "wt", "symbolic-ref", "HEAD").strip() == "refs/heads/wt"
     assert git(git_repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
 
+
+
+def test_the_git_directory_itself_is_refused_with_the_top_named(git_repo: Path):
+    with pytest.raises(WorkspaceError, match=r"inside a \.git directory: pass the repository's top"):
+        Workspace.open(git_repo / ".git")
+
+
+def test_a_git_dir_in_the_environment_does_not_redirect_the_open(git_repo: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch):
+    other = make_repo(tmp_path / "other", {"x.txt": "x\n"})
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    assert Workspace.open(git_repo).root == git_repo.resolve()
+
+
+def test_finding_the_repository_is_one_git_process_and_no_gitpython(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+):
+    log = GitLog(tmp_path, monkeypatch)  # a logging `git` first on PATH
+    code = (
+        "import sys; from pathlib import Path; from agent_core.git.repo import find_repo; "
+        f"print(find_repo(Path({str(git_repo)!r}))[0]); print('git' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=Path(__file__).parent.parent)
+    assert result.stdout.split() == [str(git_repo.resolve()), "False"], result.stderr
+    assert log.take() == ["rev-parse --is-bare-repository"]

@@ -3,12 +3,13 @@ state git leaves while an operation (merge, rebase, ...) waits for the user."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
-import git as gitpython
-
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.runner import SAFE_CONFIG, git_env
 
 # Files and directories git leaves behind while an operation waits for the user.
 _IN_PROGRESS = {
@@ -22,29 +23,37 @@ _OPERATION_LEFTOVERS = (*_IN_PROGRESS, "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", 
 
 
 def find_repo(path: Path) -> tuple[Path, Path, Path]:
-    """Validate `path`; return (working tree root, git dir, common dir) or raise an actionable error."""
+    """Validate `path`; return (working tree root, git dir, common dir) or raise an actionable
+    error. One `git rev-parse`, with none of the repository's code able to run."""
     if not path.exists():
         raise WorkspaceError(f"{path} does not exist: pass the path of your repository")
     if not path.is_dir():
         raise WorkspaceError(f"{path} is not a directory: pass the repository's top directory")
-    try:
-        repo = gitpython.Repo(path, search_parent_directories=True)
-    except gitpython.InvalidGitRepositoryError:
+    result = subprocess.run(
+        ["git", *SAFE_CONFIG, "rev-parse", "--is-bare-repository", "--is-inside-git-dir",
+         "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
+        cwd=path, env=git_env(identity=False), stdin=subprocess.DEVNULL,
+        capture_output=True, timeout=60,
+    )
+    answers = os.fsdecode(result.stdout).splitlines()
+    error = os.fsdecode(result.stderr).strip()
+    if answers[:1] == ["true"]:
         raise WorkspaceError(
-            f"{path} is not a git repository: navtui checkpoints every step with git. "
-            f"Run `git init && git add -A && git commit -m initial` in {path} first."
-        ) from None
-    try:
-        if repo.bare or repo.working_tree_dir is None:
+            f"{path} is a bare repository (no working tree): clone it first, "
+            f"e.g. `git clone {path} {path.name}-work`, and open the clone."
+        )
+    if answers[1:2] == ["true"]:
+        raise WorkspaceError(f"{path} is inside a .git directory: pass the repository's top directory")
+    if result.returncode or len(answers) != 5:
+        if "not a git repository" in error:
             raise WorkspaceError(
-                f"{path} is a bare repository (no working tree): clone it first, "
-                f"e.g. `git clone {path} {path.name}-work`, and open the clone."
+                f"{path} is not a git repository: navtui checkpoints every step with git. "
+                f"Run `git init && git add -A && git commit -m initial` in {path} first."
             )
-        root = Path(repo.working_tree_dir).resolve()
-        git_dir = Path(repo.git_dir).resolve()
-        common_dir = Path(repo.common_dir).resolve()
-    finally:
-        repo.close()
+        raise WorkspaceError(f"cannot open the repository at {path}: {error or 'git gave no answer'}")
+    git_dir = Path(answers[2]).resolve()
+    common_dir = (path / answers[3]).resolve()  # relative to `path` unless absolute
+    root = Path(answers[4]).resolve()
     for name, advice in _IN_PROGRESS.items():
         if (git_dir / name).exists():
             raise WorkspaceError(f"{root}: {advice}, then start navtui again.")

@@ -59,7 +59,8 @@ IDENTITY = {
 }
 
 
-def _base_env(identity: bool) -> dict[str, str]:
+def git_env(identity: bool) -> dict[str, str]:
+    """The environment navtui runs git in: the caller's, less what would point git elsewhere."""
     env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
     # Read-only commands must not refresh the user's index behind their back.
     env["GIT_OPTIONAL_LOCKS"] = "0"
@@ -151,7 +152,7 @@ class GitRunner:
     ) -> None:
         self.root = root
         self.raw = raw
-        self._env = {**_base_env(identity), **(location or {})}
+        self._env = {**git_env(identity), **(location or {})}
         self._filters = _FilterBlanker(root, self._env)
         self._sizes = BatchCheck(self.argv, root, self._env)
 
