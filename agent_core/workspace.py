@@ -539,8 +539,9 @@ class Workspace:
         return self.git_dir / "index"
 
     def _snapshot(self) -> str:
-        """Tree id of the working tree now (tracked + untracked, minus ignored files)."""
-        return self._take_snapshot(list_ignored=False)[0]
+        """Tree id of the working tree now (tracked + untracked, minus ignored files); no
+        `git status` where the tree watch saw nothing change since the last checkpoint."""
+        return self._take_snapshot(list_ignored=False, trust_watch=True)[0]
 
     def _take_snapshot(
         self, list_ignored: bool, meanwhile: Callable[[], None] | None = None,

@@ -341,3 +341,16 @@ def test_a_step_too_big_for_one_small_pack_is_packed_by_git_and_survives(tmp_pat
     again.attach("s")
     again.restore(3)
     assert files(root) == held
+
+
+def test_the_tree_now_needs_no_status_after_a_quiet_checkpoint_and_sees_a_later_edit(
+    tmp_path, monkeypatch,
+):
+    root = make_repo(tmp_path / "repo", TREE)
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    assert "pkg0/mod0/file0.py" not in ws.patch()
+    assert not any(command.startswith("status") for command in log.take())
+    bash(root, "echo late >> pkg0/mod0/file0.py && echo new > pkg1/new.txt")  # no checkpoint
+    assert "+late" in ws.patch() and "pkg1/new.txt" in ws.changed_files(0)
