@@ -8,8 +8,8 @@ undo are byte-exact whatever the repository's attributes say.
 `GIT_DIR` set to a directory of its own whose `info/attributes` unsets every conversion, the
 repository's object store as `GIT_OBJECT_DIRECTORY` and its working tree as `GIT_WORK_TREE`.
 The repository's own config is not read there; the few settings that shape what a snapshot
-sees (file modes, case, symlinks, excludes, the object format) are copied in, and its
-`info/exclude` is linked.
+sees (file modes, case, symlinks, excludes, the object format) and the object store's sharing
+with a group are copied in, and its `info/exclude` is linked.
 
 The directory is checked before every use (`private_dir`): whatever navtui did not write there
 (a `commondir`, alternates, hooks, another config) is removed and its own files written again,
@@ -26,10 +26,11 @@ from agent_core.git import private_dir
 from agent_core.git.stamps import FileStamp, file_stamp
 
 NO_CONVERSION = "* -text !eol -crlf -ident !filter !working-tree-encoding\n"
-# Repository settings that change what `git add` records or which files it sees.
+# Repository settings that change what `git add` records or which files it sees, and the
+# permissions of what it writes into the repository's object store (a group-shared one).
 _COPIED = (
     r"^core\.(filemode|ignorecase|precomposeunicode|symlinks|excludesfile|trustctime|checkstat"
-    r"|protecthfs|protectntfs)$"
+    r"|protecthfs|protectntfs|sharedrepository)$"
 )
 _UNBORN = "ref: refs/heads/navtui-snapshots\n"
 _HEX = frozenset("0123456789abcdef")
