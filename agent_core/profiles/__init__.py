@@ -132,12 +132,16 @@ def function_tool(tool: Tool) -> dict[str, Any]:
     }
 
 
+# libyaml's loader where PyYAML was built with it (the same documents, several times faster).
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _read(path: Path) -> dict[str, Any]:
     """The file's own mapping, checked against the profile's shape (ProfileError names the file,
     line and key)."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_SAFE_LOADER)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise ProfileError(f"cannot read prompt profile {path}: {error}") from None
     if not isinstance(data, dict):
