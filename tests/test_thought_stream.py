@@ -275,3 +275,58 @@ async def test_streaming_builds_no_markdown_parser(monkeypatch):
         await stream.end_turn()
         await pilot.pause()
         assert "word39" in text_of(stream.query_one(TurnText)) and built == []
+
+
+def stream_shape(stream: ThoughtStream) -> list[tuple[str, str]]:
+    """What the stream shows, child by child: kind and text (folded turns by their full text)."""
+    shape = []
+    for child in stream.children:
+        if isinstance(child, TurnText):
+            shape.append(("turn" + ("" if child.live else " ended"), child.source))
+        elif type(child).__name__ == "FoldedTurn":
+            shape.append(("folded", f"{child.title}|{child.full_text}"))
+        elif not child.has_class("spacer"):
+            shape.append((" ".join(sorted(child.classes)), str(child.render())))
+    return shape
+
+
+async def feed_turns(stream: ThoughtStream, first: int, last: int, *, live_last: bool) -> None:
+    for turn in range(first, last + 1):
+        await stream.begin_turn(f"Step {turn}")
+        await stream.write(f"Thought **{turn}** <tool_call>raw</tool_call>")
+        if turn % 4 == 0:
+            await stream.note(f"note after {turn}", "warning")
+        elif not (live_last and turn == last):
+            await stream.end_turn(f"Thought **{turn}**." if turn % 3 else None)
+
+
+async def test_turns_held_for_a_drain_are_mounted_once_folded_as_if_shown_one_by_one():
+    one_by_one, held = ThoughtStream(max_turns=6), ThoughtStream(max_turns=6)
+    mounted: list[str] = []
+    real_mount = held.mount
+    held.mount = lambda *widgets, **kw: (mounted.extend(type(w).__name__ for w in widgets),
+                                          real_mount(*widgets, **kw))[1]
+    async with Harness(one_by_one, held).run_test(size=(80, 60)) as pilot:
+        for stream in (one_by_one, held):
+            await feed_turns(stream, 1, 3, live_last=False)  # shown one by one in both
+        await pilot.pause()
+        mounted.clear()
+        for batch in ((4, 12), (13, 14), (15, 15)):  # more turns than max_turns, then fewer than open
+            await feed_turns(one_by_one, *batch, live_last=batch[1] == 15)
+            held.hold()
+            await feed_turns(held, *batch, live_last=batch[1] == 15)
+            assert held.live is None and held.text.startswith(f"Thought **{batch[1]}**")
+            await held.release()
+            await pilot.pause()
+            assert stream_shape(held) == stream_shape(one_by_one)
+        assert held.live is not None and held.live.live  # the last turn still takes text
+        await held.write(" more")
+        await one_by_one.write(" more")
+        await held.end_turn("Done.")
+        await one_by_one.end_turn("Done.")
+        await pilot.pause()
+        assert stream_shape(held) == stream_shape(one_by_one)
+    # 12 turns, 6 of them kept: 4 mounted folded and 2 open in the first drain, 2 open in the
+    # next (the earlier open ones folded), 1 in the last; no turn mounted open and folded later
+    # within one drain
+    assert mounted.count("TurnText") == 2 + 2 + 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from dataclasses import dataclass, field
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -51,10 +52,28 @@ class FoldedTurn(Static, can_focus=True):
         self.action_toggle()
 
 
+@dataclass
+class HeldTurn:
+    """A turn begun while the stream is held: its title and the text it shows, not mounted yet."""
+
+    title: str
+    parts: list[str] = field(default_factory=list)  # the streamed text, made visible
+    shown: str | None = None  # the parsed thought shown instead, once the turn ended
+    ended: bool = False
+
+    @property
+    def source(self) -> str:
+        return self.shown if self.shown is not None else "".join(self.parts)
+
+
 class ThoughtStream(VerticalScroll):
     """One `TurnText` per model turn; the last `open_turns` stay Markdown, older ones are folded
     to one line each (`FoldedTurn`), and turns past `max_turns` are dropped, so the widgets
     mounted stay few however long the session runs.
+
+    While the stream is held (`hold`, e.g. for one auto-mode drain of the session's events),
+    turns and notes are only noted; `release` mounts them at once, the turns that are already
+    past the last `open_turns` directly folded and those past `max_turns` not at all.
 
     Streamed text goes to the live turn's `TurnText`, which takes it in once per frame and
     mounts nothing, so a fast model never leaves the screen (or its keys) behind. The container
@@ -72,6 +91,8 @@ class ThoughtStream(VerticalScroll):
         self._opened: list[tuple[Static, TurnText]] = []  # turns shown in full, oldest first
         self._text: list[str] = []
         self._live: TurnText | None = None  # the turn accepting text
+        self._held: list[HeldTurn | Static] | None = None  # while held: what is not mounted yet
+        self._held_live: HeldTurn | None = None  # while held: the turn accepting text
         self._spacer = Static(classes="spacer")
 
     @property
@@ -100,8 +121,13 @@ class ThoughtStream(VerticalScroll):
     async def begin_turn(self, title: str) -> None:
         """Start a new block for a model turn titled `title`."""
         await self.end_turn()
-        await self._fold(self.open_turns - 1)
         self._text = []
+        if self._held is not None:
+            self._held_live = HeldTurn(title)
+            self._held.append(self._held_live)
+            self._defer_full_collections(True)
+            return
+        await self._fold(self.open_turns - 1)
         heading, turn = Static(title, classes="turn-title", markup=False), TurnText(classes="turn")
         self._live = turn
         self._defer_full_collections(True)
@@ -110,15 +136,28 @@ class ThoughtStream(VerticalScroll):
 
     async def write(self, fragment: str) -> None:
         """Add streamed model text to the current turn (shown with the next frame)."""
-        if self._live is None:
+        if self._live is None and self._held_live is None:
             await self.begin_turn("Model")
-        assert self._live is not None
         self._text.append(fragment)
+        if self._held_live is not None:
+            self._held_live.parts.append(visible(fragment))
+            return
+        assert self._live is not None
         self._live.append(visible(fragment))
 
     async def end_turn(self, thought: str | None = None) -> None:
         """Finish the current turn; a given `thought` then replaces the raw streamed text
         (tool-call markup and all) unless it is too long to re-render at once."""
+        held, self._held_live = self._held_live, None
+        if held is not None:
+            self.set_timer(COLLECT_AFTER, self._collect_between_turns)
+            if thought is not None and len(thought) <= REPLACE_LIMIT:
+                self._text = [thought]
+                shown = visible(thought).strip() or NO_THOUGHT
+                if shown != held.source.strip():
+                    held.shown = shown
+            held.ended = True
+            return
         turn, self._live = self._live, None
         if turn is None:
             return
@@ -140,7 +179,51 @@ class ThoughtStream(VerticalScroll):
         """A line that is not model text: a rejection, a user message, a format error."""
         await self.end_turn()
         shown = text if variant == "user" else plain(text)  # the user's own words stay as typed
-        await self._mounted(Static(visible(shown), classes=f"note -{variant}", markup=False))
+        line = Static(visible(shown), classes=f"note -{variant}", markup=False)
+        if self._held is not None:
+            self._held.append(line)
+        else:
+            await self._mounted(line)
+
+    def hold(self) -> None:
+        """Note turns and notes from now on without mounting them, until `release`."""
+        if self._held is None:
+            self._held = []
+
+    async def release(self) -> None:
+        """Mount what was noted while held, in one go: the turns that end up within the last
+        `open_turns` in full (the last one still live if it has not ended), the ones before
+        them folded, none that `max_turns` would drop at once."""
+        held, self._held = self._held, None
+        live, self._held_live = self._held_live, None
+        if not held:
+            return
+        starts = [n for n, entry in enumerate(held) if isinstance(entry, HeldTurn)]
+        dropped = len(starts) - self.max_turns  # (the turns mounted before go first, in `_trim`)
+        if dropped > 0:  # everything before the first turn that stays
+            held = held[starts[dropped]:]
+        kept_turns = len(starts) - max(dropped, 0)
+        opened = min(kept_turns, self.open_turns)
+        await self._fold(self.open_turns - opened)
+        widgets: list[Widget] = []
+        seen = 0
+        for entry in held:
+            if not isinstance(entry, HeldTurn):
+                widgets.append(entry)
+                continue
+            seen += 1
+            if seen <= kept_turns - opened:
+                widgets.append(FoldedTurn(entry.title, entry.source))
+                continue
+            heading = Static(entry.title, classes="turn-title", markup=False)
+            turn = TurnText(entry.source, classes="turn")
+            if entry.ended:
+                turn.finish()
+            elif entry is live:
+                self._live = turn
+            self._opened.append((heading, turn))
+            widgets += [heading, turn]
+        await self._mounted(*widgets)
 
     async def _mounted(self, *widgets: Widget) -> None:
         """Mount `widgets` after the last turn, then drop turns past `max_turns`; once the stream

@@ -379,6 +379,8 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         # to the frame, the events up to the last of it are rendered now.
         held = self._batch.hold()
         self._batch.draining = True
+        if self.auto:  # turns that begin and end within the drain are mounted folded
+            self._thoughts.hold()
         try:
             for event in self.inbox.drain(live_text=held):
                 if self._shut_down:
@@ -386,6 +388,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
                 await self.handle_event(event)
         finally:
             self._batch.draining = False
+            await self._thoughts.release()
             self._show_views()
         proposal, announced = self.pending, self._announced
         if proposal is not None and proposal is not announced:
