@@ -356,3 +356,28 @@ def test_the_tree_now_needs_no_status_after_a_quiet_checkpoint_and_sees_a_later_
     assert not any(command.startswith("status") for command in log.take())
     bash(root, "echo late >> pkg0/mod0/file0.py && echo new > pkg1/new.txt")  # no checkpoint
     assert "+late" in ws.patch() and "pkg1/new.txt" in ws.changed_files(0)
+
+
+def test_threads_writing_commits_into_one_store_never_mix_their_files(tmp_path):
+    """Batch worktrees share the repository's objects: commits written at once must each land whole."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agent_core.git.commits import write_commit
+    from agent_core.git.runner import GitRunner
+
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    runner = GitRunner(root)
+    tree = git(root, "write-tree").strip()
+    objects = root / ".git" / "objects"
+
+    def commit(n: int) -> tuple[str, str]:
+        message = f"checkpoint {n} " + "x" * (n * 37 % 5000)
+        return write_commit(runner, objects, tree, [], message, when=(1700000000, 0)) or "", message
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        written = list(pool.map(commit, range(400)))
+    for commit_id, message in written:
+        body = git(root, "cat-file", "commit", commit_id)
+        assert body.endswith("\n\n" + message + "\n"), commit_id
+    assert not [p for p in objects.rglob("tmp_obj_*")]
+    git(root, "fsck", "--strict", "--no-dangling")

@@ -12,6 +12,7 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from agent_core.git.object_files import write_read_only
 from agent_core.git.runner import GitRunner
 
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -74,23 +75,15 @@ def write_commit(
 
 
 def _store_loose(objects: Path, digest: str, compressed: bytes) -> None:
-    """Write a loose object as git does: a temporary file in its fan-out directory, renamed to
-    its name (an object already there is the same object and is kept)."""
+    """Write a loose object as git does: into its fan-out directory under a temporary name,
+    renamed to its name (an object already there is the same object and is kept)."""
     directory = objects / digest[:2]
     target = directory / digest[2:]
     if target.exists():
         return
-    temporary = directory / f"tmp_obj_navtui_{os.getpid()}"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-    try:
-        temporary.unlink(missing_ok=True)  # left by a navtui that was killed
-        fd = os.open(temporary, flags, 0o444)
-    except FileNotFoundError:
+    if not directory.is_dir():
         _make_fanout(directory)
-        fd = os.open(temporary, flags, 0o444)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(compressed)
-    os.replace(temporary, target)
+    write_read_only(target, compressed)
 
 
 def _make_fanout(directory: Path) -> None:

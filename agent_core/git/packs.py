@@ -13,6 +13,8 @@ import struct
 import zlib
 from pathlib import Path
 
+from agent_core.git.object_files import write_read_only
+
 _TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 # Objects, and steps, larger than this are left to `git pack-objects`, which streams them.
 MAX_LOOSE_BYTES = 8_000_000
@@ -83,13 +85,4 @@ def write_pack(directory: Path, objects: dict[str, tuple[bytes, bytes]]) -> None
     index += hash_new(index).digest()
     stem = directory / f"pack-{checksum.hex()}"
     for suffix, data in ((".pack", pack), (".idx", index)):
-        _write_new(stem.with_suffix(suffix), data)
-
-
-def _write_new(target: Path, data: bytes) -> None:
-    temporary = target.with_name(f"tmp-{target.name}-{os.getpid()}")
-    temporary.unlink(missing_ok=True)
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(temporary, target)
+        write_read_only(stem.with_suffix(suffix), data)
