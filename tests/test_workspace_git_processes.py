@@ -381,3 +381,33 @@ def test_threads_writing_commits_into_one_store_never_mix_their_files(tmp_path):
         assert body.endswith("\n\n" + message + "\n"), commit_id
     assert not [p for p in objects.rglob("tmp_obj_*")]
     git(root, "fsck", "--strict", "--no-dangling")
+
+
+def test_threads_asking_blob_sizes_at_once_each_get_their_own_answers(tmp_path):
+    """The session thread and the session-diff thread share one runner's `cat-file`."""
+    import threading
+    import time
+
+    from agent_core.git.runner import GitRunner
+
+    root = make_repo(tmp_path / "repo", {f"f{n}.txt": "y" * n for n in range(1, 60)})
+    runner = GitRunner(root)
+    blobs = {git(root, "rev-parse", f"HEAD:f{n}.txt").strip(): n for n in range(1, 60)}
+    ids = list(blobs)
+    wrong: list[str] = []
+
+    def ask(offset: int) -> None:
+        for round_ in range(150):
+            chosen = ids[(offset + round_) % len(ids):][:7] or ids[:7]
+            if runner.object_sizes(chosen) != {i: blobs[i] for i in chosen}:
+                wrong.append(f"thread {offset}, round {round_}")
+
+    threads = [threading.Thread(target=ask, args=(n,), daemon=True) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 60
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    assert not any(thread.is_alive() for thread in threads), "a thread waits for an answer"
+    runner.close()
+    assert not wrong, wrong[:3]
