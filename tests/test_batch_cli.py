@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -123,7 +124,11 @@ def test_a_dotdot_instance_leaves_the_output_folder_alone(tmp_path: Path):
 
 
 def test_ctrl_c_mid_batch_prunes_every_worktree_from_the_users_repos(tmp_path: Path):
-    slow = ["Thought: Wait.\nAction: bash sleep 3", *FIX_SCRIPTS["text"]]
+    # The first command of every instance waits on a gate the test opens only once the batch
+    # says it is stopping, so no instance can finish before Ctrl-C however slow the machine.
+    gate = tmp_path / "gate"
+    slow = [f"Thought: Wait.\nAction: bash while [ ! -e {gate} ]; do sleep 0.05; done",
+            *FIX_SCRIPTS["text"]]
     instances, scripts, repos = three_instances(tmp_path, slow)
     output = tmp_path / "out"
     env = {**os.environ, "COLUMNS": "120"}
@@ -132,14 +137,23 @@ def test_ctrl_c_mid_batch_prunes_every_worktree_from_the_users_repos(tmp_path: P
          "--script-dir", str(scripts), "--dialect", "text", "--output", str(output)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
-    deadline = time.monotonic() + 60
+    stderr: list[str] = []
+    reader = threading.Thread(
+        target=lambda: stderr.extend(iter(lambda: process.stderr.read(1), "")))
+    reader.start()
+    deadline = time.monotonic() + 120
     while sum(len(git(r, "worktree", "list").splitlines()) - 1 for r in repos) < 2:
-        assert time.monotonic() < deadline and process.poll() is None
+        assert time.monotonic() < deadline and process.poll() is None, "".join(stderr)
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 3, stderr
-    assert "Re-run the same command" in stderr
+    while "Stopping:" not in "".join(stderr):
+        assert time.monotonic() < deadline and process.poll() is None, "".join(stderr)
+        time.sleep(0.05)
+    gate.touch()
+    process.wait(timeout=120)
+    reader.join(timeout=30)
+    assert process.returncode == 3, "".join(stderr)
+    assert "Re-run the same command" in "".join(stderr)
     for repo in repos:
         assert len(git(repo, "worktree", "list").splitlines()) == 1
         assert git(repo, "status", "--porcelain") == ""
