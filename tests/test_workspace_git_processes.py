@@ -137,6 +137,35 @@ def test_the_blob_sizes_come_from_one_cat_file_per_session(tmp_path, monkeypatch
     assert sum(command.startswith("cat-file") for command in ran) <= 1, ran
 
 
+def test_a_session_start_writes_its_own_commits_and_reads_the_filters_once(tmp_path, monkeypatch):
+    root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
+    bash(root, "echo kept > run.log && echo staged >> pkg0/mod0/file0.py && "
+               "git add pkg0/mod0/file0.py && echo unstaged >> pkg0/mod0/file0.py")
+    before = files(root)
+    log = GitLog(tmp_path, monkeypatch)
+    ws = Workspace.open(root)
+    ws.begin("s")
+    ran = log.take()
+    # the staged state, git's control files and the ignored files: three commits, no process
+    assert not [c for c in ran if c.startswith(("commit-tree", "hash-object -t"))], ran
+    assert ran.count("config --show-origin") == 1, ran  # the store's runner blanks no filter
+    bash(root, "rm run.log && git reset -q --hard && echo model > pkg1/m.py")
+    ws.checkpoint(1)
+    ws.restore(0)
+    assert files(root) == before
+    assert git(root, "diff", "--cached", "--name-only").split() == ["pkg0/mod0/file0.py"]
+    git(root, "fsck", "--strict", "--no-dangling")
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_the_empty_tree_is_hashed_in_the_repositorys_object_format(tmp_path, object_format):
+    root = tmp_path / "repo"
+    git(tmp_path, "init", "-q", f"--object-format={object_format}", str(root))
+    ws = Workspace.open(root)
+    ws.begin("s")  # an unborn HEAD: the user's staged state is the empty tree's
+    assert ws._git.empty_tree == git(root, "hash-object", "-t", "tree", "/dev/null").strip()
+
+
 def test_a_commit_written_without_commit_tree_is_what_commit_tree_writes(tmp_path):
     from agent_core.git.commits import write_commit
     from agent_core.git.runner import GitRunner

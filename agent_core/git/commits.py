@@ -23,13 +23,13 @@ _PLAIN_EMAIL = re.compile(r"[A-Za-z0-9._+-]+@[A-Za-z0-9.-]+")
 _GIT_DECIDES = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 
 
-def commit_tree(git: GitRunner, objects: Path, tree: str, parents: Sequence[str | None],
-                message: str) -> str:
+def commit_tree(git: GitRunner, objects: Path | None, tree: str,
+                parents: Sequence[str | None], message: str) -> str:
     """Commit `tree` with `parents` (those set, each once, in order) and `message`: written
-    here where it can be, else by `git commit-tree`."""
+    into `objects` where it can be, else (or with no `objects`) by `git commit-tree`."""
     unique = list(dict.fromkeys(p for p in parents if p))
     try:
-        written = write_commit(git, objects, tree, unique, message)
+        written = write_commit(git, objects, tree, unique, message) if objects else None
     except OSError:  # git says what is wrong, if anything still is
         written = None
     if written is not None:

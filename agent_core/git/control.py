@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.git.commits import commit_tree
 from agent_core.git.control_effects import Effect, config_effect, file_effect
 from agent_core.git.control_paths import ControlPaths, configured_hooks_dir
 from agent_core.git.runner import GitRunner
@@ -155,7 +156,7 @@ class ControlFiles:
             or self.left_out(self._commit) != left
         ):
             message = _SUBJECT + "\n\n" + "".join(f"{_LEFT_OUT}{name}\n" for name in left)
-            self._commit = self._git.line("commit-tree", "--no-gpg-sign", "-m", message, tree)
+            self._commit = commit_tree(self._git, self._git.object_directory, tree, [], message)
             self._tree[self._commit], self._left[self._commit] = tree, left
         self._signature = signature
         return self._commit

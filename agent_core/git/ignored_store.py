@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agent_core.git.commits import commit_tree
 from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
@@ -68,8 +69,8 @@ class IgnoredStore:
             if known is not None and self._git.line("rev-parse", known + "^{tree}") == tree:
                 commit = known
             else:
-                commit = self._git.line("commit-tree", "--no-gpg-sign", "-m",
-                                        "navtui: ignored files", tree)
+                commit = commit_tree(self._git, self._git.object_directory, tree, [],
+                                     "navtui: ignored files")
         self._signature, self._commit = found.signature, commit
         self._stamp = file_stamp(self._index)
         return commit

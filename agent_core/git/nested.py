@@ -21,6 +21,7 @@ import struct
 from pathlib import Path
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
+from agent_core.git.commits import commit_tree
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.rawview import RawView
 from agent_core.git.runner import GitRunner
@@ -122,7 +123,7 @@ class NestedTrees:
         map_tree = self._git.run("mktree", "-z", stdin=listing.encode()).decode().strip()
         if self._commit is not None and self.map_tree(self._commit) == map_tree:
             return self._commit
-        self._commit = self._git.line("commit-tree", "--no-gpg-sign", "-m", _SUBJECT, map_tree)
+        self._commit = commit_tree(self._git, self._objects, map_tree, [], _SUBJECT)
         self._map_tree[self._commit] = map_tree
         return self._commit
 

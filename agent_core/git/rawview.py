@@ -61,6 +61,9 @@ class RawView:
         }
         self._prepared: private_dir.Stamp | None = None
         self._head = _UNBORN
+        # The repository's object format ("sha1" or "sha256"), once read; None before then,
+        # or when the repository names one git does not know.
+        self.object_format: str | None = None
         self.repairs: list[str] = []  # what was found there and undone, one line each
 
     def env(self) -> dict[str, str]:
@@ -128,6 +131,8 @@ class RawView:
         """Repository format and object format: git only reads these from the repository's
         own config file."""
         object_format = self._local("extensions.objectformat")
+        known = object_format in (None, "sha1", "sha256")
+        self.object_format = (object_format or "sha1") if known else None
         if object_format in ("sha1", "sha256"):
             return ("[core]\n\trepositoryformatversion = 1\n\tbare = false\n"
                     f"[extensions]\n\tobjectformat = {object_format}\n")

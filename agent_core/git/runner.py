@@ -12,6 +12,7 @@ changes).
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import subprocess
 import threading
@@ -143,17 +144,18 @@ class GitRunner:
     `location` sets where the repository's parts are (`GIT_DIR`, `GIT_OBJECT_DIRECTORY`, ...)
     instead of git finding them from `root`. With a `raw` view, commands on a private index run
     through it (no content conversion) with git's untracked cache on, so a walk of unchanged
-    directories is only `stat` calls.
+    directories is only `stat` calls. `blank_filters=False` is for a runner that only reads and
+    packs objects (no command of it converts content), so the config's filters are not read.
     """
 
     def __init__(
         self, root: Path, *, identity: bool = True, location: dict[str, str] | None = None,
-        raw: RawView | None = None,
+        raw: RawView | None = None, blank_filters: bool = True,
     ) -> None:
         self.root = root
         self.raw = raw
         self._env = {**git_env(identity), **(location or {})}
-        self._filters = _FilterBlanker(root, self._env)
+        self._filters = _FilterBlanker(root, self._env) if blank_filters else None
         self._sizes = BatchCheck(self.argv, root, self._env)
 
     @property
@@ -161,14 +163,25 @@ class GitRunner:
         """The environment every call of this runner starts from (no safety settings in it)."""
         return dict(self._env)
 
+    @property
+    def object_directory(self) -> Path | None:
+        """Where this runner's git writes objects, when its `location` names it."""
+        directory = self._env.get("GIT_OBJECT_DIRECTORY")
+        return Path(directory) if directory else None
+
     @functools.cached_property
     def empty_tree(self) -> str:
-        """The empty tree's id in this repository's object format (SHA-1 or SHA-256)."""
+        """The empty tree's id in this repository's object format (SHA-1 or SHA-256): hashed
+        here once the raw view has read the format, else by git."""
+        object_format = self.raw.object_format if self.raw is not None else None
+        if object_format is not None:
+            return hashlib.new(object_format, b"tree 0\0").hexdigest()
         return self.line("hash-object", "-t", "tree", "/dev/null")
 
     def argv(self, *args: str) -> list[str]:
         """The full command line for `git args` with every safety setting in front."""
-        return ["git", *SAFE_CONFIG, *self._filters.args(), *args]
+        filters = self._filters.args() if self._filters is not None else ()
+        return ["git", *SAFE_CONFIG, *filters, *args]
 
     def _command(
         self, args: tuple[str, ...], index: Path | None, env: dict[str, str] | None,

@@ -48,7 +48,8 @@ class SurvivalStore:
         self.path = path
         self._objects = objects
         self._packs = path / "objects" / "pack"
-        self._store_git = GitRunner(git.root, location={
+        # It only reads and packs objects: no filter to blank.
+        self._store_git = GitRunner(git.root, blank_filters=False, location={
             "GIT_DIR": str(private_git_dir), "GIT_COMMON_DIR": str(private_git_dir),
             "GIT_OBJECT_DIRECTORY": str(path / "objects"),
         })

@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+from agent_core.git.commits import commit_tree
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
 from agent_core.git.runner import GitRunner
@@ -20,8 +21,7 @@ def staged_commit(git: GitRunner, index: Path, head: HeadState) -> str | None:
         tree = git.line("write-tree", index=index)
     except WorkspaceError:
         return None
-    parents = ["-p", head.commit] if head.commit else []
-    return git.line("commit-tree", "--no-gpg-sign", *parents, "-m", "navtui: staged state", tree)
+    return commit_tree(git, git.object_directory, tree, [head.commit], "navtui: staged state")
 
 
 def restore_user_index(
