@@ -42,7 +42,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
 sys.path.insert(0, str(BENCH))
 
-from step_overhead import generate_repo  # noqa: E402
+from step_overhead import copy_repo, generate_repo  # noqa: E402
 from terminal import PYCACHE  # noqa: E402
 
 SUBMIT_MINI = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
@@ -163,7 +163,7 @@ def main() -> None:
             for tool in ("navtui", "mini") if run % 2 == 0 else ("mini", "navtui"):
                 for length, cmds in sessions.items():
                     repo, home = work / f"{tool}-{run}-{length}", work / f"home-{tool}-{run}-{length}"
-                    subprocess.run(["cp", "-a", str(template), str(repo)], check=True)
+                    copy_repo(template, repo)
                     home.mkdir()
                     if tool == "navtui":
                         script = navtui_script(home / "s.jsonl", cmds)
