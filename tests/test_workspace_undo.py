@@ -159,3 +159,36 @@ def test_read_only_and_private_files_come_back_with_their_permissions(repo: Path
     assert (repo / "notes.txt").stat().st_mode & 0o777 == 0o444
     assert (repo / "src/scratch.py").stat().st_mode & 0o777 == 0o600
     assert (repo / "notes.txt").read_text() == "user's untracked notes\n"
+
+
+@pytest.mark.parametrize("command", ["git reset --hard HEAD~1", "git add -A && git commit -qm x"])
+def test_a_split_index_is_read_whole_and_comes_back(tmp_path: Path, command: str):
+    # core.splitIndex keeps most entries in .git/sharedindex.<id>, found only beside the index
+    from tests.fixtures.repos import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "core.splitIndex", "true")
+    project_with_user_changes(repo)
+    git(repo, "update-index", "--split-index")
+    assert any(p.name.startswith("sharedindex.") for p in (repo / ".git").iterdir())
+    before_files, before_state = files(repo), user_state(repo)
+    before_git = sorted(p.name for p in (repo / ".git").iterdir())
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    bash(repo, command)
+    ws.checkpoint(1)
+    assert "src/app.py" in ws.step_diff(1) or ws.step_diff(1) == ""
+    ws.close()
+    again = Workspace.open(repo)
+    (repo / ".git/navtui/checkpoints/s.index").unlink()  # resume makes it again from the user's
+    again.attach("s")
+    again.restore(0)
+    assert files(repo) == before_files
+    after = user_state(repo)
+    assert {k: after[k] for k in ("head", "branch", "staged", "status")} == {
+        k: before_state[k] for k in ("head", "branch", "staged", "status")
+    }
+    left = {p.name for p in (repo / ".git").iterdir()} - set(before_git)
+    assert not [name for name in left if name.startswith("index.navtui")], left

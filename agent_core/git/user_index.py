@@ -12,7 +12,29 @@ from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
 from agent_core.git.runner import GitRunner
 
-__all__ = ["restore_user_index", "staged_commit"]
+__all__ = ["copy_user_index", "restore_user_index", "staged_commit"]
+
+
+def copy_user_index(git: GitRunner, user_index: Path, target: Path) -> None:
+    """Copy the user's index to `target` whole. A split index (`core.splitIndex`) keeps most
+    entries in a `sharedindex.<id>` file beside it, which a copy elsewhere would not find: it is
+    written whole into a temporary file beside the index first (one git process, only then)."""
+    try:
+        split = any(name.startswith("sharedindex.") for name in os.listdir(user_index.parent))
+    except OSError:
+        split = False
+    if not split:
+        shutil.copyfile(user_index, target)
+        return
+    temporary = user_index.with_name(f"index.navtui-whole-{os.getpid()}")
+    try:
+        shutil.copyfile(user_index, temporary)
+        git.run_full("-c", "core.splitIndex=false", "update-index", "--no-split-index",
+                     env={"GIT_INDEX_FILE": str(temporary)})
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
+        temporary.with_name(temporary.name + ".lock").unlink(missing_ok=True)
 
 
 def staged_commit(git: GitRunner, index: Path, head: HeadState) -> str | None:
