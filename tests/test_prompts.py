@@ -1,6 +1,7 @@
 """Prompt pieces per dialect: shapes, observations, stop strings, and the real chat template."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,21 @@ def test_format_pieces_come_from_the_profile():
     assert format_user_message("text", " hi ") == "## Message from the user:\nhi"
     assert format_user_command("xml", "ls", Observation("a\n", exit_code=0)).startswith(
         "OBSERVATION:\nThe user ran this command in the repository:\n$ ls\na")
+
+
+def test_each_assistant_text_is_parsed_once_across_a_sessions_prompts(monkeypatch):
+    # every prompt holds every earlier turn; parsing each once a step made a session quadratic
+    from agent_core.formats import toolcall
+
+    calls: list[str] = []
+    real = toolcall.span
+    monkeypatch.setattr(toolcall, "span", lambda text: calls.append(text) or real(text))
+    unique = os.urandom(8).hex()  # texts no earlier test parsed
+    turns = [Turn(f'<tool_call>\n{{"name": "bash", "arguments": {{"command": "echo {unique}{n}"}}}}'
+                  "\n</tool_call>", f"out {n}") for n in range(30)]
+    turns.append(Turn(f"no call here {unique}", "Your last output did not use any tool calls!"))
+    for end in range(1, len(turns) + 1):
+        prompt = build_prompt("toolcall", "fix it", turns[:end])
+    assert len(calls) == len(turns)
+    roles = [m["role"] for m in prompt.messages[2:]]
+    assert roles == ["assistant", "tool"] * 30 + ["assistant", "user"]

@@ -5,6 +5,7 @@ The words come from a prompt profile (`agent_core.profiles`); these functions on
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +15,7 @@ from agent_core.profiles import Profile
 from agent_core.prompt_types import Prompt
 
 LEADING_THOUGHT = re.compile(r"\A\s*Thought:")
+_CALLED_CACHE = 4096  # assistant texts; more than a session's turns
 
 
 def completion_text(profile: Profile, dialect: str, issue: str, turns: list[Turn], working_dir: str) -> str:
@@ -81,6 +83,9 @@ def chat_messages(
 def chat_builder(called: Callable[[str], bool] | None, *, tools: bool) -> Callable[..., None]:
     """A `Dialect.build_prompt` that lays the prompt out as chat messages (plus the profile's
     tools when `tools`)."""
+    if called is not None:
+        # Each prompt holds every earlier turn: parse each assistant text once, not once a step.
+        called = functools.lru_cache(maxsize=_CALLED_CACHE)(called)
 
     def build(
         prompt: Prompt, profile: Profile, dialect: str, issue: str, turns: list[Turn], working_dir: str
