@@ -12,6 +12,7 @@ from __future__ import annotations
 import queue
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -214,12 +215,16 @@ class SessionDiffs:
 
     `request` (session thread) notes the newest first and last checkpoints; the diff thread diffs
     their trees (no `git add`: checkpoints are already snapshots) and puts a `SessionDiffReady` in
-    the inbox. Requests that pile up while a diff runs collapse into the newest one.
+    the inbox. Requests that pile up while a diff runs collapse into the newest one, and a diff
+    starts at least `pace` seconds, and twice the last diff's time, after the last one did: in
+    auto mode steps come faster than the screen shows them (it draws a drain every 0.2 s), and a
+    diff thread that ran back to back took a core (and the GIL) from the session and the UI.
     """
 
-    def __init__(self, session: Session, inbox: EventInbox) -> None:
+    def __init__(self, session: Session, inbox: EventInbox, pace: float = 0.2) -> None:
         self.session = session
         self.inbox = inbox
+        self.pace = pace
         self._wanted: tuple[int, int] | None = None
         self._closed = False
         self._ready = threading.Condition()
@@ -242,13 +247,18 @@ class SessionDiffs:
             self._ready.notify()
 
     def _run(self) -> None:
+        next_start = 0.0
         while True:
             with self._ready:
-                while self._wanted is None and not self._closed:
-                    self._ready.wait()
+                while not self._closed and (
+                    self._wanted is None or time.monotonic() < next_start
+                ):
+                    self._ready.wait(None if self._wanted is None
+                                     else next_start - time.monotonic())
                 if self._closed:
                     return
                 (first, last), self._wanted = self._wanted, None
+            started = time.monotonic()
             try:
                 diff = self.session.workspace.diff(first, last)
             except WorkspaceError as error:
@@ -257,6 +267,9 @@ class SessionDiffs:
                 if not superseded:  # an undo that raced this diff is followed by a newer request
                     self.inbox.put(SessionError(f"could not compute the session diff: {error}"))
                 continue
+            finally:
+                took = time.monotonic() - started
+                next_start = started + max(self.pace, 2 * took)
             self.inbox.put(SessionDiffReady(diff))
 
 
@@ -309,14 +322,15 @@ class SessionDriver:
     def _forward(self, event: Event) -> None:
         """Session thread: pass `event` to the UI. A proposal the driver will approve on its own
         goes out together with its `AutoApproved`, so the UI never asks the user about it; a
-        tree that moved to a checkpoint asks for a fresh session diff."""
+        tree that moved (a step that changed it, an undo) asks for a fresh session diff."""
         reason = self._approval_reason(event) if isinstance(event, StepProposed) else None
         if isinstance(event, StepProposed) and reason is not None:
             self._announced = event.index
             self.inbox.put_together([event, AutoApproved(event.index, reason)])
         else:
             self.inbox.put(event)
-        if isinstance(event, StepExecuted | StepUndone):
+        # (a step whose diff is empty left the tree as it was: so is the session diff)
+        if isinstance(event, StepUndone) or (isinstance(event, StepExecuted) and event.record.diff):
             self.diffs.request()
 
     def run(self) -> None:

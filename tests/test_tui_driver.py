@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from agent_core.actions import Bash
@@ -160,3 +161,50 @@ def test_policy_changes_are_commands_and_the_driver_says_what_it_approved(git_re
         driver.send(Close())
         thread.join(30)
         session.close()
+
+
+def test_auto_mode_diffs_the_session_only_after_steps_that_changed_it_and_at_a_pace(git_repo: Path):
+    from app.session_driver import SessionDiffReady, SessionDiffs, SetAuto
+    from agent_core.events import StepExecuted
+
+    turns = [("Look.", Bash("ls")), ("One.", Bash("echo 1 > one.txt")), ("Look.", Bash("ls")),
+             ("Two.", Bash("echo 2 > two.txt")), ("Look.", Bash("cat one.txt"))]
+    turns += [(f"Edit {n}.", Bash(f"echo {n} >> one.txt")) for n in range(12)]
+    session = make_session(git_repo, turns)
+    computed: list[tuple[int, int]] = []
+    real_diff = session.workspace.diff
+
+    def counted(first: int, last: int) -> str:
+        computed.append((first, last))
+        return real_diff(first, last)
+
+    session.workspace.diff = counted
+    seen: list = []
+    inbox = EventInbox(lambda: None)
+    driver = SessionDriver(session, inbox, auto=True)
+    driver.diffs = SessionDiffs(session, inbox, pace=0.5)
+    thread = threading.Thread(target=driver.run)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not any(isinstance(e, StepExecuted) and e.record.index == len(turns) for e in seen):
+            assert time.monotonic() < deadline and thread.is_alive()
+            seen.extend(inbox.drain())
+            time.sleep(0.01)
+        last = session.workspace.checkpoints[-1].index
+        while not (computed and computed[-1] == (0, last)
+                   and sum(isinstance(e, SessionDiffReady) for e in seen) == len(computed)):
+            assert time.monotonic() < deadline
+            seen.extend(inbox.drain())
+            time.sleep(0.01)
+    finally:
+        driver.send(Close())
+        thread.join(30)
+    executed = [e for e in seen if isinstance(e, StepExecuted)]
+    changed = [e for e in executed if e.record.diff]
+    assert len(changed) == 14 and len(executed) == len(turns)
+    # 14 steps changed the tree in well under a second each; the diffs kept to their pace
+    assert len(computed) < len(changed), computed
+    diffs = [e.diff for e in seen if isinstance(e, SessionDiffReady)]
+    assert diffs[-1] == real_diff(0, last) and "two.txt" in diffs[-1]
+    session.close()
