@@ -31,6 +31,7 @@ from agent_core.git.errors import UnsafeRestore
 from app.commands import resume_line
 from app.config import AllowRules, Config
 from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
+from app.frame_rate import use_navtui_frame_rate
 from app.screens.confirm import OverwriteScreen
 from app.screens.finish import FinishChoice, FinishScreen
 from app.screens.ending import SessionEnded
@@ -143,6 +144,7 @@ class NavApp(App[int]):
         # competing with a streaming turn for the UI thread. TEXTUAL_ANIMATIONS still decides.
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             self.animation_level = "none"
+        use_navtui_frame_rate()
         self.allow_rules = allow_rules or AllowRules()
         if load_relay is not None:
             load_relay.app = self
