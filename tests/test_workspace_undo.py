@@ -192,3 +192,32 @@ def test_a_split_index_is_read_whole_and_comes_back(tmp_path: Path, command: str
     }
     left = {p.name for p in (repo / ".git").iterdir()} - set(before_git)
     assert not [name for name in left if name.startswith("index.navtui")], left
+
+
+def test_a_planted_link_beside_a_split_index_is_never_written_through(tmp_path: Path):
+    # the model can write into .git: a `sharedindex.*` and links where navtui's temporary
+    # copy of the index could go must not turn navtui's copy into a write outside the repo
+    import os
+
+    from tests.fixtures.repos import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    project_with_user_changes(repo)
+    (repo / ".git/sharedindex.0000000000000000000000000000000000000000").write_text("planted")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the user's file\n")
+    for pid in {os.getpid(), *range(1, 400)}:
+        (repo / ".git" / f"index.navtui-whole-{pid}").symlink_to(outside)
+    (repo / ".git/index.navtui-restore").symlink_to(outside)  # undo's copy, once at this name
+    mode = (repo / ".git/index").stat().st_mode
+    before = files(repo)
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    bash(repo, "echo m > m.txt")
+    ws.checkpoint(1)
+    ws.restore(0)
+    assert outside.read_text() == "the user's file\n"
+    assert files(repo) == before
+    assert (repo / ".git/index").stat().st_mode == mode  # not the temporary file's 0600

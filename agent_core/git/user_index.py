@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from agent_core.git.commits import commit_tree
@@ -26,15 +27,29 @@ def copy_user_index(git: GitRunner, user_index: Path, target: Path) -> None:
     if not split:
         shutil.copyfile(user_index, target)
         return
-    temporary = user_index.with_name(f"index.navtui-whole-{os.getpid()}")
+    temporary = _copy_beside(user_index, user_index, "index.navtui-whole-")
     try:
-        shutil.copyfile(user_index, temporary)
         git.run_full("-c", "core.splitIndex=false", "update-index", "--no-split-index",
                      env={"GIT_INDEX_FILE": str(temporary)})
         os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
         temporary.with_name(temporary.name + ".lock").unlink(missing_ok=True)
+
+
+def _copy_beside(path: Path, source: Path, prefix: str) -> Path:
+    """A copy of `source` in a new file beside `path` (with `path`'s permissions, to be renamed
+    over it), of a name no one can guess. The model can write into .git: a link planted at a
+    fixed name there would have had navtui write through it, wherever it pointed."""
+    handle, name = tempfile.mkstemp(prefix=prefix, dir=path.parent)
+    try:
+        os.chmod(name, (path if path.exists() else source).stat().st_mode & 0o7777)
+        with os.fdopen(handle, "wb") as copy, source.open("rb") as original:
+            shutil.copyfileobj(original, copy)
+    except BaseException:
+        os.unlink(name)
+        raise
+    return Path(name)
 
 
 def staged_commit(git: GitRunner, index: Path, head: HeadState) -> str | None:
@@ -53,9 +68,7 @@ def restore_user_index(
     """Put back the user's staged state (the `saved` copy of their index, else the `staged`
     commit) if HEAD is where it was at the session's `start`, else match the new HEAD."""
     if head == start and saved.exists():
-        restored = user_index.with_name("index.navtui-restore")
-        shutil.copyfile(saved, restored)
-        os.replace(restored, user_index)
+        os.replace(_copy_beside(user_index, saved, "index.navtui-restore-"), user_index)
         git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
         return
     if head == start and staged:
