@@ -302,6 +302,7 @@ def test_a_sha256_repository_keeps_its_edit_steps_through_a_wipe(tmp_path, monke
     "sed -i 's/return 7/return 70/' pkg1/mod1/file7.py",  # a temporary file renamed over it
     "echo 'def g(): pass' > pkg1/mod1/added.py",  # a new file
     "rm pkg1/mod1/file1.py",
+    "chmod +x pkg1/mod1/file7.py",  # the same content, another mode: a new tree
 ])
 def test_edits_that_make_or_remove_entries_run_three_git_processes(tmp_path, monkeypatch, edit):
     root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
@@ -316,6 +317,34 @@ def test_edits_that_make_or_remove_entries_run_three_git_processes(tmp_path, mon
     diff = ws.step_diff(4)
     assert len(log.take()) <= 3
     assert diff.count("diff --git ") == 1
+
+
+@pytest.mark.parametrize("rewrite", [
+    "sed -i 's/return 12345/return 0/' pkg1/mod1/file7.py",  # no match: the file is written anew
+    "f=$(mktemp) && cp pkg1/mod1/file7.py $f && cat $f > pkg1/mod1/file7.py && rm $f",
+    "touch pkg1/mod1/file7.py pkg0/mod0/file0.py",
+    "echo tmp > pkg0/mod1/t.py && rm pkg0/mod1/t.py",
+])
+def test_a_step_that_rewrote_files_as_they_were_writes_no_tree(tmp_path, monkeypatch, rewrite):
+    """`git add --verbose` names nothing it changed: the tree is the last one, so no
+    `write-tree` and no step diff (a file made anew may still be listed as ignored or not);
+    a later edit is still seen."""
+    root = make_repo(tmp_path / "repo", TREE)
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    last = ws.checkpoints[-1]
+    log.take()
+    bash(root, rewrite)
+    ws.checkpoint(3)
+    assert ws.step_diff(3) == ""
+    ran = log.take()
+    assert [command.split()[0] for command in ran if command != "ls-files -z"] == ["add"], ran
+    assert ws._snapshots[ws.checkpoints[-1].commit].tree == ws._snapshots[last.commit].tree
+    bash(root, "echo '# later' >> pkg1/mod1/file7.py")
+    ws.checkpoint(4)
+    assert "+# later" in ws.step_diff(4)
+    plain = bash(root, "git add -A && git write-tree && git reset -q").strip()
+    assert ws._snapshots[ws.checkpoints[-1].commit].tree == plain
 
 
 def test_an_ignored_file_made_on_the_short_path_is_listed_and_kept(tmp_path, monkeypatch):

@@ -144,12 +144,15 @@ class SnapshotEngine:
             if changed != []:
                 result = add_changed(self._git, index, None if changed is None else
                                      [path for _, path in changed], self._preload(),
-                                     verbose=bool(described))
+                                     verbose=described is not None)
                 self.warnings = [
                     line for line in result.stderr.decode("utf-8", "replace").splitlines()
                     if line.strip()
                 ]
-                if file_stamp(index) != after:
+                # Files written again as they were (`sed -i` that matched nothing, a formatter
+                # that changed nothing): `add` names no entry, so the tree is the last one.
+                same_tree = described is not None and not result.stdout.strip()
+                if file_stamp(index) != after and not same_tree:
                     known = None
                 if described and lister is None and self._ignored_touched(described,
                                                                           result.stdout):
