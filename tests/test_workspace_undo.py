@@ -194,6 +194,45 @@ def test_a_split_index_is_read_whole_and_comes_back(tmp_path: Path, command: str
     assert not [name for name in left if name.startswith("index.navtui")], left
 
 
+@pytest.mark.parametrize("where", ["global", "repository"])
+def test_a_split_index_in_the_users_config_leaves_navtuis_own_indexes_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str,
+):
+    # navtui's private indexes are read through its own git directory, which keeps no shared
+    # index: with `core.splitIndex=true` in the user's global config every session stopped at
+    # its start ("sharedindex.<id>: index file open failed")
+    from tests.fixtures.repos import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    if where == "global":
+        config = tmp_path / "gitconfig"
+        config.write_text("[core]\n\tsplitIndex = true\n")
+        monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    else:
+        git(repo, "config", "core.splitIndex", "true")
+    project_with_user_changes(repo)
+    before_files, before_state = files(repo), user_state(repo)
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    for step, command in enumerate(["echo a >> src/app.py", "rm notes.txt && echo n > new.txt",
+                                    "git add -A && git commit -qm x"], start=1):
+        bash(repo, command)
+        ws.checkpoint(step)
+    assert "+a" in ws.step_diff(1) and "new.txt" in ws.step_diff(2)
+    ws.restore(1)
+    assert (repo / "src/app.py").read_text().endswith("a\n") and not (repo / "new.txt").exists()
+    ws.restore(0)
+    assert files(repo) == before_files
+    after = user_state(repo)
+    assert {k: after[k] for k in ("head", "branch", "staged", "status")} == {
+        k: before_state[k] for k in ("head", "branch", "staged", "status")
+    }
+    private = repo / ".git/navtui"
+    assert not [p for p in private.rglob("sharedindex.*")], "navtui's indexes are kept whole"
+
+
 def test_a_planted_link_beside_a_split_index_is_never_written_through(tmp_path: Path):
     # the model can write into .git: a `sharedindex.*` and links where navtui's temporary
     # copy of the index could go must not turn navtui's copy into a write outside the repo

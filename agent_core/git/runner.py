@@ -53,6 +53,10 @@ _FILTER_KEYS = ("clean", "smudge", "process")
 # git keeps an untracked cache for `status --untracked-files=all` only when that mode is the
 # configured one.
 _UNTRACKED_CACHE = ("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all")
+# A private index is kept whole, whatever the user's config says: git writes a split index's
+# shared part into the git directory it runs in (navtui's raw view, or the user's .git), where
+# navtui's own checks would remove it, or the user's git would expire it.
+_WHOLE_INDEX = ("-c", "core.splitIndex=false")
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "navtui", "GIT_AUTHOR_EMAIL": "navtui@localhost",
@@ -190,8 +194,9 @@ class GitRunner:
         if index is None:
             return self.argv(*args), {**self._env, **(env or {})}
         if self.raw is None:
-            return self.argv(*args), {**self._env, "GIT_INDEX_FILE": str(index), **(env or {})}
-        settings = (*_UNTRACKED_CACHE, *self.raw.args(self._env))
+            return (self.argv(*_WHOLE_INDEX, *args),
+                    {**self._env, "GIT_INDEX_FILE": str(index), **(env or {})})
+        settings = (*_UNTRACKED_CACHE, *_WHOLE_INDEX, *self.raw.args(self._env))
         full = {**self._env, **self.raw.env(), "GIT_INDEX_FILE": str(index), **(env or {})}
         return ["git", *settings, *SAFE_CONFIG, *self._filters.args(), *args], full
 
