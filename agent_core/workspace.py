@@ -46,7 +46,9 @@ from agent_core.git.snapshot import Snapshot, SnapshotEngine
 from agent_core.git.step_objects import keep_step
 from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.treeops import apply_tree
-from agent_core.git.user_index import copy_user_index, restore_user_index, staged_commit
+from agent_core.git.user_index import (
+    clear_user_marks, copy_user_index, restore_user_index, staged_commit,
+)
 from agent_core.steps import Checkpoint
 
 __all__ = ["DiffCaps", "IgnoredCaps", "RestoreReport", "UnsafeRestore", "Workspace", "WorkspaceError"]
@@ -164,6 +166,7 @@ class Workspace:
             copy_user_index(self._git, user_index, index)
             # The user's index as it is, conflict entries and flags included, for undo to 0.
             shutil.copyfile(index, self._saved_user_index())
+            clear_user_marks(self._git, index)
         else:
             index.unlink(missing_ok=True)
         head = self._heads.read()
@@ -250,6 +253,7 @@ class Workspace:
         self._index_path().parent.mkdir(parents=True, exist_ok=True)
         if not self._index_path().exists() and self._user_index().exists():
             copy_user_index(self._git, self._user_index(), self._index_path())
+            clear_user_marks(self._git, self._index_path())
         self._engine.forget_stamp()
         self._tips = self._store.tips(session_id)
         self._heal()

@@ -233,6 +233,59 @@ def test_a_split_index_in_the_users_config_leaves_navtuis_own_indexes_whole(
     assert not [p for p in private.rglob("sharedindex.*")], "navtui's indexes are kept whole"
 
 
+def test_files_the_user_marked_unchanged_are_still_checkpointed_and_come_back(tmp_path: Path):
+    # `update-index --assume-unchanged` / `--skip-worktree` (kept for local config edits) made
+    # git skip those files in navtui's copy of the index too: the user's own edit was not in
+    # checkpoint 0, the model's edits were in no step, and undo lost both
+    from tests.fixtures.repos import git
+
+    repo = project_with_user_changes(tmp_path / "repo")
+    (repo / "config.py").write_text("DEBUG = False\n")
+    (repo / "local.py").write_text("PORT = 80\n")
+    (repo / "sparse.txt").write_text("not checked out\n")
+    git(repo, "add", "config.py", "local.py", "sparse.txt")
+    git(repo, "commit", "-qm", "settings")
+    (repo / "config.py").write_text("DEBUG = True  # the user's local setting\n")
+    (repo / "local.py").write_text("PORT = 8080  # the user's local setting\n")
+    git(repo, "update-index", "--assume-unchanged", "config.py")
+    git(repo, "update-index", "--skip-worktree", "local.py", "sparse.txt")
+    (repo / "sparse.txt").unlink()  # as a sparse checkout leaves a path it does not check out
+    flags = git(repo, "ls-files", "-v")
+    before_files, before_state = files(repo), user_state(repo)
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    bash(repo, "echo 'DEBUG = 2' > config.py && echo 'PORT = 1' > local.py")
+    ws.checkpoint(1)
+    diff = ws.step_diff(1)
+    assert "+DEBUG = 2" in diff and "-DEBUG = True  # the user's local setting" in diff
+    assert "+PORT = 1" in diff and "sparse.txt" not in diff
+    ws.restore(0)
+    assert files(repo) == before_files
+    assert git(repo, "ls-files", "-v") == flags  # the user's marks are theirs again
+    assert user_state(repo) == before_state
+
+
+def test_core_ignore_stat_in_the_users_config_does_not_hide_edits(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch):
+    # with core.ignoreStat=true in the global config git marked every file navtui added as
+    # unchanged, so no later edit of it was seen and undo did nothing
+    repo = project_with_user_changes(tmp_path / "repo")
+    config = tmp_path / "gitconfig"
+    config.write_text("[core]\n\tignoreStat = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    before = files(repo)
+    ws = Workspace.open(repo)
+    ws.begin("s")
+    for step in (1, 2, 3):
+        bash(repo, f"echo 'step {step}' >> src/app.py")
+        ws.checkpoint(step)
+        assert f"+step {step}" in ws.step_diff(step)
+    ws.restore(1)
+    assert (repo / "src/app.py").read_text().endswith("step 1\n")
+    ws.restore(0)
+    assert files(repo) == before
+
+
 def test_a_planted_link_beside_a_split_index_is_never_written_through(tmp_path: Path):
     # the model can write into .git: a `sharedindex.*` and links where navtui's temporary
     # copy of the index could go must not turn navtui's copy into a write outside the repo

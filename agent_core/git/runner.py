@@ -53,10 +53,11 @@ _FILTER_KEYS = ("clean", "smudge", "process")
 # git keeps an untracked cache for `status --untracked-files=all` only when that mode is the
 # configured one.
 _UNTRACKED_CACHE = ("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all")
-# A private index is kept whole, whatever the user's config says: git writes a split index's
-# shared part into the git directory it runs in (navtui's raw view, or the user's .git), where
-# navtui's own checks would remove it, or the user's git would expire it.
-_WHOLE_INDEX = ("-c", "core.splitIndex=false")
+# What the user's config must not change in a private index: it is kept whole (git writes a
+# split index's shared part into the git directory it runs in, navtui's raw view or the user's
+# .git, where navtui's checks would remove it or the user's git expire it), and git looks at
+# every file (`core.ignoreStat` marks each file it adds as unchanged: no later edit is seen).
+_PRIVATE_INDEX = ("-c", "core.splitIndex=false", "-c", "core.ignoreStat=false")
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "navtui", "GIT_AUTHOR_EMAIL": "navtui@localhost",
@@ -194,9 +195,9 @@ class GitRunner:
         if index is None:
             return self.argv(*args), {**self._env, **(env or {})}
         if self.raw is None:
-            return (self.argv(*_WHOLE_INDEX, *args),
+            return (self.argv(*_PRIVATE_INDEX, *args),
                     {**self._env, "GIT_INDEX_FILE": str(index), **(env or {})})
-        settings = (*_UNTRACKED_CACHE, *_WHOLE_INDEX, *self.raw.args(self._env))
+        settings = (*_UNTRACKED_CACHE, *_PRIVATE_INDEX, *self.raw.args(self._env))
         full = {**self._env, **self.raw.env(), "GIT_INDEX_FILE": str(index), **(env or {})}
         return ["git", *settings, *SAFE_CONFIG, *self._filters.args(), *args], full
 

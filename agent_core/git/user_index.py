@@ -13,7 +13,7 @@ from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
 from agent_core.git.runner import GitRunner
 
-__all__ = ["copy_user_index", "restore_user_index", "staged_commit"]
+__all__ = ["clear_user_marks", "copy_user_index", "restore_user_index", "staged_commit"]
 
 
 def copy_user_index(git: GitRunner, user_index: Path, target: Path) -> None:
@@ -35,6 +35,26 @@ def copy_user_index(git: GitRunner, user_index: Path, target: Path) -> None:
     finally:
         temporary.unlink(missing_ok=True)
         temporary.with_name(temporary.name + ".lock").unlink(missing_ok=True)
+
+
+def clear_user_marks(git: GitRunner, index: Path) -> None:
+    """Clear, in navtui's copy `index` of the user's index, the marks that make git skip a file:
+    assume-unchanged everywhere, skip-worktree where the file is in the working tree (a sparse
+    checkout marks the paths it leaves out, which must stay out). The user keeps local edits
+    in such files; unmarked, they are in checkpoint 0 and every later edit is seen. The user's
+    own index keeps its marks (undo to step 0 puts its copy back)."""
+    assumed: list[bytes] = []
+    skipped: list[bytes] = []
+    for entry in git.run("ls-files", "-v", "-z", index=index).split(b"\0"):
+        tag, path = entry[:1], entry[2:]
+        if tag.islower():
+            assumed.append(path)
+        if tag in (b"S", b"s") and os.path.lexists(git.root / os.fsdecode(path)):
+            skipped.append(path)
+    for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
+        if paths:  # (one mark per call: git applies only one of them)
+            git.run("update-index", "-z", flag, "--stdin", index=index,
+                    stdin=b"".join(path + b"\0" for path in paths))
 
 
 def _copy_beside(path: Path, source: Path, prefix: str) -> Path:
