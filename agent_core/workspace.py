@@ -251,6 +251,7 @@ class Workspace:
                 Checkpoint(index, ref, commit, fields.get("head"), fields.get("branch"))
             )
         self._index_path().parent.mkdir(parents=True, exist_ok=True)
+        self._engine.adopt(self._index_path())
         if not self._index_path().exists() and self._user_index().exists():
             copy_user_index(self._git, self._user_index(), self._index_path())
             clear_user_marks(self._git, self._index_path())

@@ -14,6 +14,7 @@ full listing only when one of them moved.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -26,6 +27,9 @@ LAYOUT: dict[str, object] = {
     "refs": {},
 }
 _TRANSIENT = ("HEAD.navtui-new",)  # written and renamed by navtui itself
+# The shared part of a private index navtui keeps split, which git writes into the raw view
+# (plain files; whether one was changed is the snapshot engine's to tell, by their stamps).
+SHARED_INDEX = re.compile(r"sharedindex\.[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 Stamp = tuple[tuple[int, int, int, int] | None, ...]
 
@@ -59,6 +63,9 @@ def foreign_entries(path: Path) -> list[str]:
             name = prefix + entry.name
             kind = layout.get(entry.name)
             if kind is None:
+                shared = not prefix and SHARED_INDEX.fullmatch(entry.name) is not None
+                if shared and not entry.is_symlink() and entry.is_file(follow_symlinks=False):
+                    continue
                 if entry.name not in _TRANSIENT:
                     found.append(name)
             elif kind == "file":

@@ -58,6 +58,12 @@ _UNTRACKED_CACHE = ("-c", "core.untrackedCache=true", "-c", "status.showUntracke
 # .git, where navtui's checks would remove it or the user's git expire it), and git looks at
 # every file (`core.ignoreStat` marks each file it adds as unchanged: no later edit is seen).
 _PRIVATE_INDEX = ("-c", "core.splitIndex=false", "-c", "core.ignoreStat=false")
+# A private index navtui keeps split (`GitRunner.split_indexes`): most entries in a shared file
+# in navtui's raw view, written again only when a fifth of them changed, kept two weeks unused.
+_SPLIT_PRIVATE_INDEX = (
+    "-c", "core.splitIndex=true", "-c", "splitIndex.maxPercentChange=20",
+    "-c", "splitIndex.sharedIndexExpire=2.weeks.ago", "-c", "core.ignoreStat=false",
+)
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "navtui", "GIT_AUTHOR_EMAIL": "navtui@localhost",
@@ -162,6 +168,9 @@ class GitRunner:
         self._env = {**git_env(identity), **(location or {})}
         self._filters = _FilterBlanker(root, self._env) if blank_filters else None
         self._sizes = BatchCheck(self.argv, root, self._env)
+        # Private indexes every command keeps split (through the raw view only: git writes the
+        # shared part into the git directory it runs in); the others are kept whole.
+        self.split_indexes: set[Path] = set()
 
     @property
     def base_env(self) -> dict[str, str]:
@@ -197,7 +206,8 @@ class GitRunner:
         if self.raw is None:
             return (self.argv(*_PRIVATE_INDEX, *args),
                     {**self._env, "GIT_INDEX_FILE": str(index), **(env or {})})
-        settings = (*_UNTRACKED_CACHE, *_PRIVATE_INDEX, *self.raw.args(self._env))
+        kept = _SPLIT_PRIVATE_INDEX if index in self.split_indexes else _PRIVATE_INDEX
+        settings = (*_UNTRACKED_CACHE, *kept, *self.raw.args(self._env))
         full = {**self._env, **self.raw.env(), "GIT_INDEX_FILE": str(index), **(env or {})}
         return ["git", *settings, *SAFE_CONFIG, *self._filters.args(), *args], full
 

@@ -17,8 +17,8 @@ from agent_core.git.adds import add_changed, covering_directories, named_paths
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
+from agent_core.git.index_stamp import IndexStamp, index_bytes, index_stamp
 from agent_core.git.runner import GitRunner
-from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.tree_watch import TreeWatch
 
 __all__ = ["Snapshot", "SnapshotEngine", "run_meanwhile"]
@@ -33,6 +33,9 @@ _STATUS_ARGS = (
 # (bench/checkpoint.py: 0.26 ms of CPU at 1,000 files; at 10,000 they win).
 _SMALL_INDEX_BYTES = 300_000
 _NO_PRELOAD = ("-c", "core.preloadIndex=false")
+# A private index this big (~3,000 files) is kept split: an edit step's `add` and `write-tree`
+# then write a few KB instead of the whole index (at 10,000 files 0.9 MB each, ~7 ms a step).
+SPLIT_INDEX_BYTES = 300_000
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ class SnapshotEngine:
         self._control = control
         self._repairs = repairs
         self.index_tree: str | None = None  # the tree the private index held when last written
-        self._index_stamp: FileStamp | None = None
+        self._index_stamp: IndexStamp | None = None
         self.warnings: list[str] = []  # what the last `git add` said
         self._ignored_listing: bytes | None = None  # the last `ls-files -o -i` output
         self._ignored_stale = True  # a directory changed since that listing
@@ -82,13 +85,39 @@ class SnapshotEngine:
     def watching(self) -> bool:
         return self._watch is not None
 
+    def adopt(self, index: Path) -> None:
+        """At resume: a private index left split stays split; one git cannot read (its shared
+        part expired: git deletes those unused for two weeks) is deleted, to be made again."""
+        if self._git.raw is None or not index.exists():
+            return
+        found = self._git.run_full("rev-parse", "--shared-index-path", index=index,
+                                   ok_codes=(0, 128))
+        if found.returncode:
+            index.unlink()
+        elif found.stdout.strip():
+            self._git.split_indexes.add(index)
+
     def forget_stamp(self) -> None:
         """The private index is not known to be as navtui last wrote it (a new or resumed session)."""
         self._index_stamp = None
 
     def wrote(self, index: Path, tree: str) -> None:
         """navtui itself just made the private index `index` hold `tree`."""
-        self.index_tree, self._index_stamp = tree, file_stamp(index)
+        self.index_tree, self._index_stamp = tree, self._stamp(index)
+
+    def _stamp(self, index: Path) -> IndexStamp | None:
+        raw = self._git.raw
+        split = raw is not None and index in self._git.split_indexes
+        return index_stamp(index, raw.path if split and raw is not None else None)
+
+    def _split_when_large(self, index: Path) -> None:
+        """Keep `index` split from now on once it is large (only through the raw view)."""
+        stamp = self._index_stamp
+        if (stamp is None or self._git.raw is None or index in self._git.split_indexes
+                or index_bytes(stamp) < SPLIT_INDEX_BYTES):
+            return
+        self._git.split_indexes.add(index)
+        self._index_stamp = self._stamp(index)
 
     def take(
         self, index: Path, *, ignored_ready: bool, has_gitlinks: bool, list_ignored: bool,
@@ -107,7 +136,7 @@ class SnapshotEngine:
         `meanwhile` runs while git looks. `ignored_ready`: the ignored files' store has a
         snapshot; `has_gitlinks`: there are submodules or nested repositories (no tree watch).
         """
-        before = file_stamp(index)
+        before = self._stamp(index)
         if self._index_stamp is not None and before != self._index_stamp and self.index_tree:
             before = self._rebuild_index(index, self.index_tree)
         known = self.index_tree if before is not None and before == self._index_stamp else None
@@ -125,7 +154,7 @@ class SnapshotEngine:
             described = watched.entry_paths()
         else:
             changed, looked = self._worktree_changes(index, meanwhile), True
-        after = file_stamp(index)
+        after = self._stamp(index)
         entries_changed = self._watch.entries_changed if trust_watch and self._watch else None
         if described is not None:
             entries_changed = False  # whether they touch the ignored set is known after `add`
@@ -152,7 +181,7 @@ class SnapshotEngine:
                 # Files written again as they were (`sed -i` that matched nothing, a formatter
                 # that changed nothing): `add` names no entry, so the tree is the last one.
                 same_tree = described is not None and not result.stdout.strip()
-                if file_stamp(index) != after and not same_tree:
+                if self._stamp(index) != after and not same_tree:
                     known = None
                 if described and lister is None and self._ignored_touched(described,
                                                                           result.stdout):
@@ -163,7 +192,8 @@ class SnapshotEngine:
                 self.warnings = []
             if known is None:
                 known = self._git.line("write-tree", index=index)
-            self.index_tree, self._index_stamp = known, file_stamp(index)
+            self.index_tree, self._index_stamp = known, self._stamp(index)
+            self._split_when_large(index)
         finally:
             if lister is not None:
                 self._ignored_listing = self._git.collect(lister)
@@ -178,13 +208,13 @@ class SnapshotEngine:
         if watch is not None:
             watch.close()
 
-    def _rebuild_index(self, index: Path, tree: str) -> FileStamp | None:
+    def _rebuild_index(self, index: Path, tree: str) -> IndexStamp | None:
         """The private index changed since navtui last wrote it (only navtui writes it): it is
         untrusted (an entry marked assume-unchanged, forged stat data or blob ids, garbage), so
         it is made again from `tree`, the last snapshot's; its new stamp."""
         index.unlink(missing_ok=True)
         self._git.run("read-tree", tree, index=index)
-        self._index_stamp = file_stamp(index)
+        self._index_stamp = self._stamp(index)
         self._repairs.append(
             f"{index} (navtui's private index) was changed by someone else since navtui wrote "
             "it: made again from the last checkpoint before use"
@@ -232,7 +262,7 @@ class SnapshotEngine:
     def _preload(self) -> tuple[str, ...]:
         """git's settings for a command that stats the private index's files."""
         stamp = self._index_stamp
-        return _NO_PRELOAD if stamp is not None and stamp[1] < _SMALL_INDEX_BYTES else ()
+        return _NO_PRELOAD if stamp is not None and index_bytes(stamp) < _SMALL_INDEX_BYTES else ()
 
     def _worktree_changes(
         self, index: Path, meanwhile: Callable[[], None] | None = None,
