@@ -1,6 +1,7 @@
 """How many git processes a checkpoint (+ its step diff) starts, counted through a `git` on PATH
-that logs its command line and runs the real git: a step that edited one file costs at most
-three, one that changed nothing none, and what they hold stays exact."""
+that logs its command line and runs the real git: a step that edited one file costs two (its
+diff comes from the session's long-lived `diff-tree --stdin`), one that changed nothing none,
+and what they hold stays exact."""
 
 from __future__ import annotations
 
@@ -66,18 +67,22 @@ def warm(root: Path) -> Workspace:
     return ws
 
 
-def test_a_one_file_edit_step_runs_at_most_three_git_processes(tmp_path, monkeypatch):
+def test_a_one_file_edit_step_runs_two_git_processes(tmp_path, monkeypatch):
     root = make_repo(tmp_path / "repo", TREE)
     log = GitLog(tmp_path, monkeypatch)
     ws = warm(root)
     before = files(root)
-    for step in (3, 4, 5, 6):  # (the first edit also starts the session's cat-file)
+    for step in (3, 4, 5, 6):  # (the first edit also starts the session's cat-file and diff-tree)
         log.take()
         bash(root, f"echo '# step {step}' >> pkg1/mod1/file7.py")
         ws.checkpoint(step)
         diff = ws.step_diff(step)
         ran = log.take()
-        assert len(ran) <= (4 if step == 3 else 3), ran
+        if step == 3:
+            assert sorted(ran) == ["add -A", "cat-file --batch-check=%(objectname)",
+                                   "diff-tree --stdin", "write-tree"], ran
+        else:
+            assert sorted(ran) == ["add -A", "write-tree"], ran
         assert f"+# step {step}" in diff and diff.count("diff --git ") == 1
     log.take()
     ws.checkpoint(7)
@@ -268,6 +273,50 @@ def test_a_killed_cat_file_is_started_again(tmp_path):
     assert first.poll() is not None
 
 
+def test_a_killed_diff_tree_is_started_again_and_its_step_diff_is_exact(tmp_path):
+    root = make_repo(tmp_path / "repo", TREE)
+    ws = warm(root)
+    bash(root, "echo one >> pkg0/mod0/file0.py")
+    ws.checkpoint(3)
+    ws.step_diff(3)
+    first = ws._git._pairs._process
+    assert first is not None and first.poll() is None
+    bash(root, f"kill {first.pid}")
+    first.wait()
+    bash(root, "echo two >> pkg0/mod0/file0.py && mv pkg1/mod1/file7.py pkg1/moved.py")
+    ws.checkpoint(4)
+    diff = ws.step_diff(4)
+    assert "+two" in diff and "rename to pkg1/moved.py" in diff
+    assert ws._git._pairs._process is not first
+    ws.close()
+    assert first.poll() is not None
+
+
+@pytest.mark.parametrize("edit", [
+    "echo two >> pkg0/mod0/file0.py && mv pkg1/mod1/file7.py pkg1/moved.py",
+    "printf 'bin\\000ary\\377' > pkg0/b.bin && chmod +x pkg2/mod0/file2.py",
+    "printf 'x\\n' > \"pkg1/$(printf 'n\\nl\\377')\" && ln -s pkg0 link && rm -r pkg2",
+    # text that looks like what the long-lived diff-tree writes between diffs
+    "printf '%s %s\\n' $(git rev-parse HEAD^{tree}) $(git rev-parse HEAD^{tree}) >> pkg0/mod0/file0.py",
+])
+def test_a_step_diff_from_the_long_lived_diff_tree_is_what_git_writes(tmp_path, edit):
+    from agent_core.git.diffs import PATCH_ARGS
+    from agent_core.git.raw_patch import RAW_PATCH_ARGS
+
+    root = make_repo(tmp_path / "repo", TREE)
+    ws = warm(root)
+    for step, command in ((3, "echo warm >> pkg0/mod0/file0.py"), (4, edit)):
+        bash(root, command)
+        previous = ws._snapshots[ws.checkpoints[-1].commit].tree
+        ws.checkpoint(step)
+        tree = ws._snapshots[ws.checkpoints[-1].commit].tree
+        args = ("-c", "core.bigFileThreshold=256000", "diff-tree", *RAW_PATCH_ARGS, *PATCH_ARGS)
+        once = ws._git.run(*args, previous, tree)
+        assert ws._git.diff_pair(args[:2], args[3:], previous, tree) == once
+        assert ws._git._pairs._process is not None and ws._git._pairs._process.poll() is None
+        assert ws.step_diff(step) == ws._diffs.bounded(previous, tree, ws.diff_caps)[0]
+
+
 def test_a_sha256_repository_keeps_its_edit_steps_through_a_wipe(tmp_path, monkeypatch):
     from tests.test_workspace_survival import WIPE
 
@@ -304,7 +353,10 @@ def test_a_sha256_repository_keeps_its_edit_steps_through_a_wipe(tmp_path, monke
     "rm pkg1/mod1/file1.py",
     "chmod +x pkg1/mod1/file7.py",  # the same content, another mode: a new tree
 ])
-def test_edits_that_make_or_remove_entries_run_three_git_processes(tmp_path, monkeypatch, edit):
+def test_edits_that_make_or_remove_entries_run_at_most_three_git_processes(tmp_path, monkeypatch,
+                                                                          edit):
+    """add, write-tree and, where entries were made, the ignored files' listing (no diff-tree:
+    the step diff comes from the long-lived one)."""
     root = make_repo(tmp_path / "repo", {**TREE, ".gitignore": "*.log\n"})
     log = GitLog(tmp_path, monkeypatch)
     ws = warm(root)
@@ -315,7 +367,8 @@ def test_edits_that_make_or_remove_entries_run_three_git_processes(tmp_path, mon
     bash(root, edit)
     ws.checkpoint(4)
     diff = ws.step_diff(4)
-    assert len(log.take()) <= 3
+    ran = log.take()
+    assert len(ran) <= 3 and not [c for c in ran if c.startswith("diff-tree")], ran
     assert diff.count("diff --git ") == 1
 
 

@@ -79,14 +79,13 @@ class TreeDiffs:
         return self._raw_cache[2]
 
     def step(self, old: str, new: str, caps: DiffCaps) -> bytes:
-        """`raw(old, new)`, from one `diff-tree --raw -p` whose patch is kept for the next
+        """`raw(old, new)`, from one `diff-tree --raw -p` (of the session's long-lived one:
+        `GitRunner.diff_pair`) whose patch is kept for the next
         `bounded(old, new, caps)` (and its new trees: `last_step`). Files over
         `caps.file_bytes` are not diffed (git takes them as binary: `core.bigFileThreshold`),
         as `bounded` leaves them out anyway."""
-        out = self._git.run(
-            "-c", f"core.bigFileThreshold={max(1, caps.file_bytes)}", *RAW_PATCH_ARGS,
-            *PATCH_ARGS, old, new,
-        )
+        out = self._git.diff_pair(("-c", f"core.bigFileThreshold={max(1, caps.file_bytes)}"),
+                                  (*RAW_PATCH_ARGS, *PATCH_ARGS), old, new)
         parsed = parse_raw_patch(out)
         if parsed is None:  # its parts did not line up: git is asked again
             return self.raw(old, new)

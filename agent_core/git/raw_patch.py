@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 TREE_MODE = b"040000"
-# -t: changed trees are listed too (what the survival store copies); they have no patch.
-RAW_PATCH_ARGS = ("diff-tree", "-r", "-t", "-z", "--raw")
+# `diff-tree`'s options; -t: changed trees are listed too (what the survival store copies);
+# they have no patch.
+RAW_PATCH_ARGS = ("-r", "-t", "-z", "--raw")
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,8 @@ class RawPatch:
 
 
 def parse_raw_patch(out: bytes) -> RawPatch | None:
-    """The output of `RAW_PATCH_ARGS` + `-p`, or None when its parts do not line up."""
+    """The output of `diff-tree` with `RAW_PATCH_ARGS` + `-p`, or None when its parts do not
+    line up."""
     entries: list[tuple[bytes, list[bytes]]] = []
     trees: list[str] = []
     position = 0

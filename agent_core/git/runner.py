@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from agent_core.git.batch_check import BatchCheck
+from agent_core.git.diff_tree_process import DiffTreeProcess
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.rawview import RawView
 from agent_core.git.stamps import FileStamp, file_stamp
@@ -168,6 +169,7 @@ class GitRunner:
         self._env = {**git_env(identity), **(location or {})}
         self._filters = _FilterBlanker(root, self._env) if blank_filters else None
         self._sizes = BatchCheck(self.argv, root, self._env)
+        self._pairs = DiffTreeProcess(self.argv, root, self._env)
         # Private indexes every command keeps split (through the raw view only: git writes the
         # shared part into the git directory it runs in); the others are kept whole.
         self.split_indexes: set[Path] = set()
@@ -289,9 +291,16 @@ class GitRunner:
         kept running between calls."""
         return self._sizes.sizes(ids)
 
+    def diff_pair(self, config: tuple[str, ...], args: tuple[str, ...], old: str, new: str) -> bytes:
+        """What `git <config> diff-tree <args> <old> <new>` writes, from one `diff-tree
+        --stdin` kept running between calls (one git process per call where that fails)."""
+        out = self._pairs.ask(config, args, old, new)
+        return out if out is not None else self.run(*config, "diff-tree", *args, old, new)
+
     def close(self) -> None:
         """Stop the git processes kept running (started again when needed)."""
         self._sizes.close()
+        self._pairs.close()
 
     def line(self, *args: str, index: Path | None = None) -> str:
         """Run git and return its first output line, stripped."""
