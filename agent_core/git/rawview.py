@@ -64,6 +64,8 @@ class RawView:
         # The repository's object format ("sha1" or "sha256"), once read; None before then,
         # or when the repository names one git does not know.
         self.object_format: str | None = None
+        # (the repository config's stamp, its extensions.objectformat) when last read
+        self._format_read: tuple[FileStamp | None, str | None] | None = None
         self.repairs: list[str] = []  # what was found there and undone, one line each
 
     def env(self) -> dict[str, str]:
@@ -129,8 +131,11 @@ class RawView:
 
     def _format_config(self) -> str:
         """Repository format and object format: git only reads these from the repository's
-        own config file."""
-        object_format = self._local("extensions.objectformat")
+        own config file (read again only when that file changed)."""
+        stamp = file_stamp(self._configs[0])
+        if self._format_read is None or self._format_read[0] != stamp:
+            self._format_read = stamp, self._local("extensions.objectformat")
+        object_format = self._format_read[1]
         known = object_format in (None, "sha1", "sha256")
         self.object_format = (object_format or "sha1") if known else None
         if object_format in ("sha1", "sha256"):

@@ -111,7 +111,8 @@ class SnapshotEngine:
         return index_stamp(index, raw.path if split and raw is not None else None)
 
     def _split_when_large(self, index: Path) -> None:
-        """Keep `index` split from now on once it is large (only through the raw view)."""
+        """Keep `index` split from now on once it is large (only through the raw view). A
+        session that changes no file never splits it (its start pays no shared index)."""
         stamp = self._index_stamp
         if (stamp is None or self._git.raw is None or index in self._git.split_indexes
                 or index_bytes(stamp) < SPLIT_INDEX_BYTES):
@@ -171,6 +172,7 @@ class SnapshotEngine:
         lister = self._list_ignored(index) if list_ignored and self._ignored_stale else None
         try:
             if changed != []:
+                self._split_when_large(index)  # (by this `add`, which writes the index anyway)
                 result = add_changed(self._git, index, None if changed is None else
                                      [path for _, path in changed], self._preload(),
                                      verbose=described is not None)
@@ -193,7 +195,6 @@ class SnapshotEngine:
             if known is None:
                 known = self._git.line("write-tree", index=index)
             self.index_tree, self._index_stamp = known, self._stamp(index)
-            self._split_when_large(index)
         finally:
             if lister is not None:
                 self._ignored_listing = self._git.collect(lister)
