@@ -66,6 +66,7 @@ def test_a_split_private_index_keeps_every_step_exact_through_undo_and_resume(tm
     ws.close()
     again = Workspace.open(root)
     again.attach("s")
+    assert again._index_path() in again._git.split_indexes  # it stays split
     bash(root, "echo resumed >> pkg0/mod0/file0.py")
     again.checkpoint(4)
     assert tree_of_last(again) == plain_tree(root)
@@ -158,6 +159,10 @@ def test_a_small_private_index_is_kept_whole(tmp_path, monkeypatch):
     ws.checkpoint(1)
     assert shared_files(root) == []
     assert tree_of_last(ws) == plain_tree(root)
+    ws.close()
+    again = Workspace.open(root)
+    again.attach("s")
+    assert again._index_path() not in again._git.split_indexes
 
 
 def test_a_link_or_directory_named_like_a_shared_part_is_removed_from_the_raw_view(tmp_path):

@@ -90,11 +90,12 @@ class SnapshotEngine:
         part expired: git deletes those unused for two weeks) is deleted, to be made again."""
         if self._git.raw is None or not index.exists():
             return
-        found = self._git.run_full("rev-parse", "--shared-index-path", index=index,
-                                   ok_codes=(0, 128))
+        # (git names the shared part only with the setting on; for a whole index, id 0)
+        found = self._git.run_full("-c", "core.splitIndex=true", "rev-parse",
+                                   "--shared-index-path", index=index, ok_codes=(0, 128))
         if found.returncode:
             index.unlink()
-        elif found.stdout.strip():
+        elif found.stdout.strip().rpartition(b".")[2].strip(b"0"):
             self._git.split_indexes.add(index)
 
     def forget_stamp(self) -> None:
