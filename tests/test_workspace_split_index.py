@@ -11,7 +11,7 @@ import pytest
 
 from agent_core.git import snapshot
 from agent_core.workspace import Workspace
-from tests.fixtures.repos import git
+from tests.fixtures.repos import git, make_repo
 from tests.test_workspace_git_processes import TREE, GitLog
 from tests.test_workspace_support import bash, files, user_state
 
@@ -43,10 +43,18 @@ def tree_of_last(ws: Workspace) -> str:
     return ws._snapshots[ws.checkpoints[-1].commit].tree
 
 
+def session_after(root: Path, steps: list[str]) -> Workspace:
+    """A session on `root` that has checkpointed each of `steps` (the index split by then)."""
+    ws = Workspace.open(root)
+    ws.begin("s")
+    for step, command in enumerate(steps, start=1):
+        bash(root, command)
+        ws.checkpoint(step)
+    return ws
+
+
 def test_a_split_private_index_keeps_every_step_exact_through_undo_and_resume(tmp_path):
     root = tmp_path / "repo"
-    from tests.fixtures.repos import make_repo
-
     make_repo(root, {**TREE, ".gitignore": "*.log\n"})
     (root / "pkg0/user.txt").write_text("the user's untracked file\n")
     before_files, before_state = files(root), user_state(root)
@@ -78,8 +86,6 @@ def test_a_split_private_index_keeps_every_step_exact_through_undo_and_resume(tm
 
 
 def test_an_edit_step_on_a_split_index_runs_two_git_processes(tmp_path, monkeypatch):
-    from tests.fixtures.repos import make_repo
-
     root = make_repo(tmp_path / "repo", TREE)
     log = GitLog(tmp_path, monkeypatch)
     ws = Workspace.open(root)
@@ -100,14 +106,8 @@ def test_an_edit_step_on_a_split_index_runs_two_git_processes(tmp_path, monkeypa
 
 
 def test_a_shared_part_gone_at_resume_is_made_again(tmp_path):
-    from tests.fixtures.repos import make_repo
-
     root = make_repo(tmp_path / "repo", TREE)
-    ws = Workspace.open(root)
-    ws.begin("s")
-    for step, command in enumerate(STEPS[:3], start=1):
-        bash(root, command)
-        ws.checkpoint(step)
+    ws = session_after(root, STEPS[:3])
     held = files(root)
     ws.close()
     for shared in shared_files(root):  # as git expires one unused for two weeks
@@ -123,14 +123,8 @@ def test_a_shared_part_gone_at_resume_is_made_again(tmp_path):
 
 
 def test_a_shared_part_changed_behind_navtuis_back_is_not_trusted(tmp_path):
-    from tests.fixtures.repos import make_repo
-
     root = make_repo(tmp_path / "repo", TREE)
-    ws = Workspace.open(root)
-    ws.begin("s")
-    for step, command in enumerate(STEPS[:2], start=1):
-        bash(root, command)
-        ws.checkpoint(step)
+    ws = session_after(root, STEPS[:2])
     # a shared part that marks every entry unchanged: a status or an add would then see nothing
     (shared,) = shared_files(root)
     forged = tmp_path / "forged.index"
@@ -148,8 +142,6 @@ def test_a_shared_part_changed_behind_navtuis_back_is_not_trusted(tmp_path):
 
 
 def test_a_small_private_index_is_kept_whole(tmp_path, monkeypatch):
-    from tests.fixtures.repos import make_repo
-
     monkeypatch.setattr(snapshot, "SPLIT_INDEX_BYTES", 10_000_000)
     root = make_repo(tmp_path / "repo", TREE)
     git(root, "config", "core.splitIndex", "true")  # the repository's own setting is the user's
@@ -166,8 +158,6 @@ def test_a_small_private_index_is_kept_whole(tmp_path, monkeypatch):
 
 
 def test_a_link_or_directory_named_like_a_shared_part_is_removed_from_the_raw_view(tmp_path):
-    from tests.fixtures.repos import make_repo
-
     root = make_repo(tmp_path / "repo", TREE)
     ws = Workspace.open(root)
     ws.begin("s")
