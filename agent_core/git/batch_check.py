@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_core.git.kept_process import stop
+
 # Requests written before any answer is read: well under a pipe's 64 KiB each way.
 _MAX_BATCH = 500
 _FORMAT = "--batch-check=%(objectname) %(objectsize)"
@@ -50,13 +52,7 @@ class BatchCheck:
     def _stop(self) -> None:
         process, self._process = self._process, None
         if process is not None:
-            for pipe in (process.stdin, process.stdout):
-                try:
-                    if pipe is not None:
-                        pipe.close()
-                except OSError:  # it went away with a request unread
-                    pass
-            process.wait()
+            stop(process)
 
     def _ask(self, ids: list[str]) -> list[bytes] | None:
         """One answer line per id from the running process; None (and it is stopped) when it

@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_core.git.kept_process import stop
+
 # Longest wait for more of one answer before the process is taken for stuck and stopped.
 _STALL_SECONDS = 120.0
 
@@ -87,14 +89,5 @@ class DiffTreeProcess:
 
     def _stop(self) -> None:
         process, self._process = self._process, None
-        if process is None:
-            return
-        for pipe in (process.stdin, process.stdout):
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except OSError:
-                pass
-        if process.poll() is None:
-            process.kill()
-        process.wait()
+        if process is not None:
+            stop(process)
