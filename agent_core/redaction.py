@@ -3,11 +3,13 @@
 Each works on the JSON form of an event (`agent_core.event_codec`), walking it once with
 `map_json`: `scrub` blanks string values under keys that name a credential, `redact` replaces
 literal secrets and URL passwords in every string, `cap_strings` cuts long strings to head and
-tail around a marker with their length and SHA-256 (`was_cut` finds it again).
+tail around a marker with their length and SHA-256 (`was_cut` finds it again); `for_log` does
+all three in one walk.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Iterable
@@ -52,11 +54,7 @@ def map_json(
 
 def scrub(value: Any) -> Any:
     """`value` with every credential-named key's value replaced by REDACTED (recursively)."""
-
-    def blank(key: object, item: Any) -> Any:
-        return REDACTED if _is_secret_key(key) and isinstance(item, str) and item else item
-
-    return map_json(value, entry=blank)
+    return map_json(value, entry=_blank)
 
 
 def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
@@ -65,6 +63,29 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
 
     Secrets shorter than MIN_SECRET_LENGTH are left alone: replacing e.g. "1" everywhere would
     wreck the text, and a value that short protects nothing."""
+    return map_json(value, _cleaner(secrets))
+
+
+def cap_strings(value: Any, limit: int) -> Any:
+    """`value` with every string longer than `limit` characters cut to its head and tail around
+    a CUT_MARKER line that gives the full length and the SHA-256 of the whole (UTF-8) text."""
+    return map_json(value, _capper(limit))
+
+
+def for_log(value: Any, secrets: Iterable[str] = (), limit: int | None = None) -> Any:
+    """`cap_strings(redact(scrub(value), secrets), limit)` (no cap for None), in one walk."""
+    clean = _cleaner(secrets)
+    if limit is None:
+        return map_json(value, clean, _blank)
+    cap = _capper(limit)
+    return map_json(value, lambda text: cap(clean(text)), _blank)
+
+
+def _blank(key: object, item: Any) -> Any:
+    return REDACTED if _is_secret_key(key) and isinstance(item, str) and item else item
+
+
+def _cleaner(secrets: Iterable[str]) -> Callable[[str], str]:
     replaced = [secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH]
 
     def clean(text: str) -> str:
@@ -72,13 +93,10 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
             text = text.replace(secret, REDACTED)
         return _URL_PASSWORD.sub(rf"\g<1>{REDACTED}@", text) if "://" in text else text
 
-    return map_json(value, clean)
+    return clean
 
 
-def cap_strings(value: Any, limit: int) -> Any:
-    """`value` with every string longer than `limit` characters cut to its head and tail around
-    a CUT_MARKER line that gives the full length and the SHA-256 of the whole (UTF-8) text."""
-
+def _capper(limit: int) -> Callable[[str], str]:
     def cap(text: str) -> str:
         if len(text) <= limit:
             return text
@@ -87,7 +105,7 @@ def cap_strings(value: Any, limit: int) -> Any:
         marker = CUT_MARKER.format(cut=len(text) - 2 * half, size=len(text), digest=digest)
         return text[:half] + marker + text[len(text) - half :]
 
-    return map_json(value, cap)
+    return cap
 
 
 def was_cut(text: str) -> bool:
@@ -96,12 +114,16 @@ def was_cut(text: str) -> bool:
 
 
 def redact_event(event: Event, secrets: Iterable[str] = ()) -> Event:
-    """A copy of `event` with `redact` applied to every string it carries."""
+    """`event` with `redact` applied to every string it carries (the event itself where that
+    changes nothing)."""
     if isinstance(event, TokenStreamed):
         return TokenStreamed(event.index, redact(event.text, secrets))
-    return event_from_dict(redact(event_to_dict(event), secrets))
+    data = event_to_dict(event)
+    redacted = redact(data, secrets)
+    return event if redacted == data else event_from_dict(redacted)
 
 
+@functools.lru_cache(maxsize=1024)  # a log's keys are few, and asked for on every line
 def _is_secret_key(key: object) -> bool:
     name = str(key).lower().replace("-", "_")
     return name in _SECRET_KEYS or name.endswith(_SECRET_SUFFIXES)

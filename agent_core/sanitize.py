@@ -79,6 +79,8 @@ def json_safe(encoded: str) -> str:
     as `\\uXXXX` escapes: the same JSON value, always valid UTF-8, no raw control characters.
 
     A lone surrogate (an undecodable byte kept by `surrogateescape`) reads back as itself."""
+    if encoded.isascii() and "\x7f" not in encoded:  # the usual line, without the search
+        return encoded
     if not _JSON_UNSAFE.search(encoded):
         return encoded
     return _JSON_UNSAFE.sub(lambda m: _json_escape(ord(m.group())), encoded)

@@ -76,6 +76,7 @@ from agent_core.redaction import (  # importable from here as before
     MIN_SECRET_LENGTH,
     REDACTED,
     cap_strings,
+    for_log,
     redact,
     redact_event,
     scrub,
@@ -191,11 +192,11 @@ class TrajectoryWriter:
         """One JSON line: credentials redacted in every string, then encoded so that any text
         (undecodable bytes kept as surrogates, control characters) reads back exactly and the
         file stays valid UTF-8."""
-        redacted = redact(scrub({**data, "t": time.time()}), self._secrets)
-        if self.field_limit is not None:
-            over = self._size >= self.budget
-            redacted = cap_strings(redacted, SMALL_FIELD_LIMIT if over else self.field_limit)
-        return json_safe(json.dumps(redacted, ensure_ascii=False)) + "\n"
+        limit = self.field_limit
+        if limit is not None and self._size >= self.budget:
+            limit = SMALL_FIELD_LIMIT
+        logged = for_log({**data, "t": time.time()}, self._secrets, limit)
+        return json_safe(json.dumps(logged, ensure_ascii=False)) + "\n"
 
     def _write(self, data: dict[str, Any], *, sync: bool, now: bool = False) -> None:
         """Append one line. `sync`: a step boundary, fsync'ed within SYNC_INTERVAL; `now`:

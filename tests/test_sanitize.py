@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from agent_core.actions import Bash, StrReplaceEditor, Submit
-from agent_core.sanitize import visible
+from agent_core.sanitize import json_safe, visible
 from tests.fixtures.running_app import running_app
 from tests.fixtures.tui import make_session
 from tests.test_cli import navtui
@@ -40,6 +40,16 @@ def test_visible_makes_every_control_character_visible_but_newline_and_tab():
     for code in [*range(0x20), *range(0x7F, 0xA0)]:
         if chr(code) not in "\n\t":
             assert chr(code) not in visible(f"x{chr(code)}y"), hex(code)
+
+
+def test_json_safe_escapes_what_a_utf8_file_or_terminal_cannot_take_and_nothing_else():
+    for text in ("plain ascii", "a\x7fb", "C1 \x9b here", "bidi \u202e", "caf\u00e9 \u2014 \U0001f600",
+                 "lone \udcff byte", "sep \u2028"):
+        encoded = json.dumps({"t": text}, ensure_ascii=False)
+        safe = json_safe(encoded)
+        assert json.loads(safe) == {"t": text}
+        assert not re.search("[\x7f-\x9f\u202e\u2028\ud800-\udfff]", safe)
+        assert ("\\u" in safe) == (text not in ("plain ascii", "caf\u00e9 \u2014 \U0001f600"))
 
 
 def test_plain_shows_the_spoofed_command_as_it_is(git_repo: Path, tmp_path: Path):

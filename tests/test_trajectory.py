@@ -41,14 +41,19 @@ from agent_core.trajectory import (
     REDACTED,
     TrajectoryError,
     TrajectoryWriter,
+    cap_strings,
     default_path,
     event_from_dict,
     event_to_dict,
     find_trajectory,
     list_sessions,
     read_trajectory,
+    redact,
+    redact_event,
     repo_state_dir,
+    scrub,
 )
+from agent_core.redaction import for_log
 from tests.fixtures.repos import git
 
 STEP = ProposedStep(
@@ -141,6 +146,28 @@ def test_api_keys_never_reach_the_file(tmp_path: Path):
         "api_key": REDACTED, "model": "m", "headers": {"Authorization": REDACTED},
         "base_url": f"http://me:{REDACTED}@h:8000/v1",
     }
+
+
+def test_the_log_walk_does_what_scrub_redact_and_cap_do_one_after_another():
+    long = "x" * 70 + "sk-live-123" + "y" * 70  # a secret past the cut's head
+    value = {"api_key": "sk-live-123", "n": 3, "empty_token": "", "items": [
+        {"url": "https://u:pw@h/x", "text": long, "nested": ["sk-live-123 again", None, 1.5]},
+    ], "Authorization": ["not a string", "stays"]}
+    for limit in (None, 40, 10_000):
+        expected = redact(scrub(value), ["sk-live-123", "no"])
+        if limit is not None:
+            expected = cap_strings(expected, limit)
+        assert for_log(value, ["sk-live-123", "no"], limit) == expected
+    assert "sk-live-123" not in json.dumps(for_log(value, ["sk-live-123"], 40))
+
+
+def test_redacting_an_event_copies_it_only_where_something_was_redacted():
+    clean = Notice("nothing secret here")
+    assert redact_event(clean, ["sk-live-123"]) is clean
+    secret = Notice("key sk-live-123 at https://me:pw@h/v1")
+    redacted = redact_event(secret, ["sk-live-123"])
+    assert redacted.message == f"key {REDACTED} at https://me:{REDACTED}@h/v1"
+    assert secret.message == "key sk-live-123 at https://me:pw@h/v1"  # the session's own event
 
 
 def test_torn_last_line_is_ignored_but_a_torn_middle_line_is_an_error(tmp_path: Path):
