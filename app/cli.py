@@ -169,12 +169,12 @@ def run_headless(
     args: argparse.Namespace, workspace: Workspace, issue: str | None, mode: str
 ) -> int:
     """`--auto` / `--plain`: run to the end, printing a transcript or JSON lines."""
-    from rich.console import Console
-
     from agent_core.policy import AskPolicy, AutoPolicy, Policy
-    from app.headless import JsonLines, LoadLines, StdinPrompter, Transcript, TurnMeter
+    from app.headless import (
+        JsonLines, LoadLines, StdinPrompter, Transcript, TurnMeter, transcript_console,
+    )
 
-    console = Console(stderr=args.json, highlight=False)
+    console = transcript_console(stderr=args.json)
     secrets = backend_secrets(args)
     printer = (JsonLines(sys.stdout, secrets=secrets) if args.json
                else Transcript(console, secrets=secrets))

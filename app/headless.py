@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import IO, TYPE_CHECKING
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
+from rich.rule import Rule
 from rich.syntax import Syntax
 from rich.text import Text
 
@@ -67,6 +68,17 @@ def diff_syntax(diff: str) -> Syntax:
     return Syntax(shown, "diff", theme="ansi_dark", word_wrap=True)
 
 
+def transcript_console(*, stderr: bool = False) -> Console:
+    """rich's Console for a transcript, with rich's terminal checks made once instead of on
+    every print: output that is no terminal (a file, a pipe) keeps the size rich found for it,
+    a terminal's follows its resizes."""
+    found = Console(stderr=stderr, highlight=False)
+    if found.is_terminal:
+        return Console(stderr=stderr, highlight=False, force_terminal=True)
+    return Console(stderr=stderr, highlight=False, force_terminal=False,
+                   width=found.width, height=found.height)
+
+
 class Transcript:
     """Prints a readable account of a session: per step the thought, the action and a trimmed
     observation; at the end the session's diff and why it stopped. `secrets` and URL passwords
@@ -95,14 +107,17 @@ class Transcript:
     def _on_SessionStarted(self, event: SessionStarted) -> None:
         info = event.config.get("backend_info") or {}
         described = " · ".join(f"{k} {v}" for k, v in info.items() if v)
-        self.console.rule(Text(f"navtui session {event.session_id}", style="bold"))
         issue = Text(visible(trim_lines(event.issue.strip(), 12, 3)))
-        self.console.print(Panel(issue, title="Issue", title_align="left"))
+        shown: list[RenderableType] = [
+            Rule(Text(f"navtui session {event.session_id}", style="bold")),
+            Panel(issue, title="Issue", title_align="left"),
+        ]
         if described:
-            self.console.print(Text(visible(described), style="dim"))
+            shown.append(Text(visible(described), style="dim"))
         self._sandbox = visible(event.config.get("sandbox") or "")
         if self._sandbox:
-            self.console.print(Text(self._sandbox, style="dim"))
+            shown.append(Text(self._sandbox, style="dim"))
+        self._print(shown)
 
     def _on_UsageReported(self, event: UsageReported) -> None:
         self._usage = event
@@ -114,32 +129,39 @@ class Transcript:
             title += (
                 f" · context {about}{self._usage.context_tokens}/{self._usage.context_limit} tokens"
             )
-        self.console.rule(Text(title, style="bold cyan"), align="left")
+        shown: list[RenderableType] = [Rule(Text(title, style="bold cyan"), align="left")]
         thought = event.step.thought.strip()
         if thought:
             half = self.thought_lines // 2
-            self.console.print(Text(visible(trim_lines(thought, half, half)), style="italic"))
-        self.console.print(Text.assemble(("▶ ", "bold cyan"), (visible(event.command_shown), "bold")))
+            shown.append(Text(visible(trim_lines(thought, half, half)), style="italic"))
+        shown.append(Text.assemble(("▶ ", "bold cyan"), (visible(event.command_shown), "bold")))
         if event.step.notice:
-            self.console.print(Text(visible(event.step.notice), style="yellow"))
+            shown.append(Text(visible(event.step.notice), style="yellow"))
         if self._sandbox and isinstance(event.step.action, Bash):
-            self.console.print(Text(f"  {self._sandbox}", style="dim"))
+            shown.append(Text(f"  {self._sandbox}", style="dim"))
         if event.preview_diff:
-            self.console.print(diff_syntax(event.preview_diff))
+            shown.append(diff_syntax(event.preview_diff))
+        self._print(shown)
 
     def _on_StepExecuted(self, event: StepExecuted) -> None:
         record = event.record if self.paths is None else self.paths.record_to_user(event.record)
+        shown: list[RenderableType] = []
         if record.origin is Origin.USER and record.action is not None:
             title = Text(f"Step {record.index} · your command", style="bold magenta")
-            self.console.rule(title, align="left")
-            self.console.print(Text(visible(f"$ {getattr(record.action, 'command', '')}"), style="bold"))
+            shown.append(Rule(title, align="left"))
+            shown.append(Text(visible(f"$ {getattr(record.action, 'command', '')}"), style="bold"))
         if record.observation is not None:
-            self.console.print(self._observation(record.observation))
+            shown.append(self._observation(record.observation))
         control = split_control_diff(record.diff)[1]
         if control:
             said = "git's own config and hooks changed by this step:"
-            self.console.print(Text(said, style="bold yellow"))
-            self.console.print(diff_syntax(control))
+            shown += [Text(said, style="bold yellow"), diff_syntax(control)]
+        self._print(shown)
+
+    def _print(self, shown: list[RenderableType]) -> None:
+        """One print per event (each print costs rich a size check and a write)."""
+        if shown:
+            self.console.print(Group(*shown))
 
     def _observation(self, observation: Observation) -> Panel:
         half = self.observation_lines // 2
@@ -182,15 +204,11 @@ class Transcript:
         self.console.print(Text(visible(f"error: {event.message}"), style="bold red"))
 
     def _on_SessionFinished(self, event: SessionFinished) -> None:
-        self.console.rule(Text("Final diff", style="bold"))
-        if event.patch.strip():
-            self.console.print(diff_syntax(event.patch))
-        else:
-            self.console.print(Text("(no changes)", style="dim"))
+        patch = diff_syntax(event.patch) if event.patch.strip() else Text("(no changes)", style="dim")
         style = FINISH_STYLES[FinishReason(event.reason).tone]
         said = event.message == self._last_error  # printed just above
         ending = f"finished: {event.reason}" + ("" if said else f" — {event.message}")
-        self.console.print(Text(visible(ending), style=style))
+        self._print([Rule(Text("Final diff", style="bold")), patch, Text(visible(ending), style=style)])
 
 
 class LoadLines:
