@@ -255,6 +255,36 @@ async def test_a_frame_renders_the_item_being_written_and_the_turn_looks_as_rend
             assert shown == [strip.text.rstrip() for strip in whole], turn.source[-80:]
 
 
+async def test_a_frame_paints_again_only_the_lines_that_changed_and_the_screen_matches_a_full_paint():
+    document = DOCUMENT + "".join(f"- point {n}, with `code`, longer than one line of this view\n" for n in range(8))
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(50, 80)) as pilot:
+        await stream.begin_turn("Step 1")
+        await pilot.pause()
+        turn = stream.query_one(TurnText)
+        painted_lines = []
+        original = turn.render_line
+        turn.render_line = lambda y: (painted_lines.append(y), original(y))[1]  # type: ignore[method-assign]
+        rng = random.Random(11)
+        i = height = repainted = kept_height = 0
+        while i < len(document):
+            fragment = document[i : i + rng.randint(1, 12)]
+            await stream.write(fragment)
+            i += len(fragment)
+            painted_lines.clear()
+            turn.update_now()
+            await pilot.pause()  # the app's frame
+            if turn.size.height == height:  # no line added: the frame needs no layout
+                repainted += len(painted_lines)
+                kept_height += height
+            height = turn.size.height
+            painted = [strip.text for strip in turn.render_lines(turn.size.region)]  # as on screen
+            turn.refresh()  # everything painted again from scratch
+            assert painted == [strip.text for strip in turn.render_lines(turn.size.region)], turn.source[-60:]
+        assert height > 20 and kept_height > 500
+        assert repainted < kept_height / 4  # each such frame painted its last lines, not all
+
+
 async def test_streaming_builds_no_markdown_parser(monkeypatch):
     import rich.markdown
 

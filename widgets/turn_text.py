@@ -12,7 +12,7 @@ from rich.style import Style
 from rich.syntax import Syntax
 from rich.theme import Theme
 from textual.events import MouseScrollDown, MouseScrollUp
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
@@ -76,7 +76,8 @@ class TurnText(Widget):
     completes (`MarkdownBlocks.cut`): a frame renders the item or line being written.
     While `live`, the widget grows no taller than its container's viewport and shows its last
     lines (the mouse wheel scrolls back within it), so once the turn fills the view a frame
-    repaints this widget alone instead of laying out the screen; `finish` shows it at full
+    repaints this widget alone instead of laying out the screen; a frame that adds no line
+    paints again only the lines from the first one that changed. `finish` shows it at full
     height. `painted_length` says how much of `source` was on screen in the last frame that
     showed the end of the text.
     """
@@ -165,12 +166,19 @@ class TurnText(Widget):
             self._timer.stop()
             self._timer = None
         started = time.perf_counter()
-        height = self._height
+        height, top, shown = self._height, self._top, self._fixed + self._tail
         self._take_pending()
         width = self.content_size.width
         if width:
             self._render(width)
-        self.refresh(layout=self._height != height or not width)
+        if self._height != height or not width:
+            self.refresh(layout=True)
+        elif self._top != top:  # a live turn capped at the view: every line it shows moved
+            self.refresh()
+        else:  # only the lines from the first one that changed down are painted again
+            first = max(_first_changed(shown, self._fixed + self._tail) - top, 0)
+            if first < self._height:
+                self.refresh(Region(0, first, width, self._height - first))
         finished = time.perf_counter()
         self._next_update = finished + max(FRAME - (finished - started), BUSY_SHARE * (finished - started))
 
@@ -289,6 +297,15 @@ class TurnText(Widget):
                                for seg in rendered[0]):
             del rendered[0]
         return [Strip(line, width) for line in rendered]
+
+
+def _first_changed(before: list[Strip], after: list[Strip]) -> int:
+    """The index of the first line of `after` that is not the very strip `before` had there
+    (lines kept from one render to the next are the same objects)."""
+    for index, (old, new) in enumerate(zip(before, after)):
+        if old is not new:
+            return index
+    return min(len(before), len(after))
 
 
 def _in_list(text: str) -> bool:
