@@ -34,11 +34,8 @@ class OutputLog(Log):
     def show_observation(self, title: str, observation: Observation | None) -> None:
         """Replace the log's content with `title` and the observation's output."""
         self.clear()
-        self.write_line(visible(title))
-        if observation is None:
-            self.write_line("(not run)")
-        else:
-            self.write_lines(observation_lines(observation))
+        shown = ["(not run)"] if observation is None else observation_lines(observation)
+        self.write_lines([visible(title), *shown])  # one write: Textual measures each in a thread
         self.scroll_home(animate=False)
 
     def show_record(self, record: StepRecord) -> None:
