@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -273,6 +273,12 @@ class InstanceResult:
     trajectory: Path | None = None
 
 
+# The main thread waits for the instances in waits this long at most. Linux may hand a Ctrl-C
+# to any of the process's threads; Python then raises KeyboardInterrupt in the main thread only
+# once it runs again, which a wait without a timeout on work that never ends did not do.
+INTERRUPT_POLL = 0.2
+
+
 def run_parallel(
     instances: list[Instance],
     run_one: Callable[[Instance], InstanceResult],
@@ -296,7 +302,11 @@ def run_parallel(
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="navtui-batch")
     try:
-        return list(pool.map(task, instances))
+        futures = [pool.submit(task, instance) for instance in instances]
+        waiting = set(futures)
+        while waiting:  # timed waits: see INTERRUPT_POLL
+            waiting = wait(waiting, timeout=INTERRUPT_POLL).not_done
+        return [future.result() for future in futures]
     except KeyboardInterrupt:
         if on_interrupt is not None:
             on_interrupt()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from agent_core.batch import (
     Instance,
     SharedBackend,
     load_instances,
+    run_parallel,
 )
 from agent_core.session import SessionConfig
 from agent_core.trajectory import read_trajectory
@@ -281,3 +283,30 @@ def test_stop_quits_running_sessions_and_a_rerun_finishes_them(setup, tmp_path: 
 
     again = batch(output, scripts).run(instances)
     assert [r.status for r in again] == ["submitted"] * 3
+
+
+def test_ctrl_c_taken_by_a_worker_thread_still_stops_the_batch():
+    """Linux may hand the process's SIGINT to any thread; the batch's main thread must notice
+    it while every instance is still busy (a wait without a timeout never woke up)."""
+    started, interrupted, release = threading.Barrier(3), threading.Event(), threading.Event()
+    workers: list[int] = []
+    noticed: list[bool] = []
+
+    def busy(instance: str) -> str:
+        workers.append(threading.get_ident())
+        started.wait(timeout=30)
+        release.wait(timeout=30)
+        return instance
+
+    def ctrl_c_to_a_worker() -> None:
+        started.wait(timeout=30)
+        signal.pthread_kill(workers[0], signal.SIGINT)
+        noticed.append(interrupted.wait(timeout=30))  # False: only once the work was over
+        release.set()
+
+    helper = threading.Thread(target=ctrl_c_to_a_worker)
+    helper.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_parallel(["a", "b"], busy, workers=2, on_interrupt=interrupted.set)
+    helper.join()
+    assert noticed == [True]
