@@ -126,8 +126,9 @@ def test_a_dotdot_instance_leaves_the_output_folder_alone(tmp_path: Path):
 def test_ctrl_c_mid_batch_prunes_every_worktree_from_the_users_repos(tmp_path: Path):
     # The first command of every instance waits on a gate the test opens only once the batch
     # says it is stopping, so no instance can finish before Ctrl-C however slow the machine.
-    gate = tmp_path / "gate"
-    slow = [f"Thought: Wait.\nAction: bash while [ ! -e {gate} ]; do sleep 0.05; done",
+    # The gate is in each instance's checkout: the sandbox (on by default) shows the command
+    # its checkout, never the rest of the host's /tmp.
+    slow = ["Thought: Wait.\nAction: bash while [ ! -e .gate ]; do sleep 0.05; done",
             *FIX_SCRIPTS["text"]]
     instances, scripts, repos = three_instances(tmp_path, slow)
     output = tmp_path / "out"
@@ -149,7 +150,10 @@ def test_ctrl_c_mid_batch_prunes_every_worktree_from_the_users_repos(tmp_path: P
     while "Stopping:" not in "".join(stderr):
         assert time.monotonic() < deadline and process.poll() is None, "".join(stderr)
         time.sleep(0.05)
-    gate.touch()
+    for repo in repos:
+        for line in git(repo, "worktree", "list", "--porcelain").splitlines()[1:]:
+            if line.startswith("worktree "):
+                (Path(line.removeprefix("worktree ")) / ".gate").touch()
     process.wait(timeout=120)
     reader.join(timeout=30)
     assert process.returncode == 3, "".join(stderr)
