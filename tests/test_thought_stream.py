@@ -137,6 +137,31 @@ async def test_a_live_turn_stays_within_the_view_and_scrolls_back_inside_itself(
         assert stream.scroll_y == stream.max_scroll_y > 0  # and the view follows the end
 
 
+async def test_a_live_turn_keeps_rows_ahead_of_its_text_so_its_height_changes_a_few_times():
+    stream = ThoughtStream()
+    async with Harness(stream).run_test(size=(60, 40)) as pilot:
+        await stream.begin_turn("Step 1")
+        await pilot.pause()
+        turn = stream.query_one(TurnText)
+        view = stream.scrollable_content_region.height
+        heights = []
+        for n in range(30):
+            await stream.write(f"{'' if n == 0 else chr(10) * 2}Line {n}.")
+            turn.update_now()
+            await pilot.pause()
+            rows = rendered(turn)
+            written = [row for row in rows if row]
+            assert written[-1] == f"Line {n}."  # the text's end is on screen ...
+            assert rows[rows.index(written[-1]) + 1:] == [""] * (len(rows) - rows.index(written[-1]) - 1)
+            assert turn.size.height <= view  # ... with blank rows kept below it, within the view
+            heights.append(turn.size.height)
+        assert sorted(set(heights)) == [4, 8, 16, 32, view]  # 59 lines, 5 heights (a line: 59)
+        assert heights == sorted(heights)
+        await stream.end_turn()
+        await pilot.pause()
+        assert turn.size.height == 59 and rendered(turn)[-1] == "Line 29."  # done: no row kept
+
+
 async def test_full_collections_wait_while_a_turn_streams():
     stream = ThoughtStream()
     original = gc.get_threshold()
@@ -274,7 +299,7 @@ async def test_a_frame_paints_again_only_the_lines_that_changed_and_the_screen_m
             painted_lines.clear()
             turn.update_now()
             await pilot.pause()  # the app's frame
-            if turn.size.height == height:  # no line added: the frame needs no layout
+            if turn.size.height == height:  # the turn kept its height: the frame needs no layout
                 repainted += len(painted_lines)
                 kept_height += height
             height = turn.size.height

@@ -22,6 +22,10 @@ from widgets.markdown_blocks import LIST_ITEM, MarkdownBlocks
 
 # At most one update per frame of the screen (Textual repaints at most 60 times a second).
 FRAME = 1 / 60
+# While live, a turn keeps rows ahead of its text: this many, then twice as many each time
+# the text fills them (at most its container's height). The turn's height, and so the screen's
+# layout, changes a few times per turn instead of with every line.
+FIRST_RESERVED_ROWS = 4
 # After an update that took t seconds, the next waits at least this many t, so a tail that is
 # slow to render (a long code block) leaves the loop free for keys most of the time.
 BUSY_SHARE = 4
@@ -74,12 +78,13 @@ class TurnText(Widget):
     only the block still being written is rendered again (its code not highlighted until done),
     and of that block, what comes before its last list item or code line only when a line
     completes (`MarkdownBlocks.cut`): a frame renders the item or line being written.
-    While `live`, the widget grows no taller than its container's viewport and shows its last
-    lines (the mouse wheel scrolls back within it), so once the turn fills the view a frame
-    repaints this widget alone instead of laying out the screen; a frame that adds no line
-    paints again only the lines from the first one that changed. `finish` shows it at full
-    height. `painted_length` says how much of `source` was on screen in the last frame that
-    showed the end of the text.
+    While `live`, the widget keeps blank rows below its text (`FIRST_RESERVED_ROWS`, doubled
+    as the text fills them), grows no taller than its container's viewport and then shows its
+    last lines (the mouse wheel scrolls back within it): a frame that adds a line into rows
+    already kept repaints this widget alone instead of laying out the screen, and paints again
+    only the lines from the first one that changed. `finish` shows it at full height, without
+    blank rows. `painted_length` says how much of `source` was on screen in the last frame
+    that showed the end of the text.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -175,10 +180,11 @@ class TurnText(Widget):
             self.refresh(layout=True)
         elif self._top != top:  # a live turn capped at the view: every line it shows moved
             self.refresh()
-        else:  # only the lines from the first one that changed down are painted again
+        else:  # only the lines from the first one that changed to the end of the text
             first = max(_first_changed(shown, self._fixed + self._tail) - top, 0)
-            if first < self._height:
-                self.refresh(Region(0, first, width, self._height - first))
+            end = min(max(len(shown), self._line_count) - top, self._height)  # below: kept blank
+            if first < end:
+                self.refresh(Region(0, first, width, end - first))
         finished = time.perf_counter()
         self._next_update = finished + max(FRAME - (finished - started), BUSY_SHARE * (finished - started))
 
@@ -194,9 +200,15 @@ class TurnText(Widget):
 
     @property
     def _height(self) -> int:
-        """Lines the widget is tall: all of them, or at most `_cap` while live."""
+        """Rows the widget is tall: every line; while live, the rows reserved for its text so
+        far, at most `_cap`."""
         lines = self._line_count
-        return min(lines, self._cap) if self.live and self._cap > 0 else lines
+        if not (self.live and self._cap > 0 and lines):
+            return lines
+        rows = FIRST_RESERVED_ROWS
+        while rows < lines:
+            rows *= 2
+        return min(rows, self._cap)
 
     @property
     def _top(self) -> int:
