@@ -22,8 +22,8 @@ from widgets.markdown_blocks import LIST_ITEM, MarkdownBlocks
 
 # At most one update per frame of the screen (Textual repaints at most 60 times a second).
 FRAME = 1 / 60
-# While live, a turn keeps rows ahead of its text: this many, then twice as many each time
-# the text fills them (at most its container's height). The turn's height, and so the screen's
+# While live, a turn keeps rows ahead of its text: this many (a power of two), then twice as
+# many each time the text fills them (at most its container's height). The turn's height, and so the screen's
 # layout, changes a few times per turn instead of with every line.
 FIRST_RESERVED_ROWS = 4
 # After an update that took t seconds, the next waits at least this many t, so a tail that is
@@ -205,10 +205,8 @@ class TurnText(Widget):
         lines = self._line_count
         if not (self.live and self._cap > 0 and lines):
             return lines
-        rows = FIRST_RESERVED_ROWS
-        while rows < lines:
-            rows *= 2
-        return min(rows, self._cap)
+        doubled = max(FIRST_RESERVED_ROWS, 1 << (lines - 1).bit_length())  # (a power of two)
+        return min(doubled, self._cap)
 
     @property
     def _top(self) -> int:
