@@ -12,6 +12,7 @@ from app.screens.main import MainScreen
 from app.tui import NavApp
 from tests.fixtures.tui import Watch, make_session
 from tests.test_widgets import Harness
+from widgets.diff_view import DiffView
 from widgets.step_timeline import StepTimeline
 
 SIZE = (120, 36)
@@ -45,7 +46,7 @@ def running_on(app: NavApp, index: int) -> bool:
     return main is not None and main.pending is not None and main.pending.index == index
 
 
-async def test_state_changes_repaint_nothing_and_a_pane_switch_arranges_once(git_repo: Path):
+async def test_state_changes_repaint_nothing_and_switching_diffs_lays_out_nothing(git_repo: Path):
     session = make_session(git_repo, [("Look.", Bash("true")), ("Done.", Submit())])
     app, watch = NavApp(session, repo=git_repo), Watch()
     async with app.run_test(size=SIZE, message_hook=watch) as pilot:
@@ -63,11 +64,17 @@ async def test_state_changes_repaint_nothing_and_a_pane_switch_arranges_once(git
         real_arrange, real_reflow = compositor._arrange_root, compositor.reflow
         compositor._arrange_root = lambda *a, **kw: (arranged.append("arrange"), real_arrange(*a, **kw))[1]
         compositor.reflow = lambda *a, **kw: (arranged.append("layout"), real_reflow(*a, **kw))[1]
-        for shown in ("tab-step-diff", "tab-session-diff", "tab-step-diff"):
+        layouts: list[int] = []
+        diffs = main.query_one(DiffView)
+        for shown, says in (("tab-step-diff", "This step changed no file."),
+                            ("tab-session-diff", "No changes yet."), ("tab-step-diff", "This step")):
             await pilot.press("d")
             await pilot.pause()
             assert main.query_one("#lower").active == shown
+            assert diffs.render_line(0).text.strip().startswith(says)
+            layouts.append(arranged.count("layout"))
         compositor._arrange_root, compositor.reflow = real_arrange, real_reflow
-        # each layout arranges the screen once, and no frame after it arranges it again
-        assert arranged.count("layout") >= 3
-        assert arranged == ["layout", "arrange"] * arranged.count("layout")
+        # from the output to a diff is one layout (arranging the screen once, no frame after it
+        # arranging it again); from one diff to the other is a repaint only
+        assert layouts == [1, 1, 1]
+        assert arranged == ["layout", "arrange"]

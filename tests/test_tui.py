@@ -19,6 +19,7 @@ from app.tui import NavApp
 from tests.fixtures.repos import git
 from tests.fixtures.running_app import SIZE, main_screen, running_app, waiting_on
 from tests.fixtures.tui import ISSUE, Watch, make_session, showing
+from widgets.diff_view import DiffView
 from widgets.step_timeline import StepTimeline
 
 FIX = StrReplaceEditor(
@@ -127,7 +128,7 @@ async def test_undo_and_rewind_restore_files(git_repo: Path):
         await pilot.press("u")
         await watch.until(lambda: waiting_on(app, 3), "new proposal 3 after undo")
         assert not (git_repo / "f2.txt").exists() and (git_repo / "f1.txt").exists()
-        assert main_screen(app).query_one("#step-diff").diff == session.records[-1].diff
+        assert main_screen(app).query_one(DiffView).documents["step"].diff == session.records[-1].diff
         assert "f1.txt" in session.records[-1].diff
         timeline = main_screen(app).query_one(StepTimeline)
         assert sorted(timeline.entries) == [1, 2, 3]
@@ -350,9 +351,10 @@ async def test_finish_screen_says_how_it_ended_once_and_shows_the_diff_as_is(git
         await pilot.pause()
         assert str(app.screen.query_one("#finish-title").render()) == "The model submitted a fix."
         assert not app.screen.query("#finish-message")
-        body = app.screen.query_one("#finish-diff .file-body")
-        lines = [body.render_line(y).text.rstrip() for y in range(body.size.height)]
-        assert lines[1:] == [
+        view = app.screen.query_one("#finish-diff", DiffView)
+        lines = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+        assert view.file_titles == ["calc/ops.py  +1 -1"] and lines[0] == " calc/ops.py  +1 -1"
+        assert [line[1:] for line in lines[2:7]] == [  # (after the view's one-cell margin)
             "",
             " def average(values):",
             '     """Mean of a non-empty list."""',

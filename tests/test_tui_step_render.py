@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Footer, Static, TabbedContent
+from textual.widgets import Footer
 
 import app.screens.main as main_module
 from agent_core.actions import Bash, Submit
@@ -17,6 +17,7 @@ from tests.fixtures.tui import Watch, make_session, showing
 from tests.test_widgets import TWO_FILES, Harness
 from widgets.action_card import ActionCard
 from widgets.diff_view import DiffView
+from widgets.lower_pane import OUTPUT, SESSION_DIFF, STEP_DIFF, LowerPane
 from widgets.output_log import OutputLog
 from widgets.step_timeline import StepTimeline
 
@@ -44,7 +45,7 @@ async def test_auto_mode_renders_steps_together_and_keeps_every_step_in_the_time
         assert timeline.entries[9].status == "submitted"
         assert 0 < len(shown) < 9  # several steps' outputs rendered as one: the last of them
         assert shown[-1].startswith("Step 9 · submit the fix")
-        assert main.query_one("#step-diff", DiffView).diff == session.records[-1].diff
+        assert main.query_one(DiffView).documents["step"].diff == session.records[-1].diff
         assert all(f"f{n}.txt" in main.session_diff for n in range(1, 9))
         assert main.query_one(ActionCard).state == "done"
         await pilot.press("k")
@@ -82,36 +83,35 @@ async def test_the_footer_is_rebuilt_only_when_a_key_is_enabled_or_disabled(git_
         assert rebuilt == [1, 1]
 
 
-async def test_a_diff_in_a_hidden_tab_is_prepared_when_the_tab_is_shown():
-    tabs = TabbedContent()
-    view = DiffView(id="hidden-diff")
+async def test_a_diff_not_on_screen_is_prepared_when_shown_and_each_diff_keeps_its_scroll():
+    pane = LowerPane()
+    long_diff = "diff --git a/big b/big\n--- a/big\n+++ b/big\n@@ -0,0 +1,60 @@\n" + "+x\n" * 60
 
-    async with Harness(tabs).run_test(size=(80, 24)) as pilot:
-        await tabs.add_pane(_pane("Output", Static("output"), "tab-output"))
-        await tabs.add_pane(_pane("Diff", view, "tab-diff"))
+    async with Harness(pane).run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        mounted = list(view.query(Static))
-        view.set_diff(TWO_FILES)
+        view = pane.query_one(DiffView)
+        view.set_diff(long_diff, "step")
+        view.set_diff(TWO_FILES, "session")
         await pilot.pause()
-        assert view.diff == TWO_FILES
-        assert list(view.query(Static)) == mounted and view.files == []  # nothing prepared yet
-        tabs.active = "tab-diff"
-        for _ in range(100):
-            if view.query(".file-title"):
-                break
-            await pilot.pause(0.02)
-        assert [str(t.render()) for t in view.query(".file-title")] == ["calc/ops.py  +1 -1", "notes.txt  +2 -0"]
-        titles = list(view.query(".file-title"))
-        view.set_diff(TWO_FILES.replace("notes.txt", "other.txt"))
+        step, session = view.documents["step"], view.documents["session"]
+        assert step.diff == long_diff and step.files == [] and session.files == []  # the output is shown
+        pane.active = STEP_DIFF
         await pilot.pause()
-        assert list(view.query(".file-title")) == titles  # same shape: updated in place
-        assert str(titles[1].render()) == "other.txt  +2 -0"
-
-
-def _pane(title: str, child, pane_id: str):
-    from textual.widgets import TabPane
-
-    return TabPane(title, child, id=pane_id)
+        assert view.file_titles == ["big  +60 -0"] and session.files == []  # only what is on screen
+        view.scroll_y = 7
+        await pilot.pause()
+        pane.active = SESSION_DIFF
+        await pilot.pause()
+        assert view.file_titles == ["calc/ops.py  +1 -1", "notes.txt  +2 -0"] and view.scroll_y == 0
+        pane.active = STEP_DIFF
+        await pilot.pause()
+        assert view.scroll_y == 7 and view.render_line(0).text.strip() == "+x"
+        view.set_diff(long_diff.replace("big", "other"), "step")  # a new diff starts at the top
+        await pilot.pause()
+        assert view.file_titles == ["other  +60 -0"] and view.scroll_y == 0
+        await pilot.click("#tab-output")  # a click on a tab shows its pane
+        await pilot.pause()
+        assert pane.active == OUTPUT and pane.query_one(OutputLog).display and not view.display
 
 
 async def test_a_step_that_plants_a_hook_raises_a_warning_with_its_step(git_repo: Path):

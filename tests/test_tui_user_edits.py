@@ -10,6 +10,7 @@ from app.screens.confirm import ConfirmScreen
 from tests.fixtures.repos import git
 from tests.fixtures.tui import make_session, showing
 from tests.fixtures.running_app import main_screen, running_app, waiting_on
+from widgets.diff_view import DiffView
 from widgets.step_timeline import StepTimeline
 
 
@@ -30,7 +31,7 @@ async def test_edits_during_the_wait_get_their_own_timeline_entry_and_survive_un
         entries = main.query_one(StepTimeline).entries
         assert (entries[1].status, entries[1].summary) == ("user", "your edits: b.txt")
         assert entries[2].status == "executed" and entries[3].status == "pending"
-        shown = main.query_one("#step-diff").diff
+        shown = main.query_one(DiffView).documents["step"].diff
         assert "a/a.txt" in shown and "b.txt" not in shown
         await pilot.press("u")
         await watch.until(lambda: waiting_on(app, 2), "new proposal 2 after the undo")

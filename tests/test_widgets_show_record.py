@@ -69,6 +69,6 @@ async def test_the_output_and_the_diff_show_the_steps_own():
         diff.show_record(MODEL)
         await pilot.pause()
         assert list(log.lines) == ["Step 3 · bash ls -a", "[exit 0]", "a.py", "b.py"]
-        assert [str(t.render()) for t in diff.query(".file-title")] == ["calc/ops.py  +1 -1", "notes.txt  +2 -0"]
+        assert diff.file_titles == ["calc/ops.py  +1 -1", "notes.txt  +2 -0"]
         log.show_record(REJECTED)
         assert list(log.lines) == ["Step 2 · bash rm -rf .", "(not run)"]

@@ -1,25 +1,32 @@
-"""A unified diff, split per file, syntax-highlighted; big diffs are prepared in a thread."""
+"""Unified diffs, split per file, syntax-highlighted, drawn line by line; big diffs are prepared
+in a thread."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import ClassVar
 
-from textual import work
-from textual.containers import VerticalScroll
-from textual.content import Content
 from pygments.token import Token
+from textual.content import Content
+from textual.geometry import Offset, Size
 from textual.highlight import HighlightTheme, highlight
-from textual.widgets import Static
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from agent_core.binary_shown import binary_shown
 from agent_core.sanitize import visible
 from agent_core.steps import StepRecord
 from widgets._css import css_beside
+from widgets.steady_scrollbars import SteadyScrollbars
 
 # Diffs longer than this (characters) are highlighted in a worker thread, not on the UI's loop.
 THREAD_THRESHOLD = 20_000
 # Files shown per diff; the rest are counted in a last line.
 MAX_FILES = 100
+# Blank cells left and right of every line.
+PAD = 1
 
 
 class DiffTheme(HighlightTheme):
@@ -93,87 +100,189 @@ def render_file(file: FileDiff, max_lines: int) -> tuple[Content, Content]:
     return title, body
 
 
-class DiffView(VerticalScroll):
-    """Shows a diff file by file; `set_diff` may be called as often as diffs change.
+@dataclass
+class DiffLine:
+    """One line of a shown diff: a file's title, a line of its body, or a note (no changes, files
+    left out)."""
 
-    While the view is hidden (e.g. in a tab not shown) a new diff is only noted; it is prepared
-    and shown when the view appears. Showing a diff with the same number of files as the one
-    before updates the widgets in place instead of mounting new ones.
+    kind: str  # "title", "body" or "note"
+    content: Content
+
+
+def diff_lines(parts: list[tuple[Content, Content]], files: int, empty_text: str) -> list[DiffLine]:
+    """The lines that show the rendered files `parts` of a diff of `files` files."""
+    lines: list[DiffLine] = []
+    for title, body in parts:
+        lines.append(DiffLine("title", title))
+        lines += [DiffLine("body", line) for line in body.split("\n")]
+    if not parts:
+        lines.append(DiffLine("note", Content(empty_text)))
+    elif files > len(parts):
+        lines.append(DiffLine("note", Content(f"… {files - len(parts)} more file(s); save the patch to see them all")))
+    return lines
+
+
+@dataclass
+class DiffDocument:
+    """One of a view's diffs: its text, its files and lines once prepared, where it was scrolled."""
+
+    empty_text: str
+    diff: str = ""
+    files: list[FileDiff] = field(default_factory=list)  # the files of the diff on screen
+    lines: list[DiffLine] = field(default_factory=list)
+    width: int = 0  # the widest line, with its padding
+    stale: bool = True  # `diff` is not prepared yet
+    scroll: Offset = Offset(0, 0)
+    strips: dict[int, Strip] = field(default_factory=dict)  # lines drawn, by position
+
+
+class DiffView(SteadyScrollbars, can_focus=True):
+    """Shows one of its named diffs (`documents`: name -> what it says when empty) file by file;
+    `set_diff` may be called as often as diffs change, `show` picks the one on screen.
+
+    The view is one Line API widget whatever it shows: showing another of its diffs repaints it
+    and lays out nothing (unless a scrollbar comes or goes), so switching between the step's and
+    the session's diff costs a repaint, not a layout of the screen. A diff set while it is not on
+    screen (another one shown, or the view hidden) is only noted; it is prepared when it appears.
+    Each diff keeps its own scroll position; a new diff starts at the top.
     """
 
     DEFAULT_CSS = css_beside(__file__)
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"diff-view--title", "diff-view--body", "diff-view--note"}
 
     def __init__(
-        self, *, empty_text: str = "No changes.", max_lines_per_file: int = 400,
-        diff: str = "", id: str | None = None,
+        self, *, documents: Mapping[str, str] | None = None, diff: str = "",
+        max_lines_per_file: int = 400, id: str | None = None,
     ) -> None:
+        """`diff`: what the first document holds at the start."""
         super().__init__(id=id)
-        self.empty_text = empty_text
+        names = documents or {"diff": "No changes."}
+        self.documents = {name: DiffDocument(empty) for name, empty in names.items()}
+        self.shown = next(iter(self.documents))
+        self.document.diff = diff
         self.max_lines_per_file = max_lines_per_file
-        self.diff = diff
-        self.files: list[FileDiff] = []  # the files of the diff on screen
-        self._stale = True  # `diff` is not on screen yet
+
+    # --- what is shown --------------------------------------------------------------------
+
+    @property
+    def document(self) -> DiffDocument:
+        """The diff on screen."""
+        return self.documents[self.shown]
+
+    @property
+    def diff(self) -> str:
+        return self.document.diff
+
+    @property
+    def files(self) -> list[FileDiff]:
+        return self.document.files
+
+    @property
+    def file_titles(self) -> list[str]:
+        """The titles of the files on screen, as plain text."""
+        return [line.content.plain for line in self.document.lines if line.kind == "title"]
+
+    def set_diff(self, diff: str, name: str | None = None) -> None:
+        """Make `diff` (may be empty) the content of diff `name` (the first one by default)."""
+        document = self.documents[name or next(iter(self.documents))]
+        document.diff, document.stale, document.scroll = diff, True, Offset(0, 0)
+        if document is self.document:
+            self._prepare_shown()
+
+    def show_record(self, record: StepRecord, name: str | None = None) -> None:
+        """Show what the step changed."""
+        self.set_diff(record.diff, name)
+
+    def show(self, name: str) -> None:
+        """Put diff `name` on screen, where it was scrolled when it was last shown."""
+        if name == self.shown:
+            return
+        self.document.scroll = self.scroll_offset
+        self.shown = name
+        if self.document.stale:
+            self._prepare_shown()
+        else:
+            self._fit(self.document)
 
     def on_mount(self) -> None:
-        self.set_diff(self.diff)
+        self._prepare_shown()
 
     def on_show(self) -> None:
-        if self._stale:
-            self.set_diff(self.diff)
-
-    def set_diff(self, diff: str) -> None:
-        """Show `diff` (may be empty)."""
-        self.diff = diff
-        self._stale = True
-        if self._hidden:
-            return
-        self._stale = False
-        if len(diff) > THREAD_THRESHOLD:
-            self._prepare_in_thread(diff)
-        else:
-            self._show(*self._prepare(diff))
-
-    def show_record(self, record: StepRecord) -> None:
-        """Show what the step changed."""
-        self.set_diff(record.diff)
+        if self.document.stale:
+            self._prepare_shown()
 
     @property
     def _hidden(self) -> bool:
         """Not displayed, or inside something not displayed (a tab not shown)."""
         return any(not node.display for node in self.ancestors_with_self)
 
-    def _prepare(self, diff: str) -> tuple[list[FileDiff], list[tuple[Content, Content]]]:
-        files = split_diff(binary_shown(diff))
-        return files, [render_file(f, self.max_lines_per_file) for f in files[:MAX_FILES]]
+    # --- preparing ------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="diff-render", exit_on_error=False)
-    def _prepare_in_thread(self, diff: str) -> None:
-        files, parts = self._prepare(diff)
-        self.app.call_from_thread(self._show_if_current, diff, files, parts)
-
-    def _show_if_current(
-        self, diff: str, files: list[FileDiff], parts: list[tuple[Content, Content]]
-    ) -> None:
-        if diff is self.diff:
-            self._show(files, parts)
-
-    def _show(self, files: list[FileDiff], parts: list[tuple[Content, Content]]) -> None:
-        if not self.is_attached:
-            return  # the screen is going away (e.g. the app exits while a diff arrives)
-        self.files = files
-        shown: list[tuple[str, Content | str]] = []
-        for title, body in parts:
-            shown += [("file-title", title), ("file-body", body)]
-        if not parts:
-            shown.append(("empty", self.empty_text))
-        elif len(files) > len(parts):
-            more = len(files) - len(parts)
-            shown.append(("empty", f"… {more} more file(s); save the patch to see them all"))
-        current = list(self.query_children(Static))
-        if [w.classes for w in current] == [frozenset({kind}) for kind, _ in shown]:
-            for widget, (_, content) in zip(current, shown):
-                widget.update(content)
+    def _prepare_shown(self) -> None:
+        document = self.document
+        if not self.is_mounted or self._hidden:
+            return
+        document.stale = False
+        if len(document.diff) > THREAD_THRESHOLD:  # (one worker per document: another's goes on)
+            self.run_worker(partial(self._prepare_in_thread, document, document.diff), thread=True,
+                            exclusive=True, group=f"diff-render-{id(document)}", exit_on_error=False)
         else:
-            self.remove_children()
-            self.mount_all(Static(content, classes=kind) for kind, content in shown)
-        self.scroll_home(animate=False)
+            self._prepared(document, document.diff, *self._prepare(document))
+
+    def _prepare(self, document: DiffDocument) -> tuple[list[FileDiff], list[DiffLine]]:
+        files = split_diff(binary_shown(document.diff))
+        parts = [render_file(f, self.max_lines_per_file) for f in files[:MAX_FILES]]
+        return files, diff_lines(parts, len(files), document.empty_text)
+
+    def _prepare_in_thread(self, document: DiffDocument, diff: str) -> None:
+        files, lines = self._prepare(document)
+        self.app.call_from_thread(self._prepared, document, diff, files, lines)
+
+    def _prepared(self, document: DiffDocument, diff: str, files: list[FileDiff],
+                  lines: list[DiffLine]) -> None:
+        if diff is not document.diff or not self.is_attached:
+            return  # a newer diff came meanwhile, or the screen is going away
+        document.files, document.lines, document.strips = files, lines, {}
+        document.width = max((line.content.cell_length for line in lines), default=0) + 2 * PAD
+        if document is self.document:
+            self._fit(document)
+
+    def _fit(self, document: DiffDocument) -> None:
+        """The scrollable size and position follow `document`, without laying out the screen
+        (the view's own size does not depend on its lines); a scrollbar that comes or goes asks
+        for a layout (Textual does it)."""
+        size = Size(document.width, len(document.lines))
+        self.set_reactive(ScrollView.virtual_size, size)
+        self._refresh_scrollbars()
+        self._scroll_update(size)
+        self.scroll_x, self.scroll_y = document.scroll.x, document.scroll.y
+        self.refresh()
+
+    # --- drawing --------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        document = self.document
+        position = self.scroll_offset.y + y
+        width = self.scrollable_content_region.width
+        if position >= len(document.lines):
+            return Strip.blank(width, self.get_visual_style("diff-view--body").rich_style)
+        line = document.lines[position]
+        style = self.get_visual_style(f"diff-view--{line.kind}").rich_style
+        strip = document.strips.get(position)
+        if strip is None:
+            strip = document.strips[position] = self._draw(line)
+        x = self.scroll_offset.x
+        return strip.crop_extend(x, x + width, style)
+
+    def _draw(self, line: DiffLine) -> Strip:
+        """`line` at its own width, padded, not wrapped (the view scrolls sideways); a title's or a
+        note's style fills the rest of the row."""
+        style = self.get_visual_style(f"diff-view--{line.kind}")
+        drawn = Content.to_strips(self, line.content, max(1, line.content.cell_length), 1, style)[0]
+        pad = Strip.blank(PAD, style.rich_style)
+        return Strip.join([pad, drawn, pad])
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        for document in self.documents.values():
+            document.strips.clear()

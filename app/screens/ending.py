@@ -47,7 +47,7 @@ class SessionEnding:
         self._batch.view("card", lambda: card.show_status("done", plain(ending)))
         if event.patch:
             self.session_diff = patch = event.patch
-            self._batch.view("session-diff", lambda: self.query_one("#session-diff", DiffView).set_diff(patch))
+            self._batch.view("session-diff", lambda: self.query_one(DiffView).set_diff(patch, "session"))
         self.app.bell()
         self.post_message(SessionEnded(event))
 

@@ -74,7 +74,8 @@ class FinishScreen(Screen[FinishChoice]):
                     yield Button("Continue with a message (c)", id="continue")
                 yield Footer(compact=True, show_command_palette=False)
                 return
-            yield DiffView(id="finish-diff", empty_text="The session changed nothing.", diff=self.patch)
+            yield DiffView(documents={"patch": "The session changed nothing."}, diff=self.patch,
+                           id="finish-diff")
             with Horizontal(classes="finish-field"):
                 yield Label("Branch", classes="field-label")
                 yield Input(self.branch, id="branch-name")

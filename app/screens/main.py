@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from agent_core.actions import Action, Bash
@@ -64,6 +64,7 @@ from app.stream_split import StreamSplit
 from widgets.action_card import ActionCard, action_summary
 from widgets.diff_view import DiffView
 from widgets.issue_pane import IssuePane
+from widgets.lower_pane import SESSION_DIFF, STEP_DIFF, LowerPane
 from widgets.output_log import OutputLog
 from widgets.plain_text import plain
 from widgets.status_bar import StatusBar
@@ -197,13 +198,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
                 yield IssuePane(self.issue, id="issue")
                 yield ThoughtStream(id="thoughts")
                 yield ActionCard(id="card")
-                with TabbedContent(id="lower"):
-                    with TabPane("Output", id="tab-output"):
-                        yield OutputLog(id="output")
-                    with TabPane("Step diff", id="tab-step-diff"):
-                        yield DiffView(id="step-diff", empty_text="This step changed no file.")
-                    with TabPane("Session diff", id="tab-session-diff"):
-                        yield DiffView(id="session-diff", empty_text="No changes yet.")
+                yield LowerPane(id="lower")
         # (ctrl+p is in the help; at 80 columns the footer keeps its room for q and ?)
         yield Footer(compact=True, show_command_palette=False)
 
@@ -211,6 +206,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         # The widgets every session event touches, looked up once (not per streamed token).
         self._status, self._card = self.query_one(StatusBar), self.query_one(ActionCard)
         self._thoughts, self._timeline = self.query_one(ThoughtStream), self.query_one(StepTimeline)
+        self._diffs = self.query_one(DiffView)
         status = self._status
         status.policy = "auto" if self.auto else "ask"
         status.state = "loading"
@@ -311,7 +307,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         executed = [r for r in shown if r.checkpoint is not None]
         if executed:
             self.query_one(OutputLog).show_record(executed[-1])
-            self.query_one("#step-diff", DiffView).show_record(executed[-1])
+            self._diffs.show_record(executed[-1], "step")
 
     @work(thread=True, exit_on_error=False, group="session", name="session")
     def _drive(self) -> None:
@@ -460,7 +456,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         kept = [r for r in self._executed_records() if r.index <= event.to_index]
         self.executed_steps = len(kept)
         step_diff = kept[-1].diff if kept else ""
-        self._batch.view("step-diff", lambda: self.query_one("#step-diff", DiffView).set_diff(step_diff))
+        self._batch.view("step-diff", lambda: self._diffs.set_diff(step_diff, "step"))
         changed = ", ".join(event.changed_paths) or "no file changed"
         saved = (f"\nWhat was there before is kept: git restore --source={event.saved_ref}"
                  " -- PATH brings a file back." if event.saved_ref else "")
@@ -468,7 +464,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
 
     def _on_session_diff(self, event: SessionDiffReady) -> None:
         self.session_diff = diff = event.diff
-        self._batch.view("session-diff", lambda: self.query_one("#session-diff", DiffView).set_diff(diff))
+        self._batch.view("session-diff", lambda: self._diffs.set_diff(diff, "session"))
 
     def _on_policy(self, event: PolicyChanged) -> None:
         self.auto = event.auto
@@ -543,8 +539,8 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
     def _on_executed(self, event: StepExecuted) -> None:
         record = self._user_record(event.record)
         self._timeline.show_record(record)
-        step_diff, card = self.query_one("#step-diff", DiffView), self._card
-        self._batch.view("step-diff", lambda: step_diff.show_record(record))
+        diffs, card = self._diffs, self._card
+        self._batch.view("step-diff", lambda: diffs.show_record(record, "step"))
         if record.user_edits is not None:  # (no command ran: no output, no warnings)
             self._batch.view("card", lambda: card.show_record(record))
             self.executed_steps = len(self._executed_records())
@@ -668,8 +664,8 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
             self.driver.send(Continue())
 
     def action_diff(self) -> None:
-        tabs = self.query_one("#lower", TabbedContent)
-        tabs.active = "tab-session-diff" if tabs.active == "tab-step-diff" else "tab-step-diff"
+        lower = self.query_one(LowerPane)
+        lower.active = SESSION_DIFF if lower.active == STEP_DIFF else STEP_DIFF
 
     def action_toggle_steps(self) -> None:
         self.toggle_class("-show-steps")
