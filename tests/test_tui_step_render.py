@@ -134,3 +134,32 @@ async def test_a_step_that_plants_a_hook_raises_a_warning_with_its_step(git_repo
     assert "moved to quarantine" in said
     assert "git_warnings" in session.records[0].extra
     assert not (git_repo / ".git" / "hooks" / "pre-commit").exists()
+
+
+async def test_switching_diffs_paints_again_only_the_rows_that_differ():
+    step = TWO_FILES
+    session = TWO_FILES.replace("+two\n", "+three\n")  # the same files, one line apart
+    view = DiffView(documents={"step": "none", "session": "none"})
+    async with Harness(view).run_test(size=(80, 24)) as pilot:
+        view.set_diff(step, "step")
+        view.set_diff(session, "session")
+        await pilot.pause()
+        painted: list[int] = []
+        real_refresh = view.refresh
+
+        def refresh(*regions, **options):
+            painted.extend(y for region in regions for y in range(region.y, region.bottom))
+            if not regions:
+                painted.append(-1)  # the whole view
+            return real_refresh(*regions, **options)
+
+        view.refresh = refresh
+        before = [view.render_line(y).text for y in range(view.size.height)]
+        view.show("session")
+        after = [view.render_line(y).text for y in range(view.size.height)]
+        view.refresh = real_refresh
+        differing = [y for y, (old, new) in enumerate(zip(before, after)) if old != new]
+        assert differing and len(differing) < len(after) // 4
+        assert painted == differing
+        await pilot.pause()
+        assert "+three" in "\n".join(after) and "+two" not in "\n".join(after)

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from pygments.token import Token
 from textual.content import Content
-from textual.geometry import Offset, Size
+from textual.geometry import Offset, Region, Size
 from textual.highlight import HighlightTheme, highlight
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -194,15 +194,28 @@ class DiffView(SteadyScrollbars, can_focus=True):
         self.set_diff(record.diff, name)
 
     def show(self, name: str) -> None:
-        """Put diff `name` on screen, where it was scrolled when it was last shown."""
+        """Put diff `name` on screen, where it was scrolled when it was last shown. Only the rows
+        that differ from what was on screen are painted again (the two diffs often share files:
+        after one step they are the same)."""
         if name == self.shown:
             return
+        unseen = self._hidden or not self.is_mounted
+        before = [] if unseen else self._rows()
         self.document.scroll = self.scroll_offset
         self.shown = name
-        if self.document.stale:
+        document = self.document
+        if document.stale and (unseen or len(document.diff) > THREAD_THRESHOLD):
             self._prepare_shown()
-        else:
-            self._fit(self.document)
+            return
+        if document.stale:
+            document.stale = False
+            self._take(document, document.diff, *self._prepare(document))
+        self._fit(document, repaint=False)
+        if not unseen:
+            width = self.scrollable_content_region.width
+            for y, (old, new) in enumerate(zip(before, self._rows())):
+                if old != new:
+                    self.refresh(Region(0, y, width, 1))
 
     def on_mount(self) -> None:
         self._prepare_shown()
@@ -240,23 +253,34 @@ class DiffView(SteadyScrollbars, can_focus=True):
 
     def _prepared(self, document: DiffDocument, diff: str, files: list[FileDiff],
                   lines: list[DiffLine]) -> None:
-        if diff is not document.diff or not self.is_attached:
-            return  # a newer diff came meanwhile, or the screen is going away
-        document.files, document.lines, document.strips = files, lines, {}
-        document.width = max((line.content.cell_length for line in lines), default=0) + 2 * PAD
-        if document is self.document:
+        if self._take(document, diff, files, lines) and document is self.document:
             self._fit(document)
 
-    def _fit(self, document: DiffDocument) -> None:
+    def _take(self, document: DiffDocument, diff: str, files: list[FileDiff],
+              lines: list[DiffLine]) -> bool:
+        """Keep the prepared `files` and `lines` of `diff` in `document`, unless a newer diff
+        came meanwhile or the screen is going away."""
+        if diff is not document.diff or not self.is_attached:
+            return False
+        document.files, document.lines, document.strips = files, lines, {}
+        document.width = max((line.content.cell_length for line in lines), default=0) + 2 * PAD
+        return True
+
+    def _fit(self, document: DiffDocument, repaint: bool = True) -> None:
         """The scrollable size and position follow `document`, without laying out the screen
         (the view's own size does not depend on its lines); a scrollbar that comes or goes asks
-        for a layout (Textual does it)."""
+        for a layout (Textual does it), a new position repaints the view (Textual does it)."""
         size = Size(document.width, len(document.lines))
         self.set_reactive(ScrollView.virtual_size, size)
         self._refresh_scrollbars()
         self._scroll_update(size)
         self.scroll_x, self.scroll_y = document.scroll.x, document.scroll.y
-        self.refresh()
+        if repaint:
+            self.refresh()
+
+    def _rows(self) -> list[Strip]:
+        """What each row of the view shows now."""
+        return [self.render_line(y) for y in range(self.scrollable_content_region.height)]
 
     # --- drawing --------------------------------------------------------------------------
 

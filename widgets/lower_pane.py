@@ -41,11 +41,14 @@ class LowerPane(Vertical):
 
     @active.setter
     def active(self, tab: str) -> None:
+        self._show(tab)  # at once, in this frame (the tabs say so a message later)
         self.query_one(Tabs).active = tab
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
-        tab = event.tab.id or OUTPUT
+        self._show(event.tab.id or OUTPUT)
+
+    def _show(self, tab: str) -> None:
         diffs = self.query_one(DiffView)
         if tab in DIFFS:
             diffs.show(DIFFS[tab])
