@@ -19,6 +19,7 @@ from widgets.action_card import ActionCard
 from widgets.diff_view import DiffView
 from widgets.lower_pane import OUTPUT, SESSION_DIFF, STEP_DIFF, LowerPane
 from widgets.output_log import OutputLog
+from widgets.pane_tabs import PaneTabs
 from widgets.step_timeline import StepTimeline
 
 SIZE = (120, 36)
@@ -109,7 +110,7 @@ async def test_a_diff_not_on_screen_is_prepared_when_shown_and_each_diff_keeps_i
         view.set_diff(long_diff.replace("big", "other"), "step")  # a new diff starts at the top
         await pilot.pause()
         assert view.file_titles == ["other  +60 -0"] and view.scroll_y == 0
-        await pilot.click("#tab-output")  # a click on a tab shows its pane
+        await pilot.click(PaneTabs, offset=(2, 0))  # a click on a tab ("Output") shows its pane
         await pilot.pause()
         assert pane.active == OUTPUT and pane.query_one(OutputLog).display and not view.display
 
@@ -163,3 +164,21 @@ async def test_switching_diffs_paints_again_only_the_rows_that_differ():
         assert painted == differing
         await pilot.pause()
         assert "+three" in "\n".join(after) and "+two" not in "\n".join(after)
+
+
+async def test_pane_tabs_move_with_the_arrows_and_light_the_active_label():
+    tabs = PaneTabs({"one": "One", "two": "Second"})
+    seen: dict[int, str] = {}  # (a message is seen at each widget it bubbles through)
+    async with Harness(tabs).run_test(size=(40, 10), message_hook=lambda m: isinstance(
+            m, PaneTabs.Chosen) and seen.setdefault(id(m), m.tab)) as pilot:
+        tabs.focus()
+        await pilot.press("right")
+        assert tabs.active == "two" and list(seen.values()) == ["two"]
+        await pilot.press("right")  # (round to the first)
+        assert tabs.active == "one" and list(seen.values()) == ["two", "one"]
+        await pilot.pause()
+        assert tabs.render_line(0).text.startswith(" One  Second ")
+        rule = tabs.render_line(1)
+        lit = tabs.get_component_rich_style("pane-tabs--highlight")
+        assert [len(segment.text) for segment in rule if segment.style == lit] == [3]  # "One"
+        assert rule.text.startswith("╸━━━╺")

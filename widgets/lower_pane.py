@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Tab, Tabs
 
 from widgets._css import css_beside
 from widgets.diff_view import DiffView
 from widgets.output_log import OutputLog
+from widgets.pane_tabs import PaneTabs
 
 OUTPUT, STEP_DIFF, SESSION_DIFF = "tab-output", "tab-step-diff", "tab-session-diff"
 TABS = {OUTPUT: "Output", STEP_DIFF: "Step diff", SESSION_DIFF: "Session diff"}
@@ -16,7 +16,8 @@ DIFFS = {STEP_DIFF: "step", SESSION_DIFF: "session"}  # tab -> the diff view's d
 
 
 class LowerPane(Vertical):
-    """Tabs over the output log and one diff view that holds both diffs.
+    """Tabs over the output log and one diff view that holds both diffs; the tab shown is
+    `active`.
 
     Switching between the two diffs (the `d` key) is a repaint of the view: the step's and the
     session's diff are two documents of one Line API widget, where two widgets would be a change
@@ -27,7 +28,7 @@ class LowerPane(Vertical):
     DEFAULT_CSS = css_beside(__file__)
 
     def compose(self) -> ComposeResult:
-        yield Tabs(*(Tab(label, id=tab) for tab, label in TABS.items()))
+        yield PaneTabs(TABS)
         yield OutputLog(id="output")
         diffs = DiffView(documents={"step": "This step changed no file.", "session": "No changes yet."},
                          id="diffs")
@@ -37,16 +38,16 @@ class LowerPane(Vertical):
     @property
     def active(self) -> str:
         """The tab shown (`OUTPUT`, `STEP_DIFF` or `SESSION_DIFF`)."""
-        return self.query_one(Tabs).active
+        return self.query_one(PaneTabs).active
 
     @active.setter
     def active(self, tab: str) -> None:
-        self._show(tab)  # at once, in this frame (the tabs say so a message later)
-        self.query_one(Tabs).active = tab
+        self.query_one(PaneTabs).active = tab
+        self._show(tab)
 
-    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+    def on_pane_tabs_chosen(self, event: PaneTabs.Chosen) -> None:
         event.stop()
-        self._show(event.tab.id or OUTPUT)
+        self._show(event.tab)
 
     def _show(self, tab: str) -> None:
         diffs = self.query_one(DiffView)
