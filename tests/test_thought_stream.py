@@ -137,13 +137,14 @@ async def test_a_live_turn_stays_within_the_view_and_scrolls_back_inside_itself(
         assert stream.scroll_y == stream.max_scroll_y > 0  # and the view follows the end
 
 
-async def test_a_live_turn_keeps_rows_ahead_of_its_text_so_its_height_changes_a_few_times():
+async def test_a_live_turn_keeps_rows_ahead_of_its_text_so_its_height_changes_once_or_twice():
     stream = ThoughtStream()
     async with Harness(stream).run_test(size=(60, 40)) as pilot:
         await stream.begin_turn("Step 1")
         await pilot.pause()
         turn = stream.query_one(TurnText)
         view = stream.scrollable_content_region.height
+        assert turn.size.height == 4  # kept from the start: the first token lays nothing out
         heights = []
         for n in range(30):
             await stream.write(f"{'' if n == 0 else chr(10) * 2}Line {n}.")
@@ -152,7 +153,7 @@ async def test_a_live_turn_keeps_rows_ahead_of_its_text_so_its_height_changes_a_
             assert [row for row in rendered(turn) if row][-1] == f"Line {n}."  # its end is shown
             assert turn.size.height <= view
             heights.append(turn.size.height)
-        assert sorted(set(heights)) == [4, 8, 16, 32, view]  # 59 lines, 5 heights (a line: 59)
+        assert sorted(set(heights)) == [4, 16, view]  # 59 lines, 3 heights (a line each: 59)
         assert heights == sorted(heights)
         await stream.end_turn()
         await pilot.pause()

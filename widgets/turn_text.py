@@ -22,10 +22,13 @@ from widgets.markdown_blocks import LIST_ITEM, MarkdownBlocks
 
 # At most one update per frame of the screen (Textual repaints at most 60 times a second).
 FRAME = 1 / 60
-# While live, a turn keeps rows ahead of its text: this many (a power of two), then twice as
-# many each time the text fills them (at most its container's height). The turn's height, and so the screen's
-# layout, changes a few times per turn instead of with every line.
+# While live, a turn keeps rows ahead of its text: this many from its start (before its first
+# token), then 2**GROWTH_BITS times as many each time the text fills them (4, 16, 64, ..., at
+# most its container's height). The turn's height, and so the screen's layout, changes once or
+# twice per turn instead of with every line: each change lays out the whole screen (25-50 ms
+# with 50 turns on a slow machine, the slowest keys of a streamed turn).
 FIRST_RESERVED_ROWS = 4
+GROWTH_BITS = 2
 # After an update that took t seconds, the next waits at least this many t, so a tail that is
 # slow to render (a long code block) leaves the loop free for keys most of the time.
 BUSY_SHARE = 4
@@ -78,13 +81,13 @@ class TurnText(Widget):
     only the block still being written is rendered again (its code not highlighted until done),
     and of that block, what comes before its last list item or code line only when a line
     completes (`MarkdownBlocks.cut`): a frame renders the item or line being written.
-    While `live`, the widget keeps blank rows below its text (`FIRST_RESERVED_ROWS`, doubled
-    as the text fills them), grows no taller than its container's viewport and then shows its
-    last lines (the mouse wheel scrolls back within it): a frame that adds a line into rows
-    already kept repaints this widget alone instead of laying out the screen, and paints again
-    only the lines from the first one that changed. `finish` shows it at full height, without
-    blank rows. `painted_length` says how much of `source` was on screen in the last frame
-    that showed the end of the text.
+    While `live`, the widget keeps blank rows below its text (`FIRST_RESERVED_ROWS` from the
+    start, four times as many each time the text fills them), grows no taller than its
+    container's viewport and then shows its last lines (the mouse wheel scrolls back within
+    it): a frame that adds a line into rows already kept repaints this widget alone instead of
+    laying out the screen, and paints again only the lines from the first one that changed.
+    `finish` shows it at full height, without blank rows. `painted_length` says how much of
+    `source` was on screen in the last frame that showed the end of the text.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -203,10 +206,11 @@ class TurnText(Widget):
         """Rows the widget is tall: every line; while live, the rows reserved for its text so
         far, at most `_cap`."""
         lines = self._line_count
-        if not (self.live and self._cap > 0 and lines):
+        if not (self.live and self._cap > 0):
             return lines
-        doubled = max(FIRST_RESERVED_ROWS, 1 << (lines - 1).bit_length())  # (a power of two)
-        return min(doubled, self._cap)
+        blocks = -(-max(lines, 1) // FIRST_RESERVED_ROWS)  # as many rows as the first ones, needed
+        growths = -(-(blocks - 1).bit_length() // GROWTH_BITS)
+        return min(FIRST_RESERVED_ROWS << GROWTH_BITS * growths, self._cap)
 
     @property
     def _top(self) -> int:
