@@ -118,7 +118,8 @@ def diff_lines(parts: list[tuple[Content, Content]], files: int, empty_text: str
     if not parts:
         lines.append(DiffLine("note", Content(empty_text)))
     elif files > len(parts):
-        lines.append(DiffLine("note", Content(f"… {files - len(parts)} more file(s); save the patch to see them all")))
+        more = f"… {files - len(parts)} more file(s); save the patch to see them all"
+        lines.append(DiffLine("note", Content(more)))
     return lines
 
 
@@ -148,7 +149,9 @@ class DiffView(SteadyScrollbars, can_focus=True):
     """
 
     DEFAULT_CSS = css_beside(__file__)
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"diff-view--title", "diff-view--body", "diff-view--note"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "diff-view--title", "diff-view--body", "diff-view--note",
+    }
 
     def __init__(
         self, *, documents: Mapping[str, str] | None = None, diff: str = "",
@@ -209,7 +212,7 @@ class DiffView(SteadyScrollbars, can_focus=True):
             return
         if document.stale:
             document.stale = False
-            self._take(document, document.diff, *self._prepare(document))
+            self._take(document, document.diff, *self._prepare(document.diff, document.empty_text))
         self._fit(document, repaint=False)
         if not unseen:
             width = self.scrollable_content_region.width
@@ -237,18 +240,20 @@ class DiffView(SteadyScrollbars, can_focus=True):
             return
         document.stale = False
         if len(document.diff) > THREAD_THRESHOLD:  # (one worker per document: another's goes on)
-            self.run_worker(partial(self._prepare_in_thread, document, document.diff), thread=True,
-                            exclusive=True, group=f"diff-render-{id(document)}", exit_on_error=False)
+            self.run_worker(partial(self._prepare_in_thread, document, document.diff),
+                            thread=True, exclusive=True, group=f"diff-render-{id(document)}",
+                            exit_on_error=False)
         else:
-            self._prepared(document, document.diff, *self._prepare(document))
+            files, lines = self._prepare(document.diff, document.empty_text)
+            self._prepared(document, document.diff, files, lines)
 
-    def _prepare(self, document: DiffDocument) -> tuple[list[FileDiff], list[DiffLine]]:
-        files = split_diff(binary_shown(document.diff))
+    def _prepare(self, diff: str, empty_text: str) -> tuple[list[FileDiff], list[DiffLine]]:
+        files = split_diff(binary_shown(diff))
         parts = [render_file(f, self.max_lines_per_file) for f in files[:MAX_FILES]]
-        return files, diff_lines(parts, len(files), document.empty_text)
+        return files, diff_lines(parts, len(files), empty_text)
 
     def _prepare_in_thread(self, document: DiffDocument, diff: str) -> None:
-        files, lines = self._prepare(document)
+        files, lines = self._prepare(diff, document.empty_text)
         self.app.call_from_thread(self._prepared, document, diff, files, lines)
 
     def _prepared(self, document: DiffDocument, diff: str, files: list[FileDiff],

@@ -30,8 +30,8 @@ class LowerPane(Vertical):
     def compose(self) -> ComposeResult:
         yield PaneTabs(TABS)
         yield OutputLog(id="output")
-        diffs = DiffView(documents={"step": "This step changed no file.", "session": "No changes yet."},
-                         id="diffs")
+        empty = {"step": "This step changed no file.", "session": "No changes yet."}
+        diffs = DiffView(documents=empty, id="diffs")
         diffs.display = False
         yield diffs
 
