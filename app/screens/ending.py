@@ -15,7 +15,7 @@ from agent_core.steps import Quit
 from app.screens.quit import QuitScreen
 from app.session_driver import Decide
 from widgets.action_card import ActionCard
-from widgets.diff_view import DiffView, split_diff
+from widgets.diff_view import split_diff
 from widgets.plain_text import plain
 from widgets.thought_stream import ThoughtStream
 
@@ -47,7 +47,7 @@ class SessionEnding:
         self._batch.view("card", lambda: card.show_status("done", plain(ending)))
         if event.patch:
             self.session_diff = patch = event.patch
-            self._batch.view("session-diff", lambda: self.query_one(DiffView).set_diff(patch, "session"))
+            self._batch.view("session-diff", lambda: self._diffs.set_diff(patch, "session"))
         self.app.bell()
         self.post_message(SessionEnded(event))
 

@@ -206,7 +206,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         # The widgets every session event touches, looked up once (not per streamed token).
         self._status, self._card = self.query_one(StatusBar), self.query_one(ActionCard)
         self._thoughts, self._timeline = self.query_one(ThoughtStream), self.query_one(StepTimeline)
-        self._diffs = self.query_one(DiffView)
+        self._diffs, self._lower = self.query_one(DiffView), self.query_one(LowerPane)
         status = self._status
         status.policy = "auto" if self.auto else "ask"
         status.state = "loading"
@@ -664,7 +664,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
             self.driver.send(Continue())
 
     def action_diff(self) -> None:
-        lower = self.query_one(LowerPane)
+        lower = self._lower
         lower.active = SESSION_DIFF if lower.active == STEP_DIFF else STEP_DIFF
 
     def action_toggle_steps(self) -> None:
