@@ -13,6 +13,7 @@ from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEdito
 from agent_core.sanitize import visible
 from agent_core.steps import Origin, StepRecord, StepStatus
 from widgets._css import css_beside
+from widgets.card_text import CardText
 from widgets.diff_view import highlight_diff
 
 
@@ -70,7 +71,7 @@ class ActionCard(VerticalScroll):
         self.preview_diff: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="card-command", markup=False)
+        yield CardText("", id="card-command", markup=False)
         yield Static("", id="card-diff")
 
     def watch_state(self, old: str, new: str) -> None:
@@ -89,9 +90,8 @@ class ActionCard(VerticalScroll):
         self.preview_diff = None
         self.border_title = "Action"
         self.border_subtitle = ""
-        self.query_one("#card-command", Static).update(visible(message))
-        self.query_one("#card-diff", Static).update("")
-        self.query_one("#card-diff").display = False
+        self.query_one("#card-command", CardText).show(visible(message))
+        self._hide_diff()
 
     def show_action(
         self, title: str, action: Action, command_shown: str, preview_diff: str | None,
@@ -107,14 +107,13 @@ class ActionCard(VerticalScroll):
         language = "bash" if isinstance(action, Bash) else None
         shown = visible(command_shown)
         command = highlight(shown, language=language) if language else Content(shown)
-        self.query_one("#card-command", Static).update(command)
-        diff_widget = self.query_one("#card-diff", Static)
+        self.query_one("#card-command", CardText).show(command)
         if preview_diff:
+            diff_widget = self.query_one("#card-diff", Static)
             diff_widget.update(highlight_diff(hunks_only(preview_diff)))
             diff_widget.display = True
         else:
-            diff_widget.update("")
-            diff_widget.display = False
+            self._hide_diff()
         self.scroll_home(animate=False)
 
     def show_record(self, record: StepRecord) -> None:
@@ -126,3 +125,11 @@ class ActionCard(VerticalScroll):
             self.show_status("done", f"Your command ran as step {record.index}.")
         else:
             self.state = "done"
+
+    def _hide_diff(self) -> None:
+        """No diff on the card (one already hidden is left alone: emptying it again would lay
+        out the screen)."""
+        diff_widget = self.query_one("#card-diff", Static)
+        if diff_widget.display:
+            diff_widget.update("")
+            diff_widget.display = False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import Log
 
 from agent_core.sanitize import visible
@@ -24,9 +26,20 @@ def observation_lines(observation: Observation) -> list[str]:
 
 
 class OutputLog(Log):
-    """A `Log` holding at most `max_lines` lines (older ones are dropped)."""
+    """A `Log` holding at most `max_lines` lines (older ones are dropped).
+
+    Its lines never change its own size (the pane sets its height) and its scrollbars are always
+    there (a `Log` scrolls both ways), so a new virtual size (each write, and the widths Textual
+    measures in a thread a little later) moves its scrollbars and repaints it instead of laying
+    out the whole screen.
+    """
 
     DEFAULT_CSS = css_beside(__file__)
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
+    def watch_virtual_size(self, size: Size) -> None:
+        self._scroll_update(size)
 
     def __init__(self, *, max_lines: int = 2_000, id: str | None = None) -> None:
         super().__init__(max_lines=max_lines, highlight=False, auto_scroll=False, id=id)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.widget import MountError, Widget
 from textual.widgets import Static
 
@@ -115,6 +116,12 @@ class ThoughtStream(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield self._spacer
 
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        """A layout just arranged the turns: their new total height (the virtual size) moves the
+        scrollbar, without asking for another layout of the screen in the next frame."""
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
+
     def on_mount(self) -> None:
         self.anchor()
 
@@ -127,12 +134,13 @@ class ThoughtStream(VerticalScroll):
             self._held.append(self._held_live)
             self._defer_full_collections(True)
             return
-        await self._fold(self.open_turns - 1)
         heading, turn = Static(title, classes="turn-title", markup=False), TurnText(classes="turn")
         self._live = turn
         self._defer_full_collections(True)
-        self._opened.append((heading, turn))
-        await self._mounted(heading, turn)
+        with self.app.batch_update():  # folding the last turn and mounting this one: one layout
+            await self._fold(self.open_turns - 1)
+            self._opened.append((heading, turn))
+            await self._mounted(heading, turn)
 
     async def write(self, fragment: str) -> None:
         """Add streamed model text to the current turn (shown with the next frame)."""
@@ -204,8 +212,8 @@ class ThoughtStream(VerticalScroll):
             held = held[starts[dropped]:]
         kept_turns = len(starts) - max(dropped, 0)
         opened = min(kept_turns, self.open_turns)
-        await self._fold(self.open_turns - opened)
         widgets: list[Widget] = []
+        opened_now: list[tuple[Static, TurnText]] = []
         seen = 0
         for entry in held:
             if not isinstance(entry, HeldTurn):
@@ -221,9 +229,12 @@ class ThoughtStream(VerticalScroll):
                 turn.finish()
             elif entry is live:
                 self._live = turn
-            self._opened.append((heading, turn))
+            opened_now.append((heading, turn))
             widgets += [heading, turn]
-        await self._mounted(*widgets)
+        with self.app.batch_update():  # the folds and the new turns: one layout
+            await self._fold(self.open_turns - opened)
+            self._opened += opened_now
+            await self._mounted(*widgets)
 
     async def _mounted(self, *widgets: Widget) -> None:
         """Mount `widgets` after the last turn, then drop turns past `max_turns`; once the stream

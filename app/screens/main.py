@@ -377,15 +377,18 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         self._batch.draining = True
         if self.auto:  # turns that begin and end within the drain are mounted folded
             self._thoughts.hold()
-        try:
-            for event in self.inbox.drain(live_text=held):
-                if self._shut_down:
-                    return
-                await self.handle_event(event)
-        finally:
-            self._batch.draining = False
-            await self._thoughts.release()
-            self._show_views()
+        # One layout for the whole drain: mounting its turns awaits, and a frame in between
+        # would lay out the screen before the card and the output show the drain's last step.
+        with self.app.batch_update():
+            try:
+                for event in self.inbox.drain(live_text=held):
+                    if self._shut_down:
+                        return
+                    await self.handle_event(event)
+            finally:
+                self._batch.draining = False
+                await self._thoughts.release()
+                self._show_views()
         proposal, announced = self.pending, self._announced
         if proposal is not None and proposal is not announced:
             self._announced = proposal
