@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 # rendering, reaches a switch point. At 5 ms that made a step on a 10k-file repository ~1.2x
 # slower in auto mode than at 1 ms (bench/step_overhead.py); the UI's own CPU time does not grow.
 SWITCH_INTERVAL = 0.001
+# Seconds between session diffs that no one sees (auto mode, another tab shown).
+UNSEEN_PACE = 2.0
 
 
 class _Tokens:
@@ -219,12 +221,19 @@ class SessionDiffs:
     starts at least `pace` seconds, and twice the last diff's time, after the last one did: in
     auto mode steps come faster than the screen shows them (it draws a drain every 0.2 s), and a
     diff thread that ran back to back took a core (and the GIL) from the session and the UI.
+    In auto mode while the session diff is not on screen (`set_auto`, `set_shown`) the pace is
+    `unseen_pace`: on a large repository each diff runs git for a good part of a second, for a
+    view no one looks at.
     """
 
-    def __init__(self, session: Session, inbox: EventInbox, pace: float = 0.2) -> None:
+    def __init__(self, session: Session, inbox: EventInbox, pace: float = 0.2,
+                 unseen_pace: float = UNSEEN_PACE) -> None:
         self.session = session
         self.inbox = inbox
         self.pace = pace
+        self.unseen_pace = unseen_pace
+        self._auto = False
+        self._shown = False
         self._wanted: tuple[int, int] | None = None
         self._closed = False
         self._ready = threading.Condition()
@@ -241,20 +250,38 @@ class SessionDiffs:
                 self._thread.start()
             self._ready.notify()
 
+    def set_auto(self, auto: bool) -> None:
+        """Thread-safe: auto mode is on or off."""
+        with self._ready:
+            self._auto = auto
+            self._ready.notify()
+
+    def set_shown(self, shown: bool) -> None:
+        """Thread-safe: the session diff is on screen, or not (a diff waiting for the slow pace
+        then starts at the normal one)."""
+        with self._ready:
+            self._shown = shown
+            self._ready.notify()
+
+    def _due(self, started: float, took: float) -> float:
+        """When the next diff may start, after one that started at `started` and took `took`."""
+        pace = self.unseen_pace if self._auto and not self._shown else self.pace
+        return started + max(pace, 2 * took)
+
     def close(self) -> None:
         with self._ready:
             self._closed = True
             self._ready.notify()
 
     def _run(self) -> None:
-        next_start = 0.0
+        started, took = -1e9, 0.0  # the last diff's start and its time
         while True:
             with self._ready:
                 while not self._closed and (
-                    self._wanted is None or time.monotonic() < next_start
+                    self._wanted is None or time.monotonic() < self._due(started, took)
                 ):
                     self._ready.wait(None if self._wanted is None
-                                     else next_start - time.monotonic())
+                                     else self._due(started, took) - time.monotonic())
                 if self._closed:
                     return
                 (first, last), self._wanted = self._wanted, None
@@ -269,7 +296,6 @@ class SessionDiffs:
                 continue
             finally:
                 took = time.monotonic() - started
-                next_start = started + max(self.pace, 2 * took)
             self.inbox.put(SessionDiffReady(diff))
 
 
@@ -289,6 +315,7 @@ class SessionDriver:
         self.auto = auto
         self.paused = False
         self.diffs = SessionDiffs(session, inbox)
+        self.diffs.set_auto(auto)
         self._commands: queue.Queue[Command] = queue.Queue()
         self._announced: int | None = None  # a proposal whose AutoApproved went out with it
         session.subscribe(self._forward)
@@ -305,6 +332,10 @@ class SessionDriver:
     def interrupt_command(self) -> None:
         """Thread-safe: kill the bash command running now (its observation says so)."""
         self.session.executor.interrupt()
+
+    def show_session_diff(self, shown: bool) -> None:
+        """Thread-safe: the session diff came on screen, or went (see `SessionDiffs`)."""
+        self.diffs.set_shown(shown)
 
     def policy_label(self) -> str:
         if self.auto:
@@ -405,6 +436,7 @@ class SessionDriver:
     def _change_policy(self, command: SetAuto | Allow) -> None:
         if isinstance(command, SetAuto):
             self.auto = command.on
+            self.diffs.set_auto(command.on)
         elif command.prefix:
             self.rules.allow_prefix(command.prefix)
         elif command.kind:

@@ -164,7 +164,7 @@ def test_policy_changes_are_commands_and_the_driver_says_what_it_approved(git_re
 
 
 def test_auto_mode_diffs_the_session_only_after_steps_that_changed_it_and_at_a_pace(git_repo: Path):
-    from app.session_driver import SessionDiffReady, SessionDiffs, SetAuto
+    from app.session_driver import SessionDiffReady, SessionDiffs
     from agent_core.events import StepExecuted
 
     turns = [("Look.", Bash("ls")), ("One.", Bash("echo 1 > one.txt")), ("Look.", Bash("ls")),
@@ -208,3 +208,43 @@ def test_auto_mode_diffs_the_session_only_after_steps_that_changed_it_and_at_a_p
     diffs = [e.diff for e in seen if isinstance(e, SessionDiffReady)]
     assert diffs[-1] == real_diff(0, last) and "two.txt" in diffs[-1]
     session.close()
+
+
+def test_in_auto_mode_a_session_diff_no_one_sees_waits_for_the_slow_pace_until_it_is_shown(git_repo: Path):
+    from app.session_driver import SessionDiffReady, SessionDiffs
+    from agent_core.events import StepExecuted
+
+    turns = [(f"Edit {n}.", Bash(f"echo {n} >> one.txt")) for n in range(6)]
+    session = make_session(git_repo, turns)
+    computed: list[tuple[int, int]] = []
+    real_diff = session.workspace.diff
+    session.workspace.diff = lambda first, last: (computed.append((first, last)), real_diff(first, last))[1]
+    seen: list = []
+    inbox = EventInbox(lambda: None)
+    driver = SessionDriver(session, inbox, auto=True)
+    driver.diffs = SessionDiffs(session, inbox, pace=0.0, unseen_pace=600.0)
+    driver.diffs.set_auto(True)
+    thread = threading.Thread(target=driver.run)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not any(isinstance(e, StepExecuted) and e.record.index == len(turns) for e in seen):
+            assert time.monotonic() < deadline and thread.is_alive()
+            seen.extend(inbox.drain())
+            time.sleep(0.01)
+        time.sleep(0.3)
+        seen.extend(inbox.drain())
+        # six steps changed the tree; unseen, only the first diff ran (the next waits 600 s)
+        assert len(computed) == 1
+        driver.show_session_diff(True)  # the user turns to the session diff: it runs now
+        last = session.workspace.checkpoints[-1].index
+        while sum(isinstance(e, SessionDiffReady) for e in seen) < 2:
+            assert time.monotonic() < deadline
+            seen.extend(inbox.drain())
+            time.sleep(0.01)
+        assert computed == [(0, 1), (0, last)]
+        assert [e for e in seen if isinstance(e, SessionDiffReady)][-1].diff == real_diff(0, last)
+    finally:
+        driver.send(Close())
+        thread.join(30)
+        session.close()

@@ -182,3 +182,21 @@ async def test_pane_tabs_move_with_the_arrows_and_light_the_active_label():
         lit = tabs.get_component_rich_style("pane-tabs--highlight")
         assert [len(segment.text) for segment in rule if segment.style == lit] == [3]  # "One"
         assert rule.text.startswith("╸━━━╺")
+
+
+async def test_the_session_thread_hears_whether_the_session_diff_is_on_screen(git_repo: Path):
+    session = make_session(git_repo, [("Look.", Bash("true")), ("Done.", Submit())])
+    app, watch = NavApp(session, repo=git_repo), Watch()
+    async with app.run_test(size=SIZE, message_hook=watch) as pilot:
+        await watch.until(lambda: app.main is not None and app.main.pending is not None, "proposal 1")
+        driver = app.main.driver
+        heard: list[bool] = []
+        real = driver.show_session_diff
+        driver.show_session_diff = lambda shown: (heard.append(shown), real(shown))[1]
+        for _ in range(3):  # output -> step diff -> session diff -> step diff
+            await pilot.press("d")
+            await pilot.pause()
+        await pilot.click("#lower PaneTabs", offset=(2, 0))  # the output tab, by the mouse
+        await pilot.pause()
+        assert heard == [False, True, False, False]
+        assert app.main.query_one(LowerPane).active == OUTPUT

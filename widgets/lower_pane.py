@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 
 from widgets._css import css_beside
 from widgets.diff_view import DiffView
@@ -26,6 +27,13 @@ class LowerPane(Vertical):
     """
 
     DEFAULT_CSS = css_beside(__file__)
+
+    class Shown(Message):
+        """Tab `tab` is shown now."""
+
+        def __init__(self, tab: str) -> None:
+            super().__init__()
+            self.tab = tab
 
     def compose(self) -> ComposeResult:
         yield PaneTabs(TABS)
@@ -55,3 +63,4 @@ class LowerPane(Vertical):
             diffs.show(DIFFS[tab])
         self.query_one(OutputLog).display = tab == OUTPUT
         diffs.display = tab != OUTPUT
+        self.post_message(self.Shown(tab))

@@ -263,6 +263,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
         self.driver = SessionDriver(session, self.inbox, auto=self.auto)
+        self.driver.show_session_diff(self._lower.active == SESSION_DIFF)
         for kind in self.app_rules.allow_kinds:  # from the config file's [rules]
             self.driver.rules.allow_kind(kind)
         for prefix in self.app_rules.allow_prefixes:
@@ -637,6 +638,10 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
 
     def on_step_timeline_step_highlighted(self, event: StepTimeline.StepHighlighted) -> None:
         self.refresh_bindings()
+
+    def on_lower_pane_shown(self, event: LowerPane.Shown) -> None:
+        if self.driver is not None:  # (a session diff no one sees is computed less often)
+            self.driver.show_session_diff(event.tab == SESSION_DIFF)
 
     def action_approve(self) -> None:
         self._decide(Approve())
