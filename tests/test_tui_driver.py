@@ -14,6 +14,16 @@ from app.session_driver import Close, Decide, EventInbox, SessionDriver, UserCom
 from tests.fixtures.tui import make_session
 
 
+def drain_until(inbox: EventInbox, seen: list, done, deadline: float,
+                thread: threading.Thread | None = None) -> None:
+    """Take the inbox's events into `seen` until `done()` holds (before `deadline`, while
+    `thread`, if given, is alive)."""
+    while not done():
+        assert time.monotonic() < deadline and (thread is None or thread.is_alive())
+        seen.extend(inbox.drain())
+        time.sleep(0.01)
+
+
 def test_inbox_keeps_order_merges_token_runs_and_wakes_once_per_drain():
     wakes: list[int] = []
     inbox = EventInbox(lambda: wakes.append(1))
@@ -187,16 +197,11 @@ def test_auto_mode_diffs_the_session_only_after_steps_that_changed_it_and_at_a_p
     thread.start()
     try:
         deadline = time.monotonic() + 60
-        while not any(isinstance(e, StepExecuted) and e.record.index == len(turns) for e in seen):
-            assert time.monotonic() < deadline and thread.is_alive()
-            seen.extend(inbox.drain())
-            time.sleep(0.01)
+        drain_until(inbox, seen, lambda: any(isinstance(e, StepExecuted) and e.record.index == len(turns)
+                                             for e in seen), deadline, thread)
         last = session.workspace.checkpoints[-1].index
-        while not (computed and computed[-1] == (0, last)
-                   and sum(isinstance(e, SessionDiffReady) for e in seen) == len(computed)):
-            assert time.monotonic() < deadline
-            seen.extend(inbox.drain())
-            time.sleep(0.01)
+        drain_until(inbox, seen, lambda: computed and computed[-1] == (0, last) and sum(
+            isinstance(e, SessionDiffReady) for e in seen) == len(computed), deadline)
     finally:
         driver.send(Close())
         thread.join(30)
@@ -228,20 +233,15 @@ def test_in_auto_mode_a_session_diff_no_one_sees_waits_for_the_slow_pace_until_i
     thread.start()
     try:
         deadline = time.monotonic() + 60
-        while not any(isinstance(e, StepExecuted) and e.record.index == len(turns) for e in seen):
-            assert time.monotonic() < deadline and thread.is_alive()
-            seen.extend(inbox.drain())
-            time.sleep(0.01)
+        drain_until(inbox, seen, lambda: any(isinstance(e, StepExecuted) and e.record.index == len(turns)
+                                             for e in seen), deadline, thread)
         time.sleep(0.3)
         seen.extend(inbox.drain())
         # six steps changed the tree; unseen, only the first diff ran (the next waits 600 s)
         assert len(computed) == 1
         driver.show_session_diff(True)  # the user turns to the session diff: it runs now
         last = session.workspace.checkpoints[-1].index
-        while sum(isinstance(e, SessionDiffReady) for e in seen) < 2:
-            assert time.monotonic() < deadline
-            seen.extend(inbox.drain())
-            time.sleep(0.01)
+        drain_until(inbox, seen, lambda: sum(isinstance(e, SessionDiffReady) for e in seen) >= 2, deadline)
         assert computed == [(0, 1), (0, last)]
         assert [e for e in seen if isinstance(e, SessionDiffReady)][-1].diff == real_diff(0, last)
     finally:
