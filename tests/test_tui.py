@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.widgets import Static
+
 from agent_core.actions import Bash, StrReplaceEditor, Submit
 from agent_core.steps import Origin
 from app.screens.allow import AllowPrefixScreen, suggested_prefix
@@ -273,6 +275,33 @@ async def test_quit_confirms_and_explains_how_to_come_back(git_repo: Path):
     assert app.return_code == 3
     assert session.finished is not None and session.finished.reason == "quit"
     assert (git_repo / "x.txt").exists()
+
+
+async def test_the_quit_question_lists_files_the_session_changes_while_it_is_open(git_repo: Path):
+    gate = git_repo / ".git" / "go"  # step 2 writes b.txt once the test says so
+    turns = [("Write a.", Bash("echo a > a.txt")),
+             ("Write b.", Bash(f"while [ ! -e {gate} ]; do sleep 0.05; done; echo b > b.txt")),
+             ("Wait.", Bash(f"while [ ! -e {gate}.2 ]; do sleep 0.05; done")), ("Done.", Submit())]
+    session = make_session(git_repo, turns)
+    async with running_app(session, git_repo) as (app, pilot, watch):
+        app.main.driver.diffs.unseen_pace = 600.0  # a session diff no one sees: not again soon
+        await pilot.press("t")
+        await watch.until(lambda: "a.txt" in app.main.session_diff, "a.txt in the session diff")
+        heard: list[bool] = []  # what the session thread hears: is the session diff seen?
+        real = app.main.driver.show_session_diff
+        app.main.driver.show_session_diff = lambda shown: (heard.append(shown), real(shown))[1]
+        await pilot.press("q")
+        await watch.until(lambda: showing(app, QuitScreen), "quit dialog")
+        body = app.screen.query_one(".dialog-body", Static)
+        assert "a.txt" in str(body.render()) and "b.txt" not in str(body.render())
+        gate.touch()  # auto mode goes on behind the question: step 2 writes b.txt
+        await watch.until(lambda: "b.txt" in str(body.render()), "b.txt in the open question", timeout=20)
+        assert "a.txt, b.txt" in app.screen.explanation
+        await pilot.press("n")
+        await watch.until(lambda: app.screen is app.main, "back to the session")
+        assert heard == [True, False]  # the output tab again: the slow pace
+        Path(f"{gate}.2").touch()
+        await watch.until(lambda: showing(app, FinishScreen), "finish screen")
 
 
 async def test_ctrl_q_asks_while_a_command_runs_and_otherwise_quits_printing_the_way_back(

@@ -31,10 +31,17 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
-            yield Static(self.explanation, classes="dialog-body", markup=False)
+            yield Static(self.explanation, id="explanation", classes="dialog-body", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.confirm} (y)", variant="warning", id="yes")
                 yield Button(f"{self.cancel} (n)", variant="primary", id="no")
+
+    def explain(self, explanation: str) -> None:
+        """Say something newer while the question is open (what it is about changed)."""
+        if explanation != self.explanation:
+            self.explanation = explanation
+            if self.is_mounted:
+                self.query_one("#explanation", Static).update(explanation)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

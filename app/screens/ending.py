@@ -16,6 +16,7 @@ from app.screens.quit import QuitScreen
 from app.session_driver import Decide
 from widgets.action_card import ActionCard
 from widgets.diff_view import split_diff
+from widgets.lower_pane import SESSION_DIFF
 from widgets.plain_text import plain
 from widgets.thought_stream import ThoughtStream
 
@@ -76,6 +77,12 @@ class SessionEnding:
             "To drop its changes, resume and rewind to step 0 (u / w), or discard at the finish screen."
         )
 
+    def session_diff_in_view(self) -> None:
+        """Tell the session thread whether the session diff is seen: its tab, or the quit
+        question's list of changed files (one no one sees is computed less often)."""
+        if self.driver is not None:
+            self.driver.show_session_diff(self._lower.active == SESSION_DIFF or self.quit_dialog is not None)
+
     def quit_session(self, *, ask: bool) -> None:
         """Quit as q does; `ask=False` (ctrl+q with nothing running) without the question."""
         if ask:
@@ -100,11 +107,20 @@ class SessionEnding:
 
     @work(exclusive=True, group="modal")
     async def action_quit_session(self) -> None:
-        if not (self.load_failed or self.load_stopped) and not await self.app.push_screen_wait(
-            QuitScreen(self.quit_explanation())
-        ):
+        if not (self.load_failed or self.load_stopped) and not await self._ask_to_quit():
             return
         self._quit_now()
+
+    async def _ask_to_quit(self) -> bool:
+        """The quit question, its list of changed files kept current while it is open (auto mode
+        goes on behind it; the session diff is computed at the pace of one on screen)."""
+        self.quit_dialog = QuitScreen(self.quit_explanation())
+        self.session_diff_in_view()
+        try:
+            return await self.app.push_screen_wait(self.quit_dialog)
+        finally:
+            self.quit_dialog = None
+            self.session_diff_in_view()
 
     def _quit_now(self) -> None:
         if self.driver is not None and self.pending is not None and self.finished is None:

@@ -74,6 +74,7 @@ from widgets.thought_stream import ThoughtStream
 if TYPE_CHECKING:
     from agent_core.executor.paths import PathMap
     from agent_core.session import Session
+    from app.screens.quit import QuitScreen
 
 # A proposal that took longer than this to generate also gets a toast (the user looked away).
 NOTIFY_AFTER_SECONDS = 5.0
@@ -150,6 +151,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         self.driver: SessionDriver | None = None
         self.inbox: EventInbox | None = None
         self.session_diff = ""
+        self.quit_dialog: QuitScreen | None = None  # open: its file list follows the session diff
         self._initial = session
         self._mounted = False
         self._shut_down = False
@@ -263,7 +265,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
         self.driver = SessionDriver(session, self.inbox, auto=self.auto)
-        self.driver.show_session_diff(self._lower.active == SESSION_DIFF)
+        self.session_diff_in_view()
         for kind in self.app_rules.allow_kinds:  # from the config file's [rules]
             self.driver.rules.allow_kind(kind)
         for prefix in self.app_rules.allow_prefixes:
@@ -469,6 +471,8 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
     def _on_session_diff(self, event: SessionDiffReady) -> None:
         self.session_diff = diff = event.diff
         self._batch.view("session-diff", lambda: self._diffs.set_diff(diff, "session"))
+        if self.quit_dialog is not None:
+            self.quit_dialog.explain(self.quit_explanation())
 
     def _on_policy(self, event: PolicyChanged) -> None:
         self.auto = event.auto
@@ -640,8 +644,8 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         self.refresh_bindings()
 
     def on_lower_pane_shown(self, event: LowerPane.Shown) -> None:
-        if self.driver is not None:  # (a session diff no one sees is computed less often)
-            self.driver.show_session_diff(event.tab == SESSION_DIFF)
+        self.session_diff_in_view()
+
 
     def action_approve(self) -> None:
         self._decide(Approve())
