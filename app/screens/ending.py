@@ -16,7 +16,6 @@ from app.screens.quit import QuitScreen
 from app.session_driver import Decide
 from widgets.action_card import ActionCard
 from widgets.diff_view import split_diff
-from widgets.lower_pane import SESSION_DIFF
 from widgets.plain_text import plain
 from widgets.thought_stream import ThoughtStream
 
@@ -81,7 +80,7 @@ class SessionEnding:
         """Tell the session thread whether the session diff is seen: its tab, or the quit
         question's list of changed files (one no one sees is computed less often)."""
         if self.driver is not None:
-            self.driver.show_session_diff(self._lower.active == SESSION_DIFF or self.quit_dialog is not None)
+            self.driver.show_session_diff(self.session_diff_tab_shown or self.quit_dialog is not None)
 
     def quit_session(self, *, ask: bool) -> None:
         """Quit as q does; `ask=False` (ctrl+q with nothing running) without the question."""

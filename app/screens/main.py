@@ -152,6 +152,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         self.inbox: EventInbox | None = None
         self.session_diff = ""
         self.quit_dialog: QuitScreen | None = None  # open: its file list follows the session diff
+        self.session_diff_tab_shown = False  # (as the lower pane last said)
         self._initial = session
         self._mounted = False
         self._shut_down = False
@@ -644,6 +645,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         self.refresh_bindings()
 
     def on_lower_pane_shown(self, event: LowerPane.Shown) -> None:
+        self.session_diff_tab_shown = event.tab == SESSION_DIFF
         self.session_diff_in_view()
 
 
