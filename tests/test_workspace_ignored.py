@@ -66,6 +66,23 @@ def test_ignored_files_stay_out_of_diffs_and_patches(tmp_path: Path):
     assert not (root / "new.log").exists()
 
 
+def test_an_ignored_file_that_becomes_a_directory_and_back_is_kept_and_undone(tmp_path: Path):
+    """git refuses an index entry beside one it replaces (`small.log` and `small.log/x`): the
+    old entry leaves first, so neither step fails, and undo brings back each shape."""
+    root = project(tmp_path / "repo")
+    ws = Workspace.open(root)
+    ws.ignored_caps = CAPS
+    ws.begin("s")
+    bash(root, "rm small.log && mkdir small.log && echo inside > small.log/x.txt")
+    ws.checkpoint(1)
+    bash(root, "rm -r small.log && echo a file again > small.log")
+    ws.checkpoint(2)
+    ws.restore(1)
+    assert (root / "small.log/x.txt").read_text() == "inside\n"
+    ws.restore(0)
+    assert (root / "small.log").read_text() == "kept\n"
+
+
 def test_undo_does_not_delete_ignored_files_created_outside_the_session(tmp_path: Path):
     root = project(tmp_path / "repo")
     ws = Workspace.open(root)

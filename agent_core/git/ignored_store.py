@@ -52,14 +52,14 @@ class IgnoredStore:
             self._files = {os.fsdecode(p) for p in listed.split(b"\0") if p}
         now = set(found.files)
         dropped = self._files - now
-        present = {p for p in dropped if os.path.lexists(self._root / p)}
-        feed = sorted(now | (dropped - present))
-        if feed:
-            self._git.run("update-index", "-z", "--add", "--remove", "--stdin", index=self._index,
-                          stdin=b"".join(os.fsencode(p) + b"\0" for p in feed))
-        if present:
+        # Dropped entries go first: an ignored file that became a directory (or the reverse)
+        # is otherwise added beside its old entry, which git refuses as a file/directory clash.
+        if dropped:
             self._git.run("update-index", "-z", "--force-remove", "--stdin", index=self._index,
-                          stdin=b"".join(os.fsencode(p) + b"\0" for p in sorted(present)))
+                          stdin=b"".join(os.fsencode(p) + b"\0" for p in sorted(dropped)))
+        if now:
+            self._git.run("update-index", "-z", "--add", "--remove", "--stdin", index=self._index,
+                          stdin=b"".join(os.fsencode(p) + b"\0" for p in sorted(now)))
         self._files = now
         empty = self._git.empty_tree
         tree = self._git.line("write-tree", index=self._index) if self._index.exists() else empty
