@@ -3,10 +3,15 @@ encoding conversions and filters apply neither when a checkpoint is taken nor on
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from agent_core.git.runner import GitRunner
+from agent_core.git.user_index import forget_converted_stats
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo
 from tests.test_workspace_support import bash, files
@@ -155,3 +160,64 @@ def test_conversions_written_into_navtuis_own_git_dir_are_switched_off_again(git
     ws.checkpoint(2)
     ws.restore(1)
     assert (git_repo / "dos.txt").read_bytes() == b"a\r\nb\r\n"
+
+
+def committed_long_ago(repo: Path, name: str, content: bytes) -> None:
+    """`name` holding `content` on disk, committed, its mtime an hour old: the user's index
+    entry holds the blob their git converted, with a stat git trusts (not racily clean)."""
+    path = repo / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    an_hour_ago = time.time() - 3600
+    os.utime(path, (an_hour_ago, an_hour_ago))
+    git(repo, "add", name)
+    git(repo, "commit", "-qm", name)
+    git(repo, "status", "--short")  # (refreshes the index, as any git command of the user's)
+
+
+@pytest.mark.parametrize("converts", ["eol=crlf", "lfs-like filter", "autocrlf", "global attributes"])
+def test_a_stat_clean_converted_file_the_model_edits_comes_back_byte_identical(
+        git_repo: Path, converts: str):
+    """The user's index holds the converted blob (LF endings, a pointer) beside the file's stat:
+    trusted as it is, checkpoint 0 held that blob and undo wrote it over the user's file."""
+    content = b"first line\r\nsecond line\r\n"
+    if converts == "eol=crlf":
+        commit_attributes(git_repo, "*.txt eol=crlf\n")
+    elif converts == "lfs-like filter":
+        git(git_repo, "config", "filter.pointer.clean", "sha1sum | sed 's/^/pointer /'")
+        git(git_repo, "config", "filter.pointer.smudge", "cat")
+        commit_attributes(git_repo, "*.txt filter=pointer -text\n")
+    elif converts == "autocrlf":
+        git(git_repo, "config", "core.autocrlf", "true")
+    else:
+        attributes = Path(os.environ["XDG_CONFIG_HOME"]) / "git" / "attributes"
+        attributes.parent.mkdir(parents=True, exist_ok=True)
+        attributes.write_text("*.txt text eol=crlf\n")
+    try:
+        committed_long_ago(git_repo, "docs/notes.txt", content)
+        blob = git(git_repo, "cat-file", "blob", ":docs/notes.txt").encode()
+        assert blob != content, "the user's git converted nothing: the test proves nothing"
+        ws = Workspace.open(git_repo)
+        ws.begin("s")
+        bash(git_repo, "sed -i 's/second/2nd/' docs/notes.txt")
+        ws.checkpoint(1)
+        ws.restore(0)
+        assert (git_repo / "docs/notes.txt").read_bytes() == content
+    finally:
+        (Path(os.environ["XDG_CONFIG_HOME"]) / "git" / "attributes").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(("attributes", "forgotten"), [
+    (None, 0), ("*.png binary\n", 0), ("*.txt eol=crlf\n", 2), ("* text=auto\n", 8)  # (every tracked file),
+])
+def test_only_files_the_users_git_converts_lose_their_stat(git_repo: Path, tmp_path: Path,
+                                                           attributes: str | None, forgotten: int):
+    """Every other entry keeps the stat git trusts: a session's start reads no file again."""
+    if attributes is not None:
+        commit_attributes(git_repo, attributes)
+    committed_long_ago(git_repo, "a.txt", b"a\n")
+    committed_long_ago(git_repo, "b.txt", b"b\n")
+    copy = tmp_path / "index-copy"
+    copy.write_bytes((git_repo / ".git" / "index").read_bytes())
+    runner = GitRunner(git_repo)
+    assert forget_converted_stats(runner, copy, git_repo / ".git") == forgotten

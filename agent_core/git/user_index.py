@@ -13,7 +13,16 @@ from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
 from agent_core.git.runner import GitRunner
 
-__all__ = ["clear_user_marks", "copy_user_index", "restore_user_index", "staged_commit"]
+__all__ = [
+    "clear_user_marks", "copy_user_index", "forget_converted_stats", "restore_user_index",
+    "staged_commit",
+]
+
+# Attributes under which `git add` records other bytes than the file's (line endings, $Id$,
+# clean filters such as git-lfs', encodings).
+_CONVERSIONS = ("text", "eol", "crlf", "ident", "filter", "working-tree-encoding")
+_OFF = (b"unspecified", b"unset")
+_REGULAR = (b"100644", b"100755")
 
 
 def copy_user_index(git: GitRunner, user_index: Path, target: Path) -> None:
@@ -99,3 +108,79 @@ def restore_user_index(
         return
     git.run("read-tree", "--reset", tree)
     git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
+
+
+def forget_converted_stats(git: GitRunner, index: Path, common_dir: Path) -> int:
+    """In navtui's copy `index` of the user's index, drop the stat data of every file the
+    user's git converts when it adds it; the number dropped.
+
+    The user's entry holds the converted blob (LF endings, a git-lfs pointer) with the stat of
+    the file on disk, which holds other bytes (CRLF endings, the large file). navtui's private
+    view converts nothing, and git trusts a matching stat without reading the file: checkpoint
+    0 would hold the converted blob, and undo to it would write that blob (LF endings, the
+    pointer's text) over the user's file. Without stat data git hashes those files once.
+    """
+    entries: dict[bytes, bytes] = {}  # path -> "mode id"
+    has_attributes_file = False
+    for record in git.run("ls-files", "-z", "-s", index=index).split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        mode, _, rest = meta.partition(b" ")
+        oid, _, stage = rest.partition(b" ")
+        if stage == b"0" and mode in _REGULAR:
+            entries[path] = mode + b" " + oid
+        has_attributes_file |= path == b".gitattributes" or path.endswith(b"/.gitattributes")
+    if not entries:
+        return 0
+    autocrlf, attributes_file = _user_conversion_settings(git)
+    if not (autocrlf or has_attributes_file or _exists(attributes_file)
+            or _exists(common_dir / "info" / "attributes")
+            or (_exists(Path("/etc/gitattributes")) and not os.environ.get("GIT_ATTR_NOSYSTEM"))):
+        return 0
+    converted = _converted_paths(git, list(entries), attributes_file, autocrlf)
+    if converted:
+        git.run("update-index", "-z", "--index-info", index=index,
+                stdin=b"".join(entries[path] + b"\t" + path + b"\0" for path in converted))
+    return len(converted)
+
+
+def _user_conversion_settings(git: GitRunner) -> tuple[bool, Path]:
+    """Whether the user's git converts line endings of every text file (`core.autocrlf`
+    true or input), and their attributes file (`core.attributesFile`, else git's default).
+    navtui's own commands override both; their values are read from the config files."""
+    found = git.run("config", "-z", "--show-scope", "--get-regexp",
+                    r"^core\.(autocrlf|attributesfile)$", ok_codes=(0, 1))
+    values: dict[str, str] = {}
+    fields = found.split(b"\0")
+    for scope, pair in zip(fields[0::2], fields[1::2]):
+        if scope != b"command":  # (navtui's own -c settings)
+            key, _, value = os.fsdecode(pair).partition("\n")
+            values[key] = value
+    autocrlf = values.get("core.autocrlf", "false").lower() in ("true", "yes", "on", "1", "input")
+    home = Path(os.environ.get("HOME", "/nonexistent"))
+    default = Path(os.environ.get("XDG_CONFIG_HOME", home / ".config")) / "git" / "attributes"
+    configured = values.get("core.attributesfile")
+    return autocrlf, Path(os.path.expanduser(configured)) if configured else default
+
+
+def _converted_paths(git: GitRunner, paths: list[bytes], attributes_file: Path,
+                     autocrlf: bool) -> list[bytes]:
+    """The `paths` whose attributes (as the user's git reads them) convert their content."""
+    found = git.run("-c", f"core.attributesFile={attributes_file}", "check-attr", "-z", "--stdin",
+                    *_CONVERSIONS, stdin=b"".join(path + b"\0" for path in paths))
+    converting: set[bytes] = set()
+    binary: set[bytes] = set()
+    fields = found.split(b"\0")
+    for path, name, value in zip(fields[0::3], fields[1::3], fields[2::3]):
+        if value not in _OFF:
+            converting.add(path)
+        if name in (b"text", b"crlf") and value == b"unset":
+            binary.add(path)
+    return [path for path in paths
+            if path in converting or (autocrlf and path not in binary)]
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
