@@ -18,6 +18,8 @@ DESTRUCTIVE = [
     "git stash -u",
     "git checkout -q -b model-branch && echo more >> README.md && git commit -qam on-branch",
     "git checkout -q -f --detach HEAD~1",
+    # undo writes the ignore file back first, over the directory: its old entry is then gone
+    "rm .gitignore && mkdir .gitignore && echo inside > .gitignore/x",
 ]
 
 

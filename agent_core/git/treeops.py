@@ -102,8 +102,8 @@ def _remove(root: Path, rel: str) -> None:
     path = root / rel
     try:
         path.unlink()
-    except (FileNotFoundError, IsADirectoryError):
-        return
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return  # (NotADirectory: a file took its directory's place, as an undo can write one)
     except OSError as error:
         raise WorkspaceError(
             f"cannot remove {rel} while undoing: {error.strerror}. Make its directory writable "
