@@ -4,6 +4,7 @@ watched and one not, and every checkpoint's tree and step diff must be the same.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -289,3 +290,23 @@ def test_a_directory_made_while_its_parent_is_read_is_watched(base: Path, tmp_pa
         twins.step(command)
     assert twins.show("src/late/y.txt") == "y\n"
     twins.close()
+
+
+def inotify_descriptors() -> int:
+    return sum(os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+               for fd in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{fd}"))
+
+
+def test_a_session_never_closed_gives_its_watch_back_when_collected(tmp_path):
+    """Inotify instances are few per user (128 by default): sessions dropped without `close`
+    (a crash, a script) must not spend them, or every later session loses its watch."""
+    gc.collect()
+    before = inotify_descriptors()
+    for number in range(3):
+        ws = Workspace.open(make_repo(tmp_path / f"repo{number}", PROJECT))
+        ws.begin("s")
+        ws.checkpoint(1)
+        assert ws.watching and inotify_descriptors() > before
+        del ws
+    gc.collect()
+    assert inotify_descriptors() == before

@@ -159,6 +159,13 @@ class TreeWatch:
         self._stale, self._reshaped, self._rules_changed, self._complete = True, False, False, False
         return True
 
+    def __del__(self) -> None:
+        """A watch never closed (its session was not) gives its descriptor back when collected:
+        a user has few inotify instances (128 by default), and once they are spent every new
+        session runs `git status` at each step."""
+        if hasattr(self, "_closing"):
+            self.close()
+
     def close(self) -> None:
         """Give the descriptor back (once, whichever threads call this: a number closed twice
         could by then be another file's)."""
