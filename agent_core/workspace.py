@@ -350,6 +350,7 @@ class Workspace:
         now, wanted = self._snapshot(), self._snapshots[target.commit].tree
         changed: list[str] = []
         if now != wanted:
+            self._engine.catch_up(self._index_path())
             changed = apply_tree(self._git, self._index_path(), now, wanted)
             self._engine.wrote(self._index_path(), wanted)
         changed += self._restore_ignored(self._checkpoints[-1], target)

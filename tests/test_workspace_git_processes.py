@@ -1,7 +1,7 @@
 """How many git processes a checkpoint (+ its step diff) starts, counted through a `git` on PATH
-that logs its command line and runs the real git: a step that edited one file costs two (its
-diff comes from the session's long-lived `diff-tree --stdin`), one that changed nothing none,
-and what they hold stays exact."""
+that logs its command line and runs the real git: a step that changed nothing costs none, and
+so does one that edited tracked files in place (its tree is made in Python, its diff comes from
+the session's long-lived `diff-tree --stdin`); what they hold stays exact."""
 
 from __future__ import annotations
 
@@ -57,6 +57,11 @@ class GitLog:
         return commands
 
 
+def git_tree(root: Path) -> str:
+    """The work tree's tree as git itself makes it."""
+    return bash(root, "git add -A && git write-tree && git reset -q").strip()
+
+
 def warm(root: Path) -> Workspace:
     """A session whose tree watch has seen `git status` run once since it was laid."""
     ws = Workspace.open(root)
@@ -67,35 +72,55 @@ def warm(root: Path) -> Workspace:
     return ws
 
 
-def test_a_one_file_edit_step_runs_two_git_processes(tmp_path, monkeypatch):
+def test_a_step_that_edited_files_in_place_runs_no_git_process(tmp_path, monkeypatch):
     root = make_repo(tmp_path / "repo", TREE)
+    git(root, "gc", "-q")  # the history packed: trees are read once through `cat-file`
     log = GitLog(tmp_path, monkeypatch)
     ws = warm(root)
     before = files(root)
-    for step in (3, 4, 5, 6):  # (the first edit also starts the session's cat-file and diff-tree)
+    edits = ["echo '# step 3' >> pkg1/mod1/file7.py",
+             "sed -i 's/return 1$/return 11/' pkg1/mod1/file1.py",  # a temporary file renamed over it
+             "echo '# step 5' >> pkg1/mod1/file7.py && chmod +x pkg1/mod1/file13.py",
+             "rm pkg1/mod1/file19.py && printf 'x' > pkg1/mod1/file25.py"]
+    for step, command in enumerate(edits, start=3):
         log.take()
-        bash(root, f"echo '# step {step}' >> pkg1/mod1/file7.py")
+        bash(root, command)
         ws.checkpoint(step)
         diff = ws.step_diff(step)
         ran = log.take()
-        if step == 3:
-            assert sorted(ran) == ["add -A", "cat-file --batch-check=%(objectname)",
-                                   "diff-tree --stdin", "write-tree"], ran
+        if step == 3:  # the session's cat-file and diff-tree start; the packed trees are read
+            assert sorted(set(ran)) == ["cat-file --batch-check=%(objectname)", "cat-file tree",
+                                        "diff-tree --stdin"], ran
         else:
-            assert sorted(ran) == ["add -A", "write-tree"], ran
-        assert f"+# step {step}" in diff and diff.count("diff --git ") == 1
+            assert ran == [], ran
+        assert diff.count("diff --git ") == (2 if step >= 5 else 1), diff
+        assert ws._snapshots[ws.checkpoints[-1].commit].tree == git_tree(root), command
     log.take()
     ws.checkpoint(7)
     assert ws.step_diff(7) == ""
     assert log.take() == []  # a step that changed nothing runs no git
+    bash(root, "echo '# 8' >> pkg0/mod0/file0.py")  # two trees not read yet, read once each
+    ws.checkpoint(8)
+    assert log.take() == ["cat-file tree"] * 2
+    assert ws._snapshots[ws.checkpoints[-1].commit].tree == git_tree(root)
+    bash(root, "echo new > pkg0/new.py")  # a new entry: git decides (its ignore rules)
+    ws.checkpoint(9)
+    assert "add -A" in log.take()
+    assert ws._snapshots[ws.checkpoints[-1].commit].tree == git_tree(root)
+    ws.restore(5)
+    assert "# step 5" in (root / "pkg1/mod1/file7.py").read_text()
+    assert (root / "pkg1/mod1/file19.py").exists() and not (root / "pkg0/new.py").exists()
+    assert "# 8" not in (root / "pkg0/mod0/file0.py").read_text()
     ws.close()
     again = Workspace.open(root)
     again.attach("s")
     again.restore(4)
     text = (root / "pkg1/mod1/file7.py").read_text()
-    assert "# step 4" in text and "# step 5" not in text
+    assert "# step 3" in text and "# step 5" not in text
+    assert "return 11" in (root / "pkg1/mod1/file1.py").read_text()
     again.restore(2)
     assert files(root) == before
+    git(root, "fsck", "--strict", "--no-dangling")
 
 
 def test_edits_new_files_and_deletions_stay_exact_on_the_short_path(tmp_path, monkeypatch):
@@ -378,10 +403,10 @@ def test_edits_that_make_or_remove_entries_run_at_most_three_git_processes(tmp_p
     "touch pkg1/mod1/file7.py pkg0/mod0/file0.py",
     "echo tmp > pkg0/mod1/t.py && rm pkg0/mod1/t.py",
 ])
-def test_a_step_that_rewrote_files_as_they_were_writes_no_tree(tmp_path, monkeypatch, rewrite):
-    """`git add --verbose` names nothing it changed: the tree is the last one, so no
-    `write-tree` and no step diff (a file made anew may still be listed as ignored or not);
-    a later edit is still seen."""
+def test_a_step_that_rewrote_files_as_they_were_runs_no_git(tmp_path, monkeypatch, rewrite):
+    """The files hash as they were: the tree is the last one, made with no git process, and
+    no step diff (a file made anew may still be listed as ignored or not); a later edit is
+    still seen."""
     root = make_repo(tmp_path / "repo", TREE)
     log = GitLog(tmp_path, monkeypatch)
     ws = warm(root)
@@ -391,7 +416,7 @@ def test_a_step_that_rewrote_files_as_they_were_writes_no_tree(tmp_path, monkeyp
     ws.checkpoint(3)
     assert ws.step_diff(3) == ""
     ran = log.take()
-    assert [command.split()[0] for command in ran if command != "ls-files -z"] == ["add"], ran
+    assert [command for command in ran if command != "ls-files -z"] == [], ran
     assert ws._snapshots[ws.checkpoints[-1].commit].tree == ws._snapshots[last.commit].tree
     bash(root, "echo '# later' >> pkg1/mod1/file7.py")
     ws.checkpoint(4)
@@ -522,3 +547,17 @@ def test_threads_asking_blob_sizes_at_once_each_get_their_own_answers(tmp_path):
     assert not any(thread.is_alive() for thread in threads), "a thread waits for an answer"
     runner.close()
     assert not wrong, wrong[:3]
+
+
+@pytest.mark.parametrize("setting", ["core.ignorecase=true", "core.sharedRepository=group"])
+def test_where_a_setting_changes_what_git_records_an_edit_goes_through_git(tmp_path, monkeypatch,
+                                                                          setting):
+    root = make_repo(tmp_path / "repo", TREE)
+    git(root, "config", *setting.split("="))
+    log = GitLog(tmp_path, monkeypatch)
+    ws = warm(root)
+    log.take()
+    bash(root, "echo '# edited' >> pkg1/mod1/file7.py")
+    ws.checkpoint(3)
+    assert "add -A" in log.take()
+    assert ws._snapshots[ws.checkpoints[-1].commit].tree == git_tree(root)

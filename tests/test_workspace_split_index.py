@@ -1,7 +1,8 @@
 """navtui keeps a large private index split (`core.splitIndex`, its shared part in navtui's raw
 view): every checkpoint stays exact, undo and resume work, a shared part changed or gone is
-noticed, and an edit step still runs two git processes. The size from which an index
-is split is lowered here so that a small repository is split too."""
+noticed, and a step that made a file (git adds it: its ignore rules) still runs two git
+processes. The size from which an index is split is lowered here so that a small repository
+is split too."""
 
 from __future__ import annotations
 
@@ -85,19 +86,19 @@ def test_a_split_private_index_keeps_every_step_exact_through_undo_and_resume(tm
     assert again._repairs == [] and again._raw.repairs == []
 
 
-def test_an_edit_step_on_a_split_index_runs_two_git_processes(tmp_path, monkeypatch):
+def test_a_new_file_on_a_split_index_runs_two_git_processes(tmp_path, monkeypatch):
     root = make_repo(tmp_path / "repo", TREE)
     log = GitLog(tmp_path, monkeypatch)
     ws = Workspace.open(root)
     ws.begin("s")
     for step in (1, 2, 3):  # the watch laid, the index split, the session's cat-file started
-        bash(root, f"echo '# warm {step}' >> pkg0/mod0/file0.py")
+        bash(root, f"echo '# warm {step}' > pkg0/mod0/warm{step}.py")
         ws.checkpoint(step)
         ws.step_diff(step)
     assert shared_files(root)
     for step in (4, 5):
         log.take()
-        bash(root, f"echo '# step {step}' >> pkg1/mod1/file7.py")
+        bash(root, f"echo '# step {step}' > pkg1/mod1/new{step}.py")
         ws.checkpoint(step)
         diff = ws.step_diff(step)
         ran = log.take()

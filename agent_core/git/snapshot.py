@@ -19,6 +19,7 @@ from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
 from agent_core.git.index_stamp import IndexStamp, index_bytes, index_stamp
 from agent_core.git.runner import GitRunner
+from agent_core.git.tree_patch import TreePatcher
 from agent_core.git.tree_watch import TreeWatch
 
 __all__ = ["Snapshot", "SnapshotEngine", "run_meanwhile"]
@@ -36,6 +37,9 @@ _NO_PRELOAD = ("-c", "core.preloadIndex=false")
 # A private index this big (~3,000 files) is kept split: an edit step's `add` and `write-tree`
 # then write a few KB instead of the whole index (at 10,000 files 0.9 MB each, ~7 ms a step).
 SPLIT_INDEX_BYTES = 300_000
+# Repository settings under which a tree made in Python could differ from git's (see `_patcher`).
+_GIT_DECIDES = ("core.ignorecase", "core.precomposeunicode", "core.sharedrepository")
+_FALSE = ("false", "no", "off", "0", "")
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,10 @@ class SnapshotEngine:
         self.watch_tree = True
         self._watch: TreeWatch | None = None
         self._watch_tried = False
+        # A tree made in Python (tree_patch.py) ahead of a private index: (that index, the
+        # tree, the paths it changed that the index has not seen; the next `add` adds them).
+        self._ahead: tuple[Path, str, set[str]] | None = None
+        self._tree_patcher: tuple[tuple[str, ...], TreePatcher] | None = None
 
     @property
     def watching(self) -> bool:
@@ -104,6 +112,17 @@ class SnapshotEngine:
 
     def wrote(self, index: Path, tree: str) -> None:
         """navtui itself just made the private index `index` hold `tree`."""
+        self.index_tree, self._index_stamp = tree, self._stamp(index)
+        self._ahead = None
+
+    def catch_up(self, index: Path) -> None:
+        """Make the private index hold the last snapshot's tree, where one made in Python went
+        ahead of it (before the index is read as that tree: an undo)."""
+        if self._ahead is None or self._ahead[0] != index:
+            return
+        _, tree, paths = self._ahead
+        add_changed(self._git, index, sorted(paths), self._preload())
+        self._ahead = None
         self.index_tree, self._index_stamp = tree, self._stamp(index)
 
     def _stamp(self, index: Path) -> IndexStamp | None:
@@ -170,6 +189,22 @@ class SnapshotEngine:
             self._ignored_stale = True
         if rules_changed or (self._watch is not None and self._watch.rules_changed):
             self._ignored_stale = True
+        if self._ahead is not None and self._ahead[0] != index:
+            self._ahead = None  # (another session's index)
+        if known is not None and described is not None and not (
+            list_ignored and self._ignored_stale
+        ) and (patched := self._patch(index, known, paths, described)) is not None:
+            self.warnings = []
+            if list_ignored:
+                self._keep_watching(rules_changed, has_gitlinks)
+            return patched, (self._ignored_listing or b"") if list_ignored else b""
+        if changed == [] and known is not None and self._ahead is not None:
+            self.warnings = []
+            return self._ahead[1], (self._ignored_listing or b"") if list_ignored else b""
+        if changed and self._ahead is not None:
+            changed += [("M", path) for path in sorted(self._ahead[2])]
+        elif changed == [] and self._ahead is not None:  # (the index is not trusted)
+            changed = [("M", path) for path in sorted(self._ahead[2])]
         lister = self._list_ignored(index) if list_ignored and self._ignored_stale else None
         try:
             if changed != []:
@@ -177,6 +212,7 @@ class SnapshotEngine:
                 result = add_changed(self._git, index, None if changed is None else
                                      [path for _, path in changed], self._preload(),
                                      verbose=described is not None)
+                self._ahead = None
                 self.warnings = [
                     line for line in result.stderr.decode("utf-8", "replace").splitlines()
                     if line.strip()
@@ -203,6 +239,45 @@ class SnapshotEngine:
         if list_ignored and looked:
             self._keep_watching(rules_changed, has_gitlinks)
         return known, (self._ignored_listing or b"") if list_ignored else b""
+
+    def _patch(self, index: Path, known: str, paths: list[str], entries: list[str]) -> str | None:
+        """The tree now, made in Python from the last snapshot's (`known`, the private index's,
+        or the one ahead of it) and the `paths` the tree watch named (`entries`: those made or
+        removed); None when git has to make it."""
+        base = self._ahead[1] if self._ahead is not None else known
+        patcher = self._patcher()
+        if patcher is None:
+            return None
+        listed = set((self._ignored_listing or b"").split(b"\0"))
+        made = set(entries)
+
+        def temporary(path: str) -> bool:
+            """Made and gone within the step, and no ignored file the last listing named."""
+            raw = os.fsencode(path)
+            return path in made and raw not in listed and raw + b"/" not in listed
+
+        tree = patcher.patch(base, paths, temporary)
+        if tree is not None and tree != base:
+            self._ahead = index, tree, (self._ahead[2] if self._ahead else set()) | set(paths)
+        return tree
+
+    def _patcher(self) -> TreePatcher | None:
+        """A `TreePatcher` for the repository's settings now; None where git must decide: no
+        raw view, an object format git does not know, or a setting of `_GIT_DECIDES` on."""
+        raw, objects = self._git.raw, self._git.object_directory
+        if raw is None or objects is None or raw.object_format is None:
+            return None
+        args = raw.args(self._git.base_env)
+        if self._tree_patcher is None or self._tree_patcher[0] != args:
+            settings = dict(pair.partition("=")[::2] for pair in args[1::2])
+            for key in _GIT_DECIDES:
+                if settings.get(key, "false").lower() not in _FALSE:
+                    return None
+            filemode = settings.get("core.filemode", "true").lower() not in _FALSE
+            self._tree_patcher = args, TreePatcher(
+                self._root, objects, raw.object_format,
+                lambda tree: self._git.run("cat-file", "tree", tree), filemode)
+        return self._tree_patcher[1]
 
     def stop_watching(self) -> None:
         self._watch_tried = True
