@@ -47,7 +47,7 @@ from agent_core.git.step_objects import keep_step
 from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.treeops import apply_tree
 from agent_core.git.user_index import (
-    clear_user_marks, copy_user_index, forget_converted_stats, restore_user_index, staged_commit,
+    clear_user_marks, copy_user_index, restore_user_index, staged_commit,
 )
 from agent_core.steps import Checkpoint
 
@@ -166,13 +166,11 @@ class Workspace:
             copy_user_index(self._git, user_index, index)
             # The user's index as it is, conflict entries and flags included, for undo to 0.
             shutil.copyfile(index, self._saved_user_index())
-            clear_user_marks(self._git, index)
+            clear_user_marks(self._git, index, self._common_dir)
         else:
             index.unlink(missing_ok=True)
         head = self._heads.read()
         self._staged = staged_commit(self._git, index, head)
-        if user_index.exists():
-            forget_converted_stats(self._git, index, self._common_dir)
         if self._staged or head.commit:
             self._raw.point_head(self._staged or head.commit or "")
         tree, ignored = self._snapshot_all()
@@ -256,8 +254,7 @@ class Workspace:
         self._engine.adopt(self._index_path())
         if not self._index_path().exists() and self._user_index().exists():
             copy_user_index(self._git, self._user_index(), self._index_path())
-            clear_user_marks(self._git, self._index_path())
-            forget_converted_stats(self._git, self._index_path(), self._common_dir)
+            clear_user_marks(self._git, self._index_path(), self._common_dir)
         self._engine.forget_stamp()
         self._tips = self._store.tips(session_id)
         self._heal()

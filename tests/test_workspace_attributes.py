@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.git.runner import GitRunner
-from agent_core.git.user_index import forget_converted_stats
+from agent_core.git.user_index import clear_user_marks
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo
 from tests.test_workspace_support import bash, files
@@ -220,4 +220,4 @@ def test_only_files_the_users_git_converts_lose_their_stat(git_repo: Path, tmp_p
     copy = tmp_path / "index-copy"
     copy.write_bytes((git_repo / ".git" / "index").read_bytes())
     runner = GitRunner(git_repo)
-    assert forget_converted_stats(runner, copy, git_repo / ".git") == forgotten
+    assert clear_user_marks(runner, copy, git_repo / ".git") == forgotten

@@ -13,10 +13,7 @@ from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
 from agent_core.git.runner import GitRunner
 
-__all__ = [
-    "clear_user_marks", "copy_user_index", "forget_converted_stats", "restore_user_index",
-    "staged_commit",
-]
+__all__ = ["clear_user_marks", "copy_user_index", "restore_user_index", "staged_commit"]
 
 # Attributes under which `git add` records other bytes than the file's (line endings, $Id$,
 # clean filters such as git-lfs', encodings).
@@ -46,24 +43,34 @@ def copy_user_index(git: GitRunner, user_index: Path, target: Path) -> None:
         temporary.with_name(temporary.name + ".lock").unlink(missing_ok=True)
 
 
-def clear_user_marks(git: GitRunner, index: Path) -> None:
-    """Clear, in navtui's copy `index` of the user's index, the marks that make git skip a file:
-    assume-unchanged everywhere, skip-worktree where the file is in the working tree (a sparse
-    checkout marks the paths it leaves out, which must stay out). The user keeps local edits
-    in such files; unmarked, they are in checkpoint 0 and every later edit is seen. The user's
-    own index keeps its marks (undo to step 0 puts its copy back)."""
+def clear_user_marks(git: GitRunner, index: Path, common_dir: Path) -> int:
+    """Clear, in navtui's copy `index` of the user's index, what makes git skip reading a file;
+    the number of files whose stat data was dropped (see `_forget_converted_stats`).
+
+    The marks: assume-unchanged everywhere, skip-worktree where the file is in the working tree
+    (a sparse checkout marks the paths it leaves out, which must stay out). The user keeps local
+    edits in such files; unmarked, they are in checkpoint 0 and every later edit is seen. The
+    user's own index keeps its marks (undo to step 0 puts its copy back)."""
     assumed: list[bytes] = []
     skipped: list[bytes] = []
-    for entry in git.run("ls-files", "-v", "-z", index=index).split(b"\0"):
-        tag, path = entry[:1], entry[2:]
+    regular: dict[bytes, bytes] = {}  # path -> "mode id", of stage-0 regular files
+    for record in git.run("ls-files", "-v", "-s", "-z", index=index).split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) != 4:
+            continue
+        tag, mode, oid, stage = fields
         if tag.islower():
             assumed.append(path)
         if tag in (b"S", b"s") and os.path.lexists(git.root / os.fsdecode(path)):
             skipped.append(path)
+        if stage == b"0" and mode in _REGULAR:
+            regular[path] = mode + b" " + oid
     for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
         if paths:  # (one mark per call: git applies only one of them)
             git.run("update-index", "-z", flag, "--stdin", index=index,
                     stdin=b"".join(path + b"\0" for path in paths))
+    return _forget_converted_stats(git, index, common_dir, regular)
 
 
 def _copy_beside(path: Path, source: Path, prefix: str) -> Path:
@@ -110,9 +117,9 @@ def restore_user_index(
     git.run("update-index", "-q", "--refresh", ok_codes=(0, 1))
 
 
-def forget_converted_stats(git: GitRunner, index: Path, common_dir: Path) -> int:
-    """In navtui's copy `index` of the user's index, drop the stat data of every file the
-    user's git converts when it adds it; the number dropped.
+def _forget_converted_stats(git: GitRunner, index: Path, common_dir: Path,
+                           regular: dict[bytes, bytes]) -> int:
+    """Drop the stat data of the `regular` files the user's git converts when it adds them.
 
     The user's entry holds the converted blob (LF endings, a git-lfs pointer) with the stat of
     the file on disk, which holds other bytes (CRLF endings, the large file). navtui's private
@@ -120,26 +127,19 @@ def forget_converted_stats(git: GitRunner, index: Path, common_dir: Path) -> int
     0 would hold the converted blob, and undo to it would write that blob (LF endings, the
     pointer's text) over the user's file. Without stat data git hashes those files once.
     """
-    entries: dict[bytes, bytes] = {}  # path -> "mode id"
-    has_attributes_file = False
-    for record in git.run("ls-files", "-z", "-s", index=index).split(b"\0"):
-        meta, _, path = record.partition(b"\t")
-        mode, _, rest = meta.partition(b" ")
-        oid, _, stage = rest.partition(b" ")
-        if stage == b"0" and mode in _REGULAR:
-            entries[path] = mode + b" " + oid
-        has_attributes_file |= path == b".gitattributes" or path.endswith(b"/.gitattributes")
-    if not entries:
+    if not regular:
         return 0
     autocrlf, attributes_file = _user_conversion_settings(git)
-    if not (autocrlf or has_attributes_file or _exists(attributes_file)
+    tracked_attributes = any(path == b".gitattributes" or path.endswith(b"/.gitattributes")
+                             for path in regular)
+    if not (autocrlf or tracked_attributes or _exists(attributes_file)
             or _exists(common_dir / "info" / "attributes")
             or (_exists(Path("/etc/gitattributes")) and not os.environ.get("GIT_ATTR_NOSYSTEM"))):
         return 0
-    converted = _converted_paths(git, list(entries), attributes_file, autocrlf)
+    converted = _converted_paths(git, list(regular), attributes_file, autocrlf)
     if converted:
         git.run("update-index", "-z", "--index-info", index=index,
-                stdin=b"".join(entries[path] + b"\t" + path + b"\0" for path in converted))
+                stdin=b"".join(regular[path] + b"\t" + path + b"\0" for path in converted))
     return len(converted)
 
 
