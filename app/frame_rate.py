@@ -1,10 +1,14 @@
-"""Textual's frame rate for navtui's screens: 120 frames a second where Textual's default is 60.
+"""Textual's frame clock for navtui's screens: 240 ticks a second where Textual's default is 60.
 
-Textual shows the effect of a key or a token with its next frame, on a fixed clock: at 60 a
-key's effect waits 8 ms on average for it, and up to 17 ms. At 120 the wait halves. Measured
-from outside (`bench/ui_stream.py`, 100 tok/s), key -> screen p50 went from 24-25 to 18-19 ms.
-The live turn still takes text in at most 60 times a second (`widgets.turn_text.FRAME`), so a
-fast stream is not drawn twice as often.
+Textual shows the effect of a key or a token with its next frame, on a fixed clock that stops
+while nothing needs drawing. A frame drawn when the clock restarts comes at once, but the clock
+then waits for the next tick after one whole period has passed (its catch-up skips a tick): a
+key pressed just after such a frame waited up to two periods, 17 ms at 120 a second (traced in
+the app: key handled in 0.5 ms, frame written 13-16 ms later). At 240 that wait is at most 8 ms.
+Measured from outside (`bench/ui_stream.py`, 100 tok/s, navtui at 120 and 240 beside rich.live
+in one run): key -> screen p99 21.5 -> 13.8 ms (rich.live 14.3). The clock only ticks while
+something is to be drawn, and the live turn still takes text in at most 60 times a second
+(`widgets.turn_text.FRAME`), so a fast stream is not drawn more often.
 
 Textual reads `TEXTUAL_FPS` once, at its import, which in navtui happens in several places
 (keymaps, widgets, the app). So this sets the period of the screens' frame clock (which each
@@ -18,7 +22,7 @@ import os
 
 import textual.screen
 
-FRAMES_PER_SECOND = 120
+FRAMES_PER_SECOND = 240
 
 
 def use_navtui_frame_rate() -> None:

@@ -1,4 +1,4 @@
-"""The TUI's frame rate: its screens draw at 120 frames a second unless the user set
+"""The TUI's frame clock: its screens tick 240 times a second unless the user set
 TEXTUAL_FPS, whichever of navtui's modules imported Textual first."""
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ print(round(1 / app.interval))
 
 
 @pytest.mark.parametrize("first", ["app.keymap", "app.tui"])
-@pytest.mark.parametrize(("chosen", "expected"), [(None, "120"), ("30", "30")])
-def test_navtuis_screens_draw_at_120_frames_a_second_unless_the_user_chose(first, chosen, expected):
+@pytest.mark.parametrize(("chosen", "expected"), [(None, "240"), ("30", "30")])
+def test_navtuis_screens_tick_240_times_a_second_unless_the_user_chose(first, chosen, expected):
     env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"}
     if chosen is not None:
         env["TEXTUAL_FPS"] = chosen
