@@ -51,26 +51,23 @@ def clear_user_marks(git: GitRunner, index: Path, common_dir: Path) -> int:
     (a sparse checkout marks the paths it leaves out, which must stay out). The user keeps local
     edits in such files; unmarked, they are in checkpoint 0 and every later edit is seen. The
     user's own index keeps its marks (undo to step 0 puts its copy back)."""
+    listing = git.run("ls-files", "-v", "-s", "-z", index=index).split(b"\0")
     assumed: list[bytes] = []
     skipped: list[bytes] = []
-    regular: dict[bytes, bytes] = {}  # path -> "mode id", of stage-0 regular files
-    for record in git.run("ls-files", "-v", "-s", "-z", index=index).split(b"\0"):
-        meta, _, path = record.partition(b"\t")
-        fields = meta.split(b" ")
-        if len(fields) != 4:
+    for record in listing:
+        tag = record[:1]
+        if tag == b"H" or not tag:  # (most entries: no mark; read no further)
             continue
-        tag, mode, oid, stage = fields
+        path = record.partition(b"\t")[2]
         if tag.islower():
             assumed.append(path)
         if tag in (b"S", b"s") and os.path.lexists(git.root / os.fsdecode(path)):
             skipped.append(path)
-        if stage == b"0" and mode in _REGULAR:
-            regular[path] = mode + b" " + oid
     for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
         if paths:  # (one mark per call: git applies only one of them)
             git.run("update-index", "-z", flag, "--stdin", index=index,
                     stdin=b"".join(path + b"\0" for path in paths))
-    return _forget_converted_stats(git, index, common_dir, regular)
+    return _forget_converted_stats(git, index, common_dir, listing)
 
 
 def _copy_beside(path: Path, source: Path, prefix: str) -> Path:
@@ -118,8 +115,9 @@ def restore_user_index(
 
 
 def _forget_converted_stats(git: GitRunner, index: Path, common_dir: Path,
-                           regular: dict[bytes, bytes]) -> int:
-    """Drop the stat data of the `regular` files the user's git converts when it adds them.
+                           listing: list[bytes]) -> int:
+    """Drop the stat data of the regular files of `listing` (`ls-files -v -s` records) that the
+    user's git converts when it adds them.
 
     The user's entry holds the converted blob (LF endings, a git-lfs pointer) with the stat of
     the file on disk, which holds other bytes (CRLF endings, the large file). navtui's private
@@ -127,14 +125,20 @@ def _forget_converted_stats(git: GitRunner, index: Path, common_dir: Path,
     0 would hold the converted blob, and undo to it would write that blob (LF endings, the
     pointer's text) over the user's file. Without stat data git hashes those files once.
     """
-    if not regular:
-        return 0
     autocrlf, attributes_file = _user_conversion_settings(git)
-    tracked_attributes = any(path == b".gitattributes" or path.endswith(b"/.gitattributes")
-                             for path in regular)
+    tracked_attributes = any(record.endswith((b"\t.gitattributes", b"/.gitattributes"))
+                             for record in listing)
     if not (autocrlf or tracked_attributes or _exists(attributes_file)
             or _exists(common_dir / "info" / "attributes")
             or (_exists(Path("/etc/gitattributes")) and not os.environ.get("GIT_ATTR_NOSYSTEM"))):
+        return 0
+    regular: dict[bytes, bytes] = {}  # path -> "mode id", of stage-0 regular files
+    for record in listing:
+        meta, _, path = record.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) == 4 and fields[3] == b"0" and fields[1] in _REGULAR:
+            regular[path] = fields[1] + b" " + fields[2]
+    if not regular:
         return 0
     converted = _converted_paths(git, list(regular), attributes_file, autocrlf)
     if converted:
