@@ -221,3 +221,22 @@ def test_only_files_the_users_git_converts_lose_their_stat(git_repo: Path, tmp_p
     copy.write_bytes((git_repo / ".git" / "index").read_bytes())
     runner = GitRunner(git_repo)
     assert clear_user_marks(runner, copy, git_repo / ".git") == forgotten
+
+
+@pytest.mark.parametrize("where", ["info/attributes", "core.attributesFile"])
+def test_a_fifo_named_as_an_attributes_file_is_never_read_by_the_conversion_check(
+        git_repo: Path, where: str):
+    """A hostile repository can name a FIFO where git reads attributes: the check never asks
+    git to read it (`check-attr` would block), and takes every file as converted instead."""
+    commit_attributes(git_repo, "*.png binary\n")  # (attributes to check: check-attr would run)
+    committed_long_ago(git_repo, "a.txt", b"a\n")
+    tracked = len(git(git_repo, "ls-files").splitlines())
+    fifo = git_repo / ".git" / "info" / "attributes"
+    if where == "core.attributesFile":
+        fifo = git_repo.parent / "attributes-fifo"
+        git(git_repo, "config", "core.attributesFile", str(fifo))
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(fifo)
+    copy = git_repo.parent / "index-copy"
+    copy.write_bytes((git_repo / ".git" / "index").read_bytes())
+    assert clear_user_marks(GitRunner(git_repo), copy, git_repo / ".git") == tracked

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -126,11 +127,11 @@ def _forget_converted_stats(git: GitRunner, index: Path, common_dir: Path,
     pointer's text) over the user's file. Without stat data git hashes those files once.
     """
     autocrlf, attributes_file = _user_conversion_settings(git)
+    info_attributes = _found(common_dir / "info" / "attributes")
     tracked_attributes = any(record.endswith((b"\t.gitattributes", b"/.gitattributes"))
                              for record in listing)
-    if not (autocrlf or tracked_attributes or _exists(attributes_file)
-            or _exists(common_dir / "info" / "attributes")
-            or (_exists(Path("/etc/gitattributes")) and not os.environ.get("GIT_ATTR_NOSYSTEM"))):
+    if not (autocrlf or tracked_attributes or _found(attributes_file) or info_attributes
+            or (_found(Path("/etc/gitattributes")) and not os.environ.get("GIT_ATTR_NOSYSTEM"))):
         return 0
     regular: dict[bytes, bytes] = {}  # path -> "mode id", of stage-0 regular files
     for record in listing:
@@ -140,7 +141,10 @@ def _forget_converted_stats(git: GitRunner, index: Path, common_dir: Path,
             regular[path] = fields[1] + b" " + fields[2]
     if not regular:
         return 0
-    converted = _converted_paths(git, list(regular), attributes_file, autocrlf)
+    if "odd" in (info_attributes, _found(attributes_file)):
+        converted = list(regular)  # (git could block reading such a file: every stat goes)
+    else:
+        converted = _converted_paths(git, list(regular), attributes_file, autocrlf)
     if converted:
         git.run("update-index", "-z", "--index-info", index=index,
                 stdin=b"".join(regular[path] + b"\t" + path + b"\0" for path in converted))
@@ -183,8 +187,14 @@ def _converted_paths(git: GitRunner, paths: list[bytes], attributes_file: Path,
             if path in converting or (autocrlf and path not in binary)]
 
 
-def _exists(path: Path) -> bool:
+def _found(path: Path) -> str | None:
+    """"file" for a regular file with content, "odd" for something else git would open there
+    (a FIFO or a device, which a hostile repository can name: reading it could block or never
+    end), None where there is nothing to read."""
     try:
-        return path.stat().st_size > 0
+        found = path.stat()
     except OSError:
-        return False
+        return None
+    if stat.S_ISREG(found.st_mode):
+        return "file" if found.st_size > 0 else None
+    return None if stat.S_ISDIR(found.st_mode) else "odd"
