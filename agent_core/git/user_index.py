@@ -188,9 +188,9 @@ def _converted_paths(git: GitRunner, paths: list[bytes], attributes_file: Path,
 
 
 def _found(path: Path) -> str | None:
-    """"file" for a regular file with content, "odd" for something else git would open there
-    (a FIFO or a device, which a hostile repository can name: reading it could block or never
-    end), None where there is nothing to read."""
+    """What git would read at `path`: "file" (a regular file with content), "odd" (a FIFO or a
+    device, which a hostile repository can name: reading it could block or never end), or None
+    (nothing to read)."""
     try:
         found = path.stat()
     except OSError:
