@@ -138,3 +138,25 @@ def test_undo_never_writes_through_a_hard_link_the_model_made(git_repo: Path, tm
     assert outside.read_text() == "a file outside the repository\n"
     assert (git_repo / "README.md").stat().st_nlink == 1
     assert (git_repo / "calc/ops.py").read_text() == before.removesuffix("m\n")
+
+
+def test_undo_never_deletes_through_an_ignore_file_it_wrote_back_as_a_link(git_repo: Path,
+                                                                           tmp_path: Path):
+    """Undo writes ignore files first. One the model had made a link to a directory outside,
+    then a directory: writing the link back leads `.gitignore/kept.txt` outside, where the
+    removal of the directory's file must not reach."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept.txt").write_text("the user's file, outside the repository\n")
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    before = files(git_repo)
+    bash(git_repo, f"rm -f .gitignore && ln -s {outside} .gitignore")
+    ws.checkpoint(1)
+    bash(git_repo, "rm .gitignore && mkdir .gitignore && echo model > .gitignore/kept.txt")
+    ws.checkpoint(2)
+    ws.restore(1)
+    assert (outside / "kept.txt").read_text() == "the user's file, outside the repository\n"
+    assert (git_repo / ".gitignore").is_symlink()
+    ws.restore(0)
+    assert files(git_repo) == before

@@ -97,13 +97,30 @@ def diff_raw(git: GitRunner, old: str, new: str) -> list[TreeChange]:
     return changes
 
 
+def _inside(root: Path, rel: str) -> bool:
+    """Whether every directory on the way to `rel` is a real directory under `root`: an undo
+    that wrote a file or a symlink where one was (an ignore file, written first) has made the
+    paths below it gone, or made them lead elsewhere, where nothing may be deleted or asked."""
+    at = root
+    for part in Path(rel).parts[:-1]:
+        at = at / part
+        try:
+            if not stat.S_ISDIR(os.lstat(at).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def _remove(root: Path, rel: str) -> None:
     """Delete a file or symlink, then any parent directories this left empty."""
     path = root / rel
+    if not _inside(root, rel):
+        return
     try:
         path.unlink()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return  # (NotADirectory: a file took its directory's place, as an undo can write one)
+    except (FileNotFoundError, IsADirectoryError):
+        return
     except OSError as error:
         raise WorkspaceError(
             f"cannot remove {rel} while undoing: {error.strerror}. Make its directory writable "
@@ -198,7 +215,7 @@ def apply_tree(
             _remove(root, change.path)
     _checkout(git, index, [c.path for c, i in zip(changes, is_ignore_file) if i and c.status != "D"])
     rest = [c for c, i in zip(changes, is_ignore_file) if not i]
-    deleted = [c.path for c in rest if c.status == "D"]
+    deleted = [c.path for c in rest if c.status == "D" and _inside(root, c.path)]
     kept = _ignored(git, index, deleted) if keep_ignored else set()
     for change in rest:
         if change.status in "DT" and change.path not in kept:
