@@ -248,13 +248,16 @@ class SnapshotEngine:
         patcher = self._patcher()
         if patcher is None:
             return None
-        listed = set((self._ignored_listing or b"").split(b"\0"))
         made = set(entries)
 
         def temporary(path: str) -> bool:
-            """Made and gone within the step, and no ignored file the last listing named."""
+            """Made and gone within the step, and no ignored file the last listing named (read
+            only here: most edit steps never ask)."""
+            if path not in made:
+                return False
+            listed = (self._ignored_listing or b"").split(b"\0")
             raw = os.fsencode(path)
-            return path in made and raw not in listed and raw + b"/" not in listed
+            return raw not in listed and raw + b"/" not in listed
 
         tree = patcher.patch(base, paths, temporary)
         if tree is not None and tree != base:
