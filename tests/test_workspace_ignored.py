@@ -28,12 +28,18 @@ def project(root: Path) -> Path:
     return root
 
 
-def test_reset_hard_and_clean_fdx_are_undone_for_ignored_files_under_the_cap(tmp_path: Path):
-    root = project(tmp_path / "repo")
-    before = files(root)
+def started(root: Path) -> Workspace:
+    """A session on `root` with the small caps above."""
     ws = Workspace.open(root)
     ws.ignored_caps = CAPS
     ws.begin("s")
+    return ws
+
+
+def test_reset_hard_and_clean_fdx_are_undone_for_ignored_files_under_the_cap(tmp_path: Path):
+    root = project(tmp_path / "repo")
+    before = files(root)
+    ws = started(root)
     outside = ws.outside_checkpoints()
     assert any("huge/" in line and "60 files" in line for line in outside)
     assert any("big.log" in line for line in outside)
@@ -54,9 +60,7 @@ def test_reset_hard_and_clean_fdx_are_undone_for_ignored_files_under_the_cap(tmp
 
 def test_ignored_files_stay_out_of_diffs_and_patches(tmp_path: Path):
     root = project(tmp_path / "repo")
-    ws = Workspace.open(root)
-    ws.ignored_caps = CAPS
-    ws.begin("s")
+    ws = started(root)
     bash(root, "echo SECRET=2 >> .env && echo x > new.log && echo m >> app.py")
     ws.checkpoint(1)
     assert "TOKEN" not in ws.patch() and ".env" not in ws.step_diff(1)
@@ -70,9 +74,7 @@ def test_an_ignored_file_that_becomes_a_directory_and_back_is_kept_and_undone(tm
     """git refuses an index entry beside one it replaces (`small.log` and `small.log/x`): the
     old entry leaves first, so neither step fails, and undo brings back each shape."""
     root = project(tmp_path / "repo")
-    ws = Workspace.open(root)
-    ws.ignored_caps = CAPS
-    ws.begin("s")
+    ws = started(root)
     bash(root, "rm small.log && mkdir small.log && echo inside > small.log/x.txt")
     ws.checkpoint(1)
     bash(root, "rm -r small.log && echo a file again > small.log")
@@ -85,9 +87,7 @@ def test_an_ignored_file_that_becomes_a_directory_and_back_is_kept_and_undone(tm
 
 def test_undo_does_not_delete_ignored_files_created_outside_the_session(tmp_path: Path):
     root = project(tmp_path / "repo")
-    ws = Workspace.open(root)
-    ws.ignored_caps = CAPS
-    ws.begin("s")
+    ws = started(root)
     bash(root, "echo m >> app.py")
     ws.checkpoint(1)
     (root / "later.log").write_text("the user's log, made after the step\n")
