@@ -83,6 +83,7 @@ USAGE_WAIT = 2.0
 SILENCE_SAID = 5.0
 WAIT_EVERY = 5.0
 CONNECT_TRIES = 3
+SOCKET_MARGIN = 5.0
 SESSION_HEADER = "X-Session-ID"
 
 
@@ -138,12 +139,13 @@ class OpenAIBackend(Backend):
             headers["Authorization"] = f"Bearer {self._api_key}"
         transport = httpx.HTTPTransport()
         transport._pool._network_backend = self._sockets  # see TrackedSockets
+        # The reading thread's silence bound is `timeout`; the socket's, a little longer.
         self._client = httpx.Client(
-            headers=headers, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            transport=transport,
+            headers=headers, transport=transport,
+            timeout=httpx.Timeout(timeout + SOCKET_MARGIN, connect=min(timeout, 10.0)),
         )
         self._wire = Wire(self._client, self.base_url, model, self.busy, self._cancelled,
-                          backoff, max_retries, self._scrub)
+                          backoff, max_retries, self._scrub, timeout)
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(base_url={self.base_url!r}, model={self.model!r})"

@@ -58,6 +58,7 @@ class Wire:
     backoff: float
     max_retries: int | None
     scrub: Callable[[str], str]
+    timeout: float  # --request-timeout (the consumer's bound; the socket's is a little longer)
     reached: bool = False  # the server answered once: a refused connection is a restart
     response: httpx.Response | None = None
     holding: bool = False  # a reply holds a slot of `busy` until `give_back`
@@ -89,6 +90,9 @@ def send(wire: Wire, path: str, body: dict[str, Any],
                 return
             yield event
         ended = True
+    except httpx.TimeoutException:
+        if not wire.cancelled.is_set():
+            raise _stalled(wire) from None
     except (httpx.TransportError, httpx.StreamError) as exc:
         if not wire.cancelled.is_set():
             raise StreamDropped(wire.scrub(
@@ -222,7 +226,7 @@ def _take_slot(wire: Wire, busy_since: float | None) -> Iterator[Waiting]:
 
 def _stalled(wire: Wire) -> StreamStalled:
     return StreamStalled(wire.scrub(
-        f"{wire.base_url} sent nothing for {wire.client.timeout.read:g} s; the server may be "
+        f"{wire.base_url} sent nothing for {wire.timeout:g} s; the server may be "
         "stuck or overloaded (check its log, or raise --request-timeout)"))
 
 
