@@ -397,7 +397,7 @@ class Batch:
         self.trajectories.mkdir(parents=True, exist_ok=True)
         self.checkouts.root.mkdir(parents=True, exist_ok=True)
         done = self.predictions.finished_ids()
-        self.progress.begin(len(instances))
+        self.progress.begin(len(instances), self.options.workers)
 
         reporting = threading.Lock()  # a result and the counts it leaves are reported together
 

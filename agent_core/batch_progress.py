@@ -1,15 +1,23 @@
 """Counts for a batch's live progress line: done, running, failed, skipped, and an ETA.
 
 Thread-safe: workers report `started` and `finished`; the front end reads `snapshot()` (also
-the JSON progress event) or `line()` whenever it redraws. The ETA is the run's pace so far
-(instances finished per second of wall time, all workers together) applied to what is left;
-skipped instances cost nothing and do not count towards the pace.
+the JSON progress event) or `line()` whenever it redraws.
+
+The ETA counts the instances in flight, not only those finished: an instance is expected to
+take `D` seconds, each running one has `D` minus its age left (at least a tenth of `D`), and the
+ones waiting are laid on the workers as they free up (`_schedule`); the ETA is when the last
+ends. `D` is the mean duration of the finished instances, which the first to finish (the short
+ones) pull down, blended with the time spent on instances per finish (every running one's age
+counted), which the start pulls up; the second weighs more as more finish. Skipped instances
+cost nothing and count nowhere.
 """
 
 from __future__ import annotations
 
+import heapq
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from agent_core.finish import FinishReason
@@ -18,25 +26,31 @@ FAILED = frozenset({FinishReason.ERROR, FinishReason.SERVER_UNAVAILABLE})
 
 
 class BatchProgress:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._lock = threading.Lock()
         self.total = 0
-        self._running: set[str] = set()
+        self.workers = 1
+        self._running: dict[str, float] = {}  # instance id -> when it started
+        self._durations: list[float] = []
         self._done = self._failed = self._skipped = self._stopped = 0
-        self._began = time.monotonic()
+        self._began = clock()
 
-    def begin(self, total: int) -> None:
+    def begin(self, total: int, workers: int = 1) -> None:
         with self._lock:
             self.total = total
-            self._began = time.monotonic()
+            self.workers = max(workers, 1)
+            self._began = self._clock()
 
     def started(self, instance_id: str) -> None:
         with self._lock:
-            self._running.add(instance_id)
+            self._running[instance_id] = self._clock()
 
     def finished(self, instance_id: str, status: str) -> None:
         with self._lock:
-            self._running.discard(instance_id)
+            began = self._running.pop(instance_id, None)
+            if began is not None and status not in ("skipped", "stopped"):
+                self._durations.append(self._clock() - began)
             if status == "skipped":
                 self._skipped += 1
             elif status in FAILED:
@@ -50,14 +64,29 @@ class BatchProgress:
         """`{"total", "done", "running", "failed", "skipped", "stopped", "elapsed_s", "eta_s"}`;
         `eta_s` is None until one instance has finished."""
         with self._lock:
-            elapsed = time.monotonic() - self._began
+            now = self._clock()
+            elapsed = now - self._began
             ran = self._done + self._failed + self._stopped
-            left = self.total - ran - self._skipped
-            eta = elapsed / ran * left if ran else None
+            waiting = self.total - ran - self._skipped - len(self._running)
+            eta = self._eta(now, waiting)
             return {"total": self.total, "done": self._done, "running": len(self._running),
                     "failed": self._failed, "skipped": self._skipped, "stopped": self._stopped,
                     "elapsed_s": round(elapsed, 1),
                     "eta_s": None if eta is None else round(eta, 1)}
+
+    def _eta(self, now: float, waiting: int) -> float | None:
+        """See the module docstring; None until an instance has finished (or nothing is left
+        to wait for)."""
+        if not self._durations:
+            return None
+        ages = [now - began for began in self._running.values()]
+        finished = len(self._durations)
+        mean = sum(self._durations) / finished
+        per_finish = (sum(self._durations) + sum(ages)) / finished
+        weight = finished / (finished + self.workers)
+        expected = max(mean * (1 - weight) + per_finish * weight, mean)
+        left = [max(expected - age, expected / 10) for age in ages]
+        return _schedule(left, max(waiting, 0), expected, self.workers)
 
     def line(self) -> str:
         """`7/10 done (3 in an earlier run) · 2 running · 1 failed · ETA 2m10s`"""
@@ -67,6 +96,19 @@ class BatchProgress:
                  f"{s['running']} running", f"{s['failed']} failed"]
         parts.append("ETA " + ("…" if s["eta_s"] is None else _duration(s["eta_s"])))
         return " · ".join(parts)
+
+
+def _schedule(left: list[float], waiting: int, each: float, workers: int) -> float:
+    """When the last instance ends: the running ones end after `left` seconds, and `waiting`
+    more of `each` seconds start on the first worker free."""
+    free = sorted(left)[:workers] + [0.0] * max(workers - len(left), 0)
+    end = max(left, default=0.0)
+    heapq.heapify(free)
+    for _ in range(waiting):
+        start = heapq.heappop(free)
+        end = max(end, start + each)
+        heapq.heappush(free, start + each)
+    return end
 
 
 def _duration(seconds: float) -> str:
