@@ -1,7 +1,8 @@
 """Run many instances headless, each in its own clone, and write SWE-bench predictions.
 
-Input: JSON Lines, one instance per line with `instance_id`, `repo` (a local path),
-`base_commit` and `problem_statement`. Output folder:
+Input: JSON Lines, one instance per line with `instance_id`, `repo` (a local path, or an
+`owner/name` as SWE-bench publishes it: `batch_repos`), `base_commit` and `problem_statement`
+(other fields are ignored). Output folder:
 
     predictions.jsonl            one SWE-bench prediction per finished instance
     trajectories/<id>.jsonl      each instance's session log (`navtui export` reads these too)
@@ -33,17 +34,19 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agent_core.backends.base import Backend
 from agent_core.batch_progress import BatchProgress
+from agent_core.batch_repos import RepoError, RepoFinder, has_commit, is_slug
 from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
 from agent_core.finish import FinishReason
+from agent_core.git.errors import WorkspaceError
 from agent_core.git.runner import GitRunner
 from agent_core.prompt_types import Prompt, Usage
 from agent_core.sanitize import json_safe
@@ -63,6 +66,7 @@ class Instance:
     repo: Path
     base_commit: str
     problem_statement: str
+    slug: str | None = None  # `owner/name`: `repo` is found or cloned when the instance runs
 
 
 REQUIRED_FIELDS = ("instance_id", "repo", "base_commit", "problem_statement")
@@ -112,15 +116,32 @@ def load_instances(path: Path | str) -> list[Instance]:
                              "differ in letters, digits, '.', '_' or '-')")
         seen.add(safe_name(data["instance_id"]))
         repo = Path(data["repo"]).expanduser()
+        repo = repo if repo.is_absolute() else (path.parent / repo).resolve()
+        slug = data["repo"] if is_slug(data["repo"]) and not repo.exists() else None
         instances.append(
             Instance(
                 instance_id=data["instance_id"],
-                repo=repo if repo.is_absolute() else (path.parent / repo).resolve(),
+                repo=repo,
                 base_commit=data["base_commit"],
                 problem_statement=data["problem_statement"],
+                slug=slug,
             )
         )
     return instances
+
+
+def locate_repo(instance: Instance, finder: RepoFinder) -> Instance:
+    """The instance with `repo` a local repository (an `owner/name` found or cloned by
+    `finder`); BatchError says what is wrong."""
+    if instance.slug is not None:
+        try:
+            return dataclasses.replace(instance, repo=finder.find(instance.slug), slug=None)
+        except (RepoError, WorkspaceError) as error:
+            raise BatchError(f"{instance.instance_id}: {error}") from None
+    if not instance.repo.is_dir():
+        raise BatchError(f"{instance.instance_id}: repo {instance.repo} is not a directory: give "
+                         "a local repository's path, or an owner/name such as django/django")
+    return instance
 
 
 def safe_name(instance_id: str) -> str:
@@ -194,8 +215,12 @@ class Checkouts:
                               "--"))
             except (BatchError, OSError) as error:
                 self.remove(path)
+                fetch = "" if has_commit(instance.repo, instance.base_commit) else (
+                    f" (the commit is not in it: fetch it with `git -C {instance.repo} fetch "
+                    "--all`)")
                 raise BatchError(f"{instance.instance_id}: cannot check out "
-                                 f"{instance.base_commit} of {instance.repo}: {error}") from None
+                                 f"{instance.base_commit} of {instance.repo}: {error}{fetch}"
+                                 ) from None
         return path
 
     def objects_of(self, path: Path) -> Path | None:
@@ -322,8 +347,8 @@ def run_parallel(
         try:
             result = run_one(instance)
         except Exception as exc:  # one broken instance must not stop the others
-            result = InstanceResult(instance.instance_id, FinishReason.ERROR,
-                                    f"{type(exc).__name__}: {exc}")
+            said = str(exc) if isinstance(exc, BatchError) else f"{type(exc).__name__}: {exc}"
+            result = InstanceResult(instance.instance_id, FinishReason.ERROR, said)
         if on_result is not None:
             on_result(result)
         return result
@@ -354,6 +379,7 @@ class BatchOptions:
     workers: int = 1
     secrets: tuple[str, ...] = ()  # literal strings kept out of the logs (API keys)
     sandbox: SandboxSettings = SandboxSettings(mode="off")  # per instance, in its clone
+    repos: RepoFinder = field(default_factory=RepoFinder)  # where `owner/name` repos are
 
 
 class Batch:
@@ -439,6 +465,7 @@ class Batch:
         if path.exists():
             path.unlink()  # an earlier attempt that did not finish: start over
         self.progress.started(instance.instance_id)
+        instance = locate_repo(instance, self.options.repos)
         checkout = self.checkouts.add(instance)
         try:
             finished = self._session(instance, checkout, path)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.batch import BatchError, Instance, Checkouts, load_instances
+from agent_core.batch import BatchError, Checkouts, Instance, load_instances
 from tests.fixtures.repos import BUGGY_PROJECT, git, make_repo
 from tests.test_session import FIX_SCRIPTS, FIXED_LINE, write_script
 from tests.test_cli import navtui
