@@ -56,15 +56,15 @@ def test_a_session_affine_router_keeps_each_sessions_turns_on_one_replica(
     assert all(replica.sessions for replica in replicas), "the sessions spread over both"
 
 
-@pytest.mark.parametrize("cluster", [2], indirect=True)
+@pytest.mark.parametrize("cluster", [1], indirect=True)
 def test_a_replica_that_goes_away_mid_batch_loses_no_turn(
     tmp_path: Path, cluster: tuple[Router, list[Replica]]
 ) -> None:
     router, replicas = cluster
-    # Ten sessions of three turns: some start on a (all on b: one run in a thousand).
+    # Ten sessions of two turns: some start on a (all on b: one run in a thousand).
     statuses = run_batch(tmp_path, router, count=10, workers=4)
     assert statuses == ["submitted"] * 10
-    assert len(replicas[0].sessions) == 2, "replica a went away after two turns"
+    assert len(replicas[0].sessions) == 1, "replica a went away after one turn"
     moved = [path for path in router.routed.values() if "a" in path and "b" in path]
     assert moved and all(path.index("b") > path.index("a") for path in moved)
     turns = sum(len(path) for path in router.routed.values())
