@@ -6,15 +6,16 @@ the JSON progress event) or `line()` whenever it redraws.
 The ETA counts the instances in flight, not only those finished: an instance is expected to
 take `D` seconds, each running one has `D` minus its age left (at least a tenth of `D`), and the
 ones waiting are laid on the workers as they free up (`_schedule`); the ETA is when the last
-ends. `D` is the mean duration of the finished instances, which the first to finish (the short
-ones) pull down, blended with the time spent on instances per finish (every running one's age
-counted), which the start pulls up; the second weighs more as more finish. Skipped instances
+ends, plus one standard deviation of the durations for the stragglers of the last round. `D` is
+the Kaplan-Meier mean of the durations (`expected_duration`): the finished instances are the
+short ones at first, so the running ones count as lasting at least their age. Skipped instances
 cost nothing and count nowhere.
 """
 
 from __future__ import annotations
 
 import heapq
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -75,18 +76,14 @@ class BatchProgress:
                     "eta_s": None if eta is None else round(eta, 1)}
 
     def _eta(self, now: float, waiting: int) -> float | None:
-        """See the module docstring; None until an instance has finished (or nothing is left
-        to wait for)."""
+        """See the module docstring; None until an instance has finished."""
         if not self._durations:
             return None
         ages = [now - began for began in self._running.values()]
-        finished = len(self._durations)
-        mean = sum(self._durations) / finished
-        per_finish = (sum(self._durations) + sum(ages)) / finished
-        weight = finished / (finished + self.workers)
-        expected = max(mean * (1 - weight) + per_finish * weight, mean)
+        expected = expected_duration(self._durations, ages)
         left = [max(expected - age, expected / 10) for age in ages]
-        return _schedule(left, max(waiting, 0), expected, self.workers)
+        end = _schedule(left, max(waiting, 0), expected, self.workers)
+        return end + (statistics.pstdev(self._durations) if waiting + len(ages) > 1 else 0.0)
 
     def line(self) -> str:
         """`7/10 done (3 in an earlier run) · 2 running · 1 failed · ETA 2m10s`"""
@@ -96,6 +93,20 @@ class BatchProgress:
                  f"{s['running']} running", f"{s['failed']} failed"]
         parts.append("ETA " + ("…" if s["eta_s"] is None else _duration(s["eta_s"])))
         return " · ".join(parts)
+
+
+def expected_duration(finished: list[float], ages: list[float]) -> float:
+    """The mean duration by Kaplan-Meier: finished instances end at their duration, running ones
+    are known to last at least their age; the survivors past the last observation are given half
+    the finished mean more."""
+    observed = sorted([(d, True) for d in finished] + [(a, False) for a in ages])
+    alive, area, last = 1.0, 0.0, 0.0
+    for at, (length, ended) in enumerate(observed):
+        area += alive * (length - last)
+        last = length
+        if ended:
+            alive *= 1 - 1 / (len(observed) - at)
+    return area + alive * statistics.mean(finished) / 2
 
 
 def _schedule(left: list[float], waiting: int, each: float, workers: int) -> float:
