@@ -227,12 +227,15 @@ class OpenAIBackend(Backend):
                         first = first or time.monotonic()
                         produced.append(text)
                         yield text
-                if stops.done or assembler.finish_reason:
-                    # The turn is over; the server's usage chunk comes last: wait for it a bit
-                    # (a server may also keep the socket open without `[DONE]`).
-                    if assembler.usage is not None:
+                if stops.closed or assembler.finish_reason:
+                    # The turn is over (unless another tool call opens); the server's usage
+                    # chunk comes last: wait for it a bit (a server may also keep the socket
+                    # open without `[DONE]`).
+                    if assembler.usage is not None:  # it comes last
                         break
                     ended_at = ended_at or time.monotonic()
+                else:
+                    ended_at = None
             if not stops.done:
                 text = stops.feed(assembler.finish()) + stops.flush()
                 if text:

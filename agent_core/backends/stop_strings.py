@@ -51,6 +51,11 @@ class StopScanner:
         self._held = text[len(text) - keep:] if keep else ""
         return text[: len(text) - keep]
 
+    @property
+    def closed(self) -> bool:
+        """A closing tag ended the text so far: the turn is over unless another call opens."""
+        return self.done or self._reopen is not None
+
     def flush(self) -> str:
         """The held-back tail once the stream has ended without a stop."""
         text, self._held = self._held, ""
