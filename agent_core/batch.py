@@ -1,17 +1,19 @@
-"""Run many instances headless, each in its own git worktree, and write SWE-bench predictions.
+"""Run many instances headless, each in its own clone, and write SWE-bench predictions.
 
-Input: JSON Lines, one instance per line with `instance_id`, `repo` (a local path),
-`base_commit` and `problem_statement`. Output folder:
+Input: JSON Lines, one instance per line with `instance_id`, `repo` (a local path, or an
+`owner/name` as SWE-bench publishes it: `batch_repos`), `base_commit` and `problem_statement`
+(other fields are ignored). Output folder:
 
     predictions.jsonl            one SWE-bench prediction per finished instance
     trajectories/<id>.jsonl      each instance's session log (`navtui export` reads these too)
-    worktrees/<id>/              the instance's checkout while it runs; removed afterwards,
-                                 with its checkpoint refs (the log keeps the steps and the patch)
+    checkouts/<id>/              the instance's clone while it runs; removed afterwards (the
+                                 log keeps the steps and the patch)
 
-The user's checkout is never touched: every instance gets `git worktree add --detach` at its
-base commit, and the worktrees are removed and pruned from the user's repository on every exit
-path (Ctrl-C included). Instance ids name files and folders, so `.`, `..`, path separators, NUL
-and control characters are refused, and nothing outside `worktrees/` is ever removed.
+The user's repository shares nothing writable with an instance: each gets its own clone
+(`Checkouts`: objects read from the user's store through alternates, its own refs, index and
+config, no remote), removed on every exit path (Ctrl-C included). Instance
+ids name files and folders, so `.`, `..`, path separators, NUL and control characters are
+refused, and nothing outside `checkouts/` is ever removed.
 
 An instance counts as finished once its prediction is written (the session ended by submit, a
 limit, an exhausted script or format errors); re-running skips finished instances and retries
@@ -32,17 +34,19 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agent_core.backends.base import Backend
 from agent_core.batch_progress import BatchProgress
+from agent_core.batch_repos import RepoError, RepoFinder, has_commit, is_slug
 from agent_core.events import SessionFinished, StepProposed
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
 from agent_core.finish import FinishReason
+from agent_core.git.errors import WorkspaceError
 from agent_core.git.runner import GitRunner
 from agent_core.prompt_types import Prompt, Usage
 from agent_core.sanitize import json_safe
@@ -62,6 +66,7 @@ class Instance:
     repo: Path
     base_commit: str
     problem_statement: str
+    slug: str | None = None  # `owner/name`: `repo` is found or cloned when the instance runs
 
 
 REQUIRED_FIELDS = ("instance_id", "repo", "base_commit", "problem_statement")
@@ -111,15 +116,32 @@ def load_instances(path: Path | str) -> list[Instance]:
                              "differ in letters, digits, '.', '_' or '-')")
         seen.add(safe_name(data["instance_id"]))
         repo = Path(data["repo"]).expanduser()
+        repo = repo if repo.is_absolute() else (path.parent / repo).resolve()
+        slug = data["repo"] if is_slug(data["repo"]) and not repo.exists() else None
         instances.append(
             Instance(
                 instance_id=data["instance_id"],
-                repo=repo if repo.is_absolute() else (path.parent / repo).resolve(),
+                repo=repo,
                 base_commit=data["base_commit"],
                 problem_statement=data["problem_statement"],
+                slug=slug,
             )
         )
     return instances
+
+
+def locate_repo(instance: Instance, finder: RepoFinder) -> Instance:
+    """The instance with `repo` a local repository (an `owner/name` found or cloned by
+    `finder`); BatchError says what is wrong."""
+    if instance.slug is not None:
+        try:
+            return dataclasses.replace(instance, repo=finder.find(instance.slug), slug=None)
+        except (RepoError, WorkspaceError) as error:
+            raise BatchError(f"{instance.instance_id}: {error}") from None
+    if not instance.repo.is_dir():
+        raise BatchError(f"{instance.instance_id}: repo {instance.repo} is not a directory: give "
+                         "a local repository's path, or an owner/name such as django/django")
+    return instance
 
 
 def safe_name(instance_id: str) -> str:
@@ -153,15 +175,19 @@ class Predictions:
             os.fsync(f.fileno())
 
 
-class Worktrees:
-    """Creates and removes detached worktrees under `root`; git calls on one repository are
-    serialized. Nothing but a direct child of `root` is ever removed."""
+class Checkouts:
+    """Creates and removes each instance's own repository under `root`: a new `git init` whose
+    `objects/info/alternates` (written by navtui) names the user's object store, with the base
+    commit checked out detached. It has no refs, remote, config or hooks of the user's; git
+    reads the user's objects and writes only its own, so nothing the instance does (`git branch
+    -D`, `git gc --prune=now`, a config or a hook) reaches the user's repository. Checkouts of one
+    repository are made one at a time; nothing but a direct child of `root` is ever removed."""
 
     def __init__(self, root: Path):
         self.root = root.resolve()
         self._locks: dict[Path, threading.Lock] = {}
         self._guard = threading.Lock()
-        self._live: dict[Path, Path] = {}  # worktree -> its repository, until removed
+        self._live: set[Path] = set()  # checkouts until removed
 
     def _lock(self, repo: Path) -> threading.Lock:
         with self._guard:
@@ -175,41 +201,68 @@ class Worktrees:
 
     def add(self, instance: Instance) -> Path:
         path = self.path_for(instance)
+        self.remove(path)
+        with self._guard:
+            self._live.add(path)
         with self._lock(instance.repo):
-            self._remove_locked(instance.repo, path)
-            with self._guard:
-                self._live[path] = instance.repo
-            result = _git(instance.repo, "worktree", "add", "--detach", str(path),
-                          instance.base_commit)
-        if result.returncode != 0:
-            self.remove(instance.repo, path)
-            raise BatchError(
-                f"{instance.instance_id}: cannot check out {instance.base_commit} of "
-                f"{instance.repo}: {result.stderr.strip()}"
-            )
+            try:
+                store = _object_store(instance.repo)
+                _checked(_git(self.root, "init", "--quiet", "--", str(path)))
+                alternates = path / ".git/objects/info/alternates"
+                with open(alternates, "x", encoding="utf-8") as file:  # O_EXCL: navtui's own
+                    file.write(f"{store}\n")
+                _checked(_git(path, "checkout", "--quiet", "--detach", instance.base_commit,
+                              "--"))
+            except (BatchError, OSError) as error:
+                self.remove(path)
+                fetch = "" if has_commit(instance.repo, instance.base_commit) else (
+                    f" (the commit is not in it: fetch it with `git -C {instance.repo} fetch "
+                    "--all`)")
+                raise BatchError(f"{instance.instance_id}: cannot check out "
+                                 f"{instance.base_commit} of {instance.repo}: {error}{fetch}"
+                                 ) from None
         return path
 
-    def remove(self, repo: Path, path: Path) -> None:
-        with self._lock(repo):
-            self._remove_locked(repo, path)
-        with self._guard:
-            self._live.pop(path, None)
+    def objects_of(self, path: Path) -> Path | None:
+        """The user's object store a checkout reads through alternates (the sandbox shows it
+        read-only); None when it has none."""
+        alternates = path / ".git/objects/info/alternates"
+        try:
+            lines = alternates.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return None
+        first = Path(lines[0]) if lines else None
+        return first if first is not None and first.is_absolute() and first.is_dir() else None
 
-    def remove_all(self) -> None:
-        """Remove every worktree still checked out and prune them from their repositories."""
-        with self._guard:
-            live = list(self._live.items())
-        for path, repo in live:
-            self.remove(repo, path)
-
-    def _remove_locked(self, repo: Path, path: Path) -> None:
+    def remove(self, path: Path) -> None:
         resolved = path.resolve()
         if resolved.parent != self.root or path.is_symlink():
-            raise BatchError(f"refusing to remove {path}: not a worktree folder of {self.root}")
-        if resolved.exists():
-            _git(repo, "worktree", "remove", "--force", "--force", str(resolved))
-            shutil.rmtree(resolved, ignore_errors=True)
-        _git(repo, "worktree", "prune")
+            raise BatchError(f"refusing to remove {path}: not a checkout folder of {self.root}")
+        shutil.rmtree(resolved, ignore_errors=True)
+        with self._guard:
+            self._live.discard(resolved)
+
+    def remove_all(self) -> None:
+        """Remove every checkout still there."""
+        with self._guard:
+            live = list(self._live)
+        for path in live:
+            self.remove(path)
+
+
+def _object_store(repo: Path) -> Path:
+    """The object directory of the repository at `repo` (its common git dir's `objects`)."""
+    result = _checked(_git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+    store = Path(result.stdout.strip()) / "objects"
+    if not store.is_dir() or store.is_symlink():
+        raise BatchError(f"{repo} has no object store of its own ({store})")
+    return store
+
+
+def _checked(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    if result.returncode != 0:
+        raise BatchError(result.stderr.strip() or f"git exited with {result.returncode}")
+    return result
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -294,8 +347,8 @@ def run_parallel(
         try:
             result = run_one(instance)
         except Exception as exc:  # one broken instance must not stop the others
-            result = InstanceResult(instance.instance_id, FinishReason.ERROR,
-                                    f"{type(exc).__name__}: {exc}")
+            said = str(exc) if isinstance(exc, BatchError) else f"{type(exc).__name__}: {exc}"
+            result = InstanceResult(instance.instance_id, FinishReason.ERROR, said)
         if on_result is not None:
             on_result(result)
         return result
@@ -325,7 +378,8 @@ class BatchOptions:
     make_backend: Callable[[Instance], Backend]
     workers: int = 1
     secrets: tuple[str, ...] = ()  # literal strings kept out of the logs (API keys)
-    sandbox: SandboxSettings = SandboxSettings(mode="off")  # per instance, in its worktree
+    sandbox: SandboxSettings = SandboxSettings(mode="off")  # per instance, in its clone
+    repos: RepoFinder = field(default_factory=RepoFinder)  # where `owner/name` repos are
 
 
 class Batch:
@@ -336,7 +390,7 @@ class Batch:
         self.output_dir = options.output_dir.expanduser().resolve()
         self.trajectories = self.output_dir / "trajectories"
         self.predictions = Predictions(self.output_dir / "predictions.jsonl")
-        self.worktrees = Worktrees(self.output_dir / "worktrees")
+        self.checkouts = Checkouts(self.output_dir / "checkouts")
         self._stopping = threading.Event()
         self._running: set[Session] = set()
         self._running_lock = threading.Lock()
@@ -367,9 +421,9 @@ class Batch:
         On Ctrl-C the batch stops (see `stop`) and `on_stopping` is called at once, before the
         running instances have wound down."""
         self.trajectories.mkdir(parents=True, exist_ok=True)
-        self.worktrees.root.mkdir(parents=True, exist_ok=True)
+        self.checkouts.root.mkdir(parents=True, exist_ok=True)
         done = self.predictions.finished_ids()
-        self.progress.begin(len(instances))
+        self.progress.begin(len(instances), self.options.workers)
 
         reporting = threading.Lock()  # a result and the counts it leaves are reported together
 
@@ -389,7 +443,7 @@ class Batch:
                 on_interrupt=lambda: self._interrupted(on_stopping),
             )
         finally:
-            self.worktrees.remove_all()
+            self.checkouts.remove_all()
 
     def _interrupted(self, on_stopping: Callable[[], None] | None) -> None:
         self.stop()
@@ -411,11 +465,12 @@ class Batch:
         if path.exists():
             path.unlink()  # an earlier attempt that did not finish: start over
         self.progress.started(instance.instance_id)
-        worktree = self.worktrees.add(instance)
+        instance = locate_repo(instance, self.options.repos)
+        checkout = self.checkouts.add(instance)
         try:
-            finished = self._session(instance, worktree, path)
+            finished = self._session(instance, checkout, path)
         finally:
-            self.worktrees.remove(instance.repo, worktree)
+            self.checkouts.remove(checkout)
         stopped = self._stopping.is_set() and finished.reason == FinishReason.QUIT
         status = STOPPED if stopped else finished.reason
         result = InstanceResult(instance.instance_id, status, finished.message, finished.patch,
@@ -430,16 +485,20 @@ class Batch:
             )
         return result
 
-    def _session(self, instance: Instance, worktree: Path, log: Path) -> SessionFinished:
+    def _session(self, instance: Instance, checkout: Path, log: Path) -> SessionFinished:
         config = dataclasses.replace(self.options.config,
                                      backend_info=dict(self.options.config.backend_info))
         writer = TrajectoryWriter(log, secrets=self.options.secrets)
         writer.meta(instance_id=instance.instance_id, repo=str(instance.repo),
                     base_commit=instance.base_commit)
-        launcher, _ = resolve_sandbox(self.options.sandbox, worktree)
+        objects = self.checkouts.objects_of(checkout)
+        sandbox = self.options.sandbox
+        if objects is not None:  # the clone's git reads the user's objects, read-only
+            sandbox = dataclasses.replace(sandbox, expose=(*sandbox.expose, objects))
+        launcher, _ = resolve_sandbox(sandbox, checkout)
         session = Session(
-            workspace=Workspace.open(worktree),
-            executor=Executor(worktree, command_timeout=config.command_timeout,
+            workspace=Workspace.open(checkout),
+            executor=Executor(checkout, command_timeout=config.command_timeout,
                               path_alias=config.path_alias, launcher=launcher),
             backend=self.options.make_backend(instance),
             issue=instance.problem_statement,
@@ -456,5 +515,4 @@ class Batch:
                 self._running.discard(session)
             session.close()
             writer.close()
-            # The worktree goes away with its checkpoints' use; keep the user's refs clean.
             session.workspace.delete_session(session.id)

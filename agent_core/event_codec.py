@@ -26,6 +26,7 @@ from agent_core.events import (
     TurnStarted,
     UsageReported,
     UserMessage,
+    Waiting,
 )
 from agent_core.finish import FinishReason
 from agent_core.prompt_types import Usage
@@ -178,6 +179,7 @@ _PLAIN_EVENTS: dict[str, type] = {
         FormatError,
         StepUndone,
         Notice,
+        Waiting,
         UserMessage,
         SessionFinished,
         SessionError,

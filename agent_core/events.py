@@ -130,6 +130,24 @@ class Notice:
 
 
 @dataclass
+class Waiting:
+    """The session is waiting on something outside it: `reason` (a busy server, one loading or
+    restarting, a reply that has not come, a retry's pause, a free slot), `waited_s` so far and
+    `next_try_s` until the next attempt (None: until the server sends something)."""
+
+    reason: str
+    waited_s: float
+    next_try_s: float | None = None
+
+    def describe(self) -> str:
+        """`server busy (HTTP 429) · waited 12 s · next try in 3 s`"""
+        said = [self.reason, f"waited {self.waited_s:.0f} s"]
+        if self.next_try_s is not None:
+            said.append(f"next try in {self.next_try_s:.0f} s")
+        return " · ".join(said)
+
+
+@dataclass
 class UserMessage:
     """The user wrote to the model between turns; it reads `text` with its next prompt.
 
@@ -171,6 +189,7 @@ Event = (
     | UsageReported
     | PromptSent
     | Notice
+    | Waiting
     | UserMessage
     | SessionFinished
     | SessionError

@@ -62,7 +62,7 @@ from agent_core.steps import (
 )
 from agent_core.stored_turns import store_turn
 from agent_core.stuck import StuckDetector
-from agent_core.turn_retry import generate_with_retries
+from agent_core.turn_retry import deadline_timer, fit_server_window, generate_with_retries
 from agent_core.workspace import UnsafeRestore, Workspace, WorkspaceError
 
 
@@ -105,6 +105,8 @@ class Session:
         self._stuck = StuckDetector()
         self._turn_notice: str | None = None  # about how the last reply was cut, for the model
         self._identity_logged: dict | None = None  # the backend identity last logged
+        if hasattr(backend, "attach"):  # requests carry the session's id; waits become events
+            backend.attach(self.id, self._emit)
 
     @property
     def records(self) -> list[StepRecord]:
@@ -194,7 +196,7 @@ class Session:
         self.workspace.begin(self.id)
         self._started_at = time.monotonic()
         self._emit(SessionStarted(self.id, self.issue, dataclasses.asdict(self.config)))
-        for message in self.backend.notices:
+        for message in [*self.backend.notices, *fit_server_window(self.backend, self.config)]:
             self._emit(Notice(message))
         self._warn_outside()
 
@@ -277,6 +279,7 @@ class Session:
         if turn.finish is not None:
             raise SessionStop(*turn.finish)
         raw, fitted = turn.raw, turn.fitted
+        self._turn_notice = turn.told or self._turn_notice
         if raw is None:
             return None
         usage = self.backend.last_usage or Usage()
@@ -334,6 +337,7 @@ class Session:
         self._turn_notice = None
         chunks: list[str] = []
         guard = RepetitionGuard()
+        deadline = deadline_timer(self.config.max_time, self._started_at, self.backend.cancel)
         try:
             for chunk in self.backend.stream(prompt):
                 if self._cancelled.is_set():
@@ -350,13 +354,14 @@ class Session:
                         "repeat text: give brief reasoning, then exactly one action.",
                     )
                     break
-                if self._out_of_time():
-                    self.backend.cancel()
-                    raise SessionStop(FinishReason.LIMIT, self._limit_reached() or "out of time")
         except ServerFault:
             raise  # generate_with_retries retries or stops with a named reason
         except BackendError as error:  # the reason says how: an error, a script used up, ...
             raise SessionStop(error.reason, str(error)) from None
+        finally:
+            deadline.cancel()
+        if self._out_of_time():  # the deadline timer stopped the reply (keep-alives count not)
+            raise SessionStop(FinishReason.LIMIT, self._limit_reached() or "out of time")
         if self._cancelled.is_set():
             self._emit(Notice("generation cancelled"))
             return None

@@ -258,6 +258,22 @@ def add_batch_args(parser: Parser) -> None:
     parser.add_argument("--script-dir", metavar="DIR",
                         help="replay a script per instance: DIR/<instance_id>.jsonl "
                              "(implies --backend replay)")
+    parser.add_argument("--slice", metavar="A:B",
+                        help="run only the instances A to B-1 of the file (Python's slice: 0:50, "
+                             ":10, 100:)")
+    parser.add_argument("--shard", metavar="I/N",
+                        help="run only every N-th instance from the I-th (I from 0), after "
+                             "--slice: N machines each run one I into an output of their own")
+    parser.add_argument("--repos-dir", metavar="DIR",
+                        help="existing clones of repos given as owner/name (DIR/owner__name or "
+                             "DIR/owner/name); without it they are cloned once into navtui's "
+                             "cache")
+    parser.add_argument("--repos-url", metavar="URL", default="https://github.com",
+                        help="where owner/name repos are cloned from (default: "
+                             "https://github.com)")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="run each instance as a task on this Ray cluster (`auto`, or "
+                             "HOST:6379; needs the [ray] extra) and gather the predictions here")
     add_backend_args(parser)
     add_limit_args(parser)
     add_sandbox_args(parser)

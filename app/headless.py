@@ -36,6 +36,7 @@ from agent_core.events import (
     TokenStreamed,
     TurnStarted,
     UsageReported,
+    Waiting,
 )
 from agent_core.finish import FinishReason
 from agent_core.formats import ParseError
@@ -198,6 +199,9 @@ class Transcript:
     def _on_Notice(self, event: Notice) -> None:
         message = event.message if self.paths is None else self.paths.to_user(event.message)
         self.console.print(Text(visible(message), style="dim"))
+
+    def _on_Waiting(self, event: Waiting) -> None:
+        self.console.print(Text(visible(f"… {event.describe()}"), style="dim"))
 
     def _on_SessionError(self, event: SessionError) -> None:
         self._last_error = event.message

@@ -30,6 +30,8 @@ from agent_core.batch import (
     SharedBackend,
     load_instances,
 )
+from agent_core.batch_repos import RepoFinder
+from agent_core.batch_select import SelectionError, select
 from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.sanitize import json_safe, visible
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
@@ -198,7 +200,7 @@ def batch_backends(
 
 
 def batch_main(args: argparse.Namespace) -> int:
-    """Run every instance headless in its own worktree; writes predictions + trajectories."""
+    """Run every instance headless in its own checkout; writes predictions + trajectories."""
     from app.compose import (
         backend_config, backend_secrets, backend_spec, make_backend, sandbox_settings, session_config,
     )
@@ -206,11 +208,15 @@ def batch_main(args: argparse.Namespace) -> int:
     from agent_core.executor.sandbox import SandboxError
 
     try:
-        instances = load_instances(args.instances)
-    except BatchError as error:
+        instances = select(load_instances(args.instances), args.slice, args.shard)
+    except (BatchError, SelectionError) as error:
         return _error(str(error))
     if args.workers < 1:
         return _error("--workers must be at least 1")
+    if args.ray:
+        from app.batch_ray import ray_main
+
+        return ray_main(args, instances)
     if args.script_dir and args.backend is None:  # each instance gets a --script of its own
         args.backend = default_backend(BackendConfig(script=args.script_dir))
     if args.backend and spec_for(args.backend).scripted and not (args.script_dir or args.script):
@@ -234,6 +240,8 @@ def batch_main(args: argparse.Namespace) -> int:
         workers=args.workers,
         secrets=tuple(backend_secrets(args)),
         sandbox=sandbox,
+        repos=RepoFinder(Path(args.repos_dir).expanduser() if args.repos_dir else None,
+                         url=args.repos_url),
     )
     console = Console(stderr=True)
     runner = Batch(options)

@@ -1,18 +1,21 @@
-"""`navtui batch` throughput: instances per minute at 1, 4 and 8 workers against a local mock
-OpenAI-compatible server with a fixed per-request latency and a concurrency limit.
+"""`navtui batch` past the server's limit: throughput and 429 share at 1, 2, 4, 8 and 16 workers
+against a local mock OpenAI-compatible server that takes `--limit` requests at once, in both of a
+real server's modes, and the ETA's error at a quarter and half done.
 
-The mock answers each chat request after `--latency` seconds; past `--limit` requests in flight
-it answers 429 with `Retry-After: <latency>` at once, as a server with a full queue does. Each
-instance is a real git worktree of its own small repository and a real Session (bash through
+The mock answers each chat request after `--latency` seconds. `reject` mode answers 429 with
+`Retry-After: <latency>` at once past `--limit` requests in flight (a server with a full queue);
+`queue` mode holds the extra requests until a slot frees (vLLM, SGLang, llama.cpp's queue). Each
+instance is a real checkout of its own small repository and a real Session (bash through
 navtui's executor, checkpoints, the log); the model's part is two requests: a `bash` call and a
-`submit` (the tree is unchanged, so no review round). All workers share one
-`ServerBackoff`, as `navtui batch` does; for the largest worker count the run is repeated with
-a backoff of its own per worker (`each`), to show what sharing saves. Printed per run: wall
-time, instances per minute, requests and 429 answers, and the speed-up over one worker; the
-ideal speed-up is min(workers, limit) while the model's latency dominates.
+`submit`. All workers share one `ServerBackoff` (its adaptive in-flight limit), as `navtui
+batch` does. Printed per run: wall time, instances per minute, requests, the share answered 429,
+the throughput over the run at `--limit` workers (the target: at 4x the slots, at least 1.0x),
+and the ETA's error (estimate vs what was left) when a quarter and half of the instances were
+done.
 
-Run: `python bench/batch_throughput.py [--instances 16] [--latency 0.25] [--limit 4]
-[--workers 1,4,8]` (everything under a temporary directory; no bytecode written).
+Run: `python bench/batch_throughput.py [--instances 32] [--latency 0.25] [--limit 4]
+[--workers 1,2,4,8,16] [--modes reject,queue]` (everything under a temporary directory; no
+bytecode written).
 """
 
 from __future__ import annotations
@@ -44,11 +47,14 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invali
 
 
 class MockServer:
-    """Fixed latency, at most `limit` requests in flight (429 beyond), stateless turns."""
+    """Fixed latency, at most `limit` requests in flight (beyond: 429 in `reject` mode, a wait
+    for a slot in `queue` mode), stateless turns."""
 
-    def __init__(self, latency: float, limit: int) -> None:
+    def __init__(self, latency: float, limit: int, mode: str) -> None:
         self.latency = latency
         self.limit = limit
+        self.mode = mode
+        self._slots = threading.Semaphore(limit)
         self.in_flight = 0
         self.requests = 0
         self.refused = 0
@@ -76,6 +82,13 @@ class MockServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if server.mode == "queue":
+                    with server._lock:
+                        server.requests += 1
+                    with server._slots:
+                        time.sleep(server.latency)
+                    self._send(200, _turn(body), "text/event-stream")
+                    return
                 with server._lock:
                     server.requests += 1
                     full = server.in_flight >= server.limit
@@ -136,32 +149,45 @@ def make_repos(root: Path, count: int) -> list[Instance]:
     return instances
 
 
-def run(instances: list[Instance], output: Path, server: MockServer, workers: int,
-        shared: bool) -> float:
-    one = ServerBackoff(first=0.05)
+def run(instances: list[Instance], output: Path, server: MockServer,
+        workers: int) -> tuple[float, list[tuple[float, float | None]]]:
+    """Wall time, and (time, ETA) after each finish."""
+    shared = ServerBackoff(first=0.05)
     options = BatchOptions(
         output_dir=output,
         config=SessionConfig(dialect="toolcall", path_alias="/testbed", command_timeout=60.0,
                              backend_info={"backend": "openai", "model": "mock"}),
-        make_backend=lambda _: OpenAIBackend(
-            server.base_url, "mock", shared_backoff=one if shared else ServerBackoff(first=0.05)),
+        make_backend=lambda _: OpenAIBackend(server.base_url, "mock", shared_backoff=shared),
         workers=workers,
     )
+    batch = Batch(options)
     started = time.monotonic()
-    results = Batch(options).run(instances)
+    etas: list[tuple[float, float | None]] = []
+    results = batch.run(instances, on_result=lambda _: etas.append(
+        (time.monotonic() - started, batch.progress.snapshot()["eta_s"])))
     elapsed = time.monotonic() - started
     bad = [r for r in results if r.status != "submitted"]
     if bad:
         raise SystemExit(f"{len(bad)} instances did not submit: {bad[0].status} {bad[0].message}")
-    return elapsed
+    return elapsed, etas
+
+
+def eta_error(etas: list[tuple[float, float | None]], elapsed: float, share: float) -> str:
+    """The ETA's error (estimate / truth - 1) once `share` of the instances were done."""
+    at, eta = etas[max(int(len(etas) * share) - 1, 0)]
+    truth = elapsed - at
+    if eta is None or truth <= 0:
+        return "—"
+    return f"{(eta - truth) / truth:+.0%}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--instances", type=int, default=16)
+    parser.add_argument("--instances", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.25)
     parser.add_argument("--limit", type=int, default=4)
-    parser.add_argument("--workers", default="1,4,8")
+    parser.add_argument("--workers", default="1,2,4,8,16")
+    parser.add_argument("--modes", default="reject,queue")
     args = parser.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
     with tempfile.TemporaryDirectory(prefix="navtui-bench-") as tmp:
@@ -169,22 +195,24 @@ def main() -> None:
         os.environ.update(GIT_ENV)
         instances = make_repos(root / "repos", args.instances)
         print(f"{args.instances} instances, 2 requests each; mock latency {args.latency:g} s, "
-              f"at most {args.limit} requests in flight (429 + Retry-After beyond)")
-        print(f"{'workers':>7} {'backoff':>7} {'wall s':>8} {'inst/min':>9} {'requests':>9} "
-              f"{'429s':>6} {'speed-up':>9} {'ideal':>6}")
-        base = None
-        runs = [(w, True) for w in counts] + [(max(counts), False)]
-        for workers, shared in runs:
-            server = MockServer(args.latency, args.limit)
-            try:
-                elapsed = run(instances, root / f"out-{workers}-{shared}", server, workers, shared)
-            finally:
-                server.stop()
-            rate = args.instances / elapsed * 60
-            base = base or rate
-            print(f"{workers:>7} {'shared' if shared else 'each':>7} {elapsed:>8.2f} "
-                  f"{rate:>9.1f} {server.requests:>9} {server.refused:>6} {rate / base:>8.2f}x "
-                  f"{min(workers, args.limit):>5}x")
+              f"{args.limit} requests at once (reject: 429 + Retry-After beyond; queue: wait)")
+        print(f"{'mode':>6} {'workers':>7} {'wall s':>7} {'inst/min':>8} {'requests':>8} "
+              f"{'429 %':>6} {'vs limit':>8} {'ETA@1/4':>8} {'ETA@1/2':>8}")
+        for mode in args.modes.split(","):
+            rates: dict[int, float] = {}
+            for workers in counts:
+                server = MockServer(args.latency, args.limit, mode)
+                try:
+                    elapsed, etas = run(instances, root / f"out-{mode}-{workers}", server, workers)
+                finally:
+                    server.stop()
+                rate = rates[workers] = args.instances / elapsed * 60
+                at_limit = rates.get(args.limit)
+                ratio = f"{rate / at_limit:.2f}x" if at_limit else "—"
+                share = server.refused / server.requests if server.requests else 0.0
+                print(f"{mode:>6} {workers:>7} {elapsed:>7.2f} {rate:>8.1f} {server.requests:>8} "
+                      f"{share:>6.1%} {ratio:>8} {eta_error(etas, elapsed, 0.25):>8} "
+                      f"{eta_error(etas, elapsed, 0.5):>8}")
 
 
 if __name__ == "__main__":

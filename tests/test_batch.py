@@ -125,7 +125,7 @@ def test_batch_of_three_instances_with_two_workers(setup, tmp_path: Path):
     assert git(repo_b, "status", "--porcelain") == ""
     assert {r: git(r, "rev-parse", "HEAD") for r in (repo_a, repo_b)} == heads
     assert len(git(repo_a, "worktree", "list").splitlines()) == 1
-    assert list((output / "worktrees").iterdir()) == []
+    assert list((output / "checkouts").iterdir()) == []
     assert git(repo_a, "for-each-ref", "refs/navtui") == ""
 
     # One trajectory per instance, tagged with its instance id; two ran at the same time.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.batch import BatchError, Instance, Worktrees, load_instances
+from agent_core.batch import BatchError, Checkouts, Instance, load_instances
 from tests.fixtures.repos import BUGGY_PROJECT, git, make_repo
 from tests.test_session import FIX_SCRIPTS, FIXED_LINE, write_script
 from tests.test_cli import navtui
@@ -50,7 +50,7 @@ def test_a_relative_output_is_the_users_cwd_and_leaves_no_worktree_registered(tm
     for repo in repos:
         assert len(git(repo, "worktree", "list").splitlines()) == 1
         assert not (repo / "out").exists()
-    assert list((cwd / "out/worktrees").iterdir()) == []
+    assert list((cwd / "out/checkouts").iterdir()) == []
 
     events = [json.loads(line) for line in run.stdout.splitlines()]
     progress = [e for e in events if e["event"] == "progress"]
@@ -94,7 +94,7 @@ def test_ids_that_would_share_a_folder_are_duplicates(tmp_path: Path):
 def test_a_dotdot_instance_leaves_the_output_folder_alone(tmp_path: Path):
     repo = make_repo(tmp_path / "repo", BUGGY_PROJECT)
     output = tmp_path / "out"
-    (output / "worktrees").mkdir(parents=True)
+    (output / "checkouts").mkdir(parents=True)
     (output / "predictions.jsonl").write_text('{"instance_id": "earlier"}\n')
     (output / "notes.txt").write_text("the user's own file\n")
     row = {"instance_id": "..", "repo": str(repo),
@@ -111,19 +111,19 @@ def test_a_dotdot_instance_leaves_the_output_folder_alone(tmp_path: Path):
     assert "instances.jsonl:1: instance_id '..'" in run.stderr
     assert (output / "predictions.jsonl").read_text() == '{"instance_id": "earlier"}\n'
 
-    worktrees = Worktrees(output / "worktrees")
+    checkouts = Checkouts(output / "checkouts")
     hostile = Instance("..", repo, row["base_commit"], "p")
     with pytest.raises(BatchError):
-        worktrees.add(hostile)
+        checkouts.add(hostile)
     with pytest.raises(BatchError, match="refusing to remove"):
-        worktrees.remove(repo, output / "worktrees" / "..")
-    (output / "worktrees/escape").symlink_to(output)
+        checkouts.remove(output / "checkouts" / "..")
+    (output / "checkouts/escape").symlink_to(output)
     with pytest.raises(BatchError, match="refusing to remove"):
-        worktrees.remove(repo, output / "worktrees/escape")
-    assert (output / "notes.txt").exists() and (output / "worktrees/escape").is_symlink()
+        checkouts.remove(output / "checkouts/escape")
+    assert (output / "notes.txt").exists() and (output / "checkouts/escape").is_symlink()
 
 
-def test_ctrl_c_mid_batch_prunes_every_worktree_from_the_users_repos(tmp_path: Path):
+def test_ctrl_c_mid_batch_removes_every_checkout(tmp_path: Path):
     # The first command of every instance waits on a gate the test opens only once the batch
     # says it is stopping, so no instance can finish before Ctrl-C however slow the machine.
     # The gate is in each instance's checkout: the sandbox (on by default) shows the command
@@ -143,17 +143,16 @@ def test_ctrl_c_mid_batch_prunes_every_worktree_from_the_users_repos(tmp_path: P
         target=lambda: stderr.extend(iter(lambda: process.stderr.read(1), "")))
     reader.start()
     deadline = time.monotonic() + 120
-    while sum(len(git(r, "worktree", "list").splitlines()) - 1 for r in repos) < 2:
+    checkouts = output / "checkouts"
+    while not checkouts.is_dir() or len(list(checkouts.iterdir())) < 2:
         assert time.monotonic() < deadline and process.poll() is None, "".join(stderr)
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     while "Stopping:" not in "".join(stderr):
         assert time.monotonic() < deadline and process.poll() is None, "".join(stderr)
         time.sleep(0.05)
-    for repo in repos:
-        for line in git(repo, "worktree", "list", "--porcelain").splitlines()[1:]:
-            if line.startswith("worktree "):
-                (Path(line.removeprefix("worktree ")) / ".gate").touch()
+    for checkout in checkouts.iterdir():
+        (checkout / ".gate").touch()
     process.wait(timeout=120)
     reader.join(timeout=30)
     assert process.returncode == 3, "".join(stderr)
@@ -161,7 +160,7 @@ def test_ctrl_c_mid_batch_prunes_every_worktree_from_the_users_repos(tmp_path: P
     for repo in repos:
         assert len(git(repo, "worktree", "list").splitlines()) == 1
         assert git(repo, "status", "--porcelain") == ""
-    assert list((output / "worktrees").iterdir()) == []
+    assert list((output / "checkouts").iterdir()) == []
     assert not (output / "predictions.jsonl").exists()
 
 

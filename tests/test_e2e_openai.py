@@ -72,11 +72,15 @@ def test_auto_fixes_the_bug_through_an_openai_compatible_server(git_repo, script
     assert "7:" in json.dumps(second["messages"][-1]) and BUGGY_LINE.strip() in json.dumps(second["messages"])
 
 
-def test_a_server_error_ends_the_session_with_exit_1(git_repo, scripted_http):
+def test_a_server_error_is_retried_then_stops_resumable_with_exit_2(git_repo, scripted_http):
+    """A 5xx is the server's fault, not the user's: retried, then a resumable stop (it was
+    exit 1, as for a setup problem)."""
     scripted_http.queue(Reply(status=500, headers={"Content-Type": "application/json"},
                               body=['{"error": {"message": "model exploded"}}']))
     result = navtui("--auto", "--base-url", scripted_http.base_url, "--model", "m", "--dialect", "toolcall",
                     "--issue", ISSUE, str(git_repo))
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "model exploded" in result.stdout + result.stderr
+    assert "--resume" in result.stdout + result.stderr
+    assert len(scripted_http.requests) == 3
     assert subprocess.run(["git", "status", "--porcelain"], cwd=git_repo, capture_output=True, text=True).stdout == ""

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from agent_core.backends.base import Backend, BackendError, Prompt
+from agent_core.backends.faults import StreamErrorEvent, StreamMalformed, StreamStalled
 from agent_core.backends.openai_compat import OpenAIBackend
 from tests.fixtures.servers import (
     Reply,
@@ -232,17 +233,21 @@ def test_unparseable_tool_call_error_gives_back_the_models_text(
     assert text == '<tool_call>\n{"name": "arguments": "ls"}}\n</tool_call>'
 
 
-def test_non_json_events_are_skipped_and_named_error_events_raise(
+def test_a_chunk_that_is_not_json_and_named_error_events_are_faults_of_the_turn(
     scripted_http: ScriptedHTTPServer,
 ) -> None:
+    """Skipping a damaged chunk once ran `testbed/calc.py` where the model wrote
+    `/testbed/calc.py`: a chunk that does not parse discards the reply, never a part of it."""
     scripted_http.queue(
-        Reply(body=[": keep-alive\n\n", "data: not json at all\n\n",
-                    *sse(content_chunk("fine", finish="stop"))]),
+        Reply(body=[": keep-alive\n\n", *sse(content_chunk('{"path": "')),
+                    'data: {"choices": [{"index": 0, "delta": {"content": "/te\n\n',
+                    *sse(content_chunk("stbed/calc.py\"}", finish="stop"))]),
         Reply(body=["event: error\ndata: model crashed\n\n"]),
     )
     backend = backend_for(scripted_http)
-    assert "".join(backend.stream(CHAT)) == "fine"
-    with pytest.raises(BackendError, match="mid-stream: model crashed"):
+    with pytest.raises(StreamMalformed, match="not JSON"):
+        list(backend.stream(CHAT))
+    with pytest.raises(StreamErrorEvent, match="mid-stream: model crashed"):
         list(backend.stream(CHAT))
 
 
@@ -251,7 +256,7 @@ def test_stall_becomes_a_read_timeout(scripted_http: ScriptedHTTPServer) -> None
     backend = backend_for(scripted_http, timeout=0.5)
     received = []
     started = time.monotonic()
-    with pytest.raises(BackendError, match=r"sent nothing for 0\.5 s.*raise --request-timeout"):
+    with pytest.raises(StreamStalled, match=r"sent nothing for 0\.5 s.*raise --request-timeout"):
         for chunk in backend.stream(CHAT):
             received.append(chunk)
     assert received == ["thinking"]

@@ -99,6 +99,7 @@ def test_openai_request_bodies_rebuilt_from_the_log(git_repo, scripted_http):
     assert [t.label for t in turns] == [Label.APPROVED, Label.REJECTED, Label.APPROVED]
     assert any(t.sent.elided or t.sent.cap_chars for t in turns)
     rebuild = OpenAIBackend(scripted_http.base_url, "m")
+    rebuild.attach(session.id, lambda _: None)  # requests name their session (`user`)
     for turn, request in zip(turns, scripted_http.requests, strict=True):
         path, body = rebuild.request_for(turn.prompt)
         assert request.path.endswith(path)

@@ -4,6 +4,7 @@ leave."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,30 @@ async def test_escape_and_ctrl_c_stop_a_generation_waiting_for_its_first_byte(
         await watch.until(lambda: scripted_http.requests[0].disconnected_at is not None,
                           "the server saw the client leave", timeout=10)
         assert session.pending is None
+
+
+async def test_a_busy_servers_wait_is_shown_in_the_status_bar(
+    git_repo: Path, scripted_http: ScriptedHTTPServer
+):
+    """A 300 s busy wait used to show nothing on screen: the status says the wait, its reason
+    and the next try."""
+    from widgets.status_bar import StatusBar
+
+    scripted_http.queue(Reply(status=429, headers={"Retry-After": "30",
+                                                   "Content-Type": "application/json"},
+                              body=['{"error": {"message": "queue full"}}']))
+    session = Session(
+        workspace=Workspace.open(git_repo),
+        executor=Executor(git_repo, command_timeout=30, path_alias="/testbed"),
+        backend=OpenAIBackend(scripted_http.base_url, "navigator", timeout=120),
+        issue=ISSUE,
+        config=SessionConfig(dialect="toolcall", path_alias="/testbed"),
+    )
+    async with running_app(session, git_repo, size=SIZE, wait_for=None) as (app, pilot, watch):
+        main = app.screen if isinstance(app.screen, MainScreen) else app.main
+        status = main.query_one(StatusBar)
+        await watch.until(lambda: "waiting: server busy (HTTP 429)" in status.render().plain,
+                          "the wait is on screen", timeout=15)
+        assert re.search(r"next try in 3[01] s", status.render().plain), "Retry-After + jitter"
+        await pilot.press("escape")
+        await watch.until(lambda: not main.generating, "stopped", timeout=10)

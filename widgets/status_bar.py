@@ -3,6 +3,8 @@ and the sandbox ("sandbox", "sandbox+net", with "· N exposed" when it shows pat
 toolchain read-only, "no sandbox" when it fell back; nothing when chosen off).
 
 tokens/s is shown only when set (> 0): front ends set it from real token counts, never estimates.
+A wait (`show_wait`: a busy or loading server, a silent one, a retry's pause) replaces the state
+until the next try is due, or until the next wait or turn says otherwise.
 """
 
 from __future__ import annotations
@@ -34,6 +36,20 @@ class StatusBar(Widget):
     policy: reactive[str] = reactive("ask")
     state: reactive[str] = reactive("starting")
     sandbox: reactive[str] = reactive("")
+    waiting: reactive[str] = reactive("")
+
+    def show_wait(self, reason: str, waited_s: float, next_try_s: float | None) -> None:
+        """Say a wait in place of the state (cleared when the next try is due)."""
+        said = f"waiting: {reason} · {waited_s:.0f} s"
+        if next_try_s is not None:
+            said += f" · next try in {next_try_s:.0f} s"
+        self.waiting = said
+        if next_try_s is not None:
+            self.set_timer(next_try_s + 0.5, lambda: self._clear_wait(said))
+
+    def _clear_wait(self, said: str) -> None:
+        if self.waiting == said:
+            self.waiting = ""
 
     @property
     def _about(self) -> str:
@@ -43,7 +59,8 @@ class StatusBar(Widget):
         # (priority, part): the lowest priorities are dropped first when the bar is too narrow.
         parts: list[tuple[int, Content]] = [
             (9, Content.from_markup("[b]navtui[/b]")),
-            (8, Content.styled(self.state, "$text-accent b")),
+            (8, Content.styled(self.waiting, "$text-warning b") if self.waiting
+             else Content.styled(self.state, "$text-accent b")),
             (7, Content(f"step {self.step}/{self.max_steps}" if self.max_steps else f"step {self.step}")),
             (6, Content.styled(self.policy, "$text-warning b" if self.policy.startswith("auto") else "")),
             (3, Content(self.model or "model")),

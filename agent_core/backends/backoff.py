@@ -1,14 +1,22 @@
-"""Backoff for a busy server (HTTP 429/503), shareable by every client of that server.
+"""How many requests a server gets at once, and how long a busy answer (HTTP 429/503) waits;
+one `ServerBackoff` per server, shared by every client of it (a batch's workers).
 
-One `ServerBackoff` per server: when any client sees a 429 or 503 it calls `busy()`, and every
-client then waits in `wait()` before its next request until the pause is over, so a batch of
-workers slows down together instead of hammering a server that already said it is full. A
-`Retry-After` header sets the pause (never shorter); without one the pause doubles per busy
-answer in a row from `first` up to `cap`. Jitter (up to a quarter of the pause, at most a
-second) spreads the workers' retries. A success ends the streak.
+An adaptive in-flight limit in place of a pause for everyone: a request takes a slot
+(`acquire`) before it is sent and gives it back when its reply ends (`release`). No limit is
+known until the server refuses one:
 
-Each request has its own total deadline (`deadline` seconds from its first busy answer): past
-it the caller gives up with `ServerUnavailable`.
+* refused while others are being served (a capacity signal): the limit becomes the number still
+  in flight, and only the refused request waits, for its `Retry-After` (never shorter) or a
+  doubling pause;
+* refused while nobody is served (the server is loading, restarting, or full with other
+  clients): every client pauses, and one request at a time probes until one gets through;
+* a success may raise the limit by one once a request had to wait for a slot: quickly (after as
+  many successes as the limit) below the level that was last refused, slowly (`PROBE_AFTER`
+  successes) at it, so a server past its slots answers few 429s.
+
+Jitter (up to a quarter of a pause, at most a second) spreads retries. Each request has its own
+total deadline (`deadline` seconds from its first busy answer): past it the caller gives up with
+`ServerUnavailable`.
 """
 
 from __future__ import annotations
@@ -20,10 +28,11 @@ from collections.abc import Callable
 
 DEFAULT_DEADLINE = 300.0
 MAX_PAUSE = 60.0
+PROBE_AFTER = 32  # successes at the limit before trying one more request at once
 
 
 class ServerBackoff:
-    """Thread-safe shared pause; see the module docstring."""
+    """Thread-safe; see the module docstring."""
 
     def __init__(
         self,
@@ -31,45 +40,102 @@ class ServerBackoff:
         cap: float = 30.0,
         deadline: float = DEFAULT_DEADLINE,
         jitter: Callable[[], float] = random.random,
+        probe_after: int = PROBE_AFTER,
     ) -> None:
         self.first = first
         self.cap = cap
         self.deadline = deadline
+        self.probe_after = probe_after
         self._jitter = jitter
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
         self._until = 0.0  # monotonic time before which nobody sends
-        self._streak = 0
+        self._streak = 0  # busy answers in a row with nobody served
+        self.limit: int | None = None  # requests at once; None: no limit known
+        self._refused_at: int | None = None  # in flight when the last capacity 429 came
+        self.in_flight = 0
+        self._successes = 0  # since the limit last changed
+        self._demand = False  # a request waited for a slot since the limit last changed
         self.busy_answers = 0  # every 429/503 seen, for reports and tests
 
-    def busy(self, retry_after: float | None) -> float:
-        """Record a busy answer; returns the pause (seconds from now) every client now waits."""
-        with self._lock:
+    # -- slots ---------------------------------------------------------------------------------
+
+    def acquire(self, timeout: float) -> float | None:
+        """Take a slot, waiting at most `timeout` s; None once taken, else what keeps the
+        request waiting: the shared pause's seconds left, or 0.0 for a full limit."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                pause = self._until - now
+                full = self.limit is not None and self.in_flight >= self.limit
+                if pause <= 0 and not full:
+                    self.in_flight += 1
+                    return None
+                self._demand = self._demand or full
+                if now >= deadline:
+                    return max(pause, 0.0)
+                self._changed.wait(min(deadline - now, max(pause, 0.0) or deadline - now))
+
+    def release(self, succeeded: bool) -> None:
+        """Give the slot back; a success may raise the limit (see the module docstring)."""
+        with self._changed:
+            self.in_flight = max(self.in_flight - 1, 0)
+            if succeeded:
+                self._streak = 0
+                self._grow()
+            self._changed.notify_all()
+
+    def refused(self, retry_after: float | None, attempt: int = 0) -> float:
+        """A 429/503 for a request that held a slot (given back here); returns that request's
+        pause. See the module docstring for the limit and the shared pause."""
+        with self._changed:
+            self.in_flight = max(self.in_flight - 1, 0)
             self.busy_answers += 1
-            if retry_after is not None:
-                pause = min(max(retry_after, 0.0), MAX_PAUSE)
+            self._successes, self._demand = 0, False
+            serving = self.in_flight
+            if serving:
+                self._refused_at = serving + 1
+                self.limit = serving if self.limit is None else min(self.limit, serving)
+                pause = self._pause(retry_after, attempt)
             else:
-                pause = min(self.first * 2**self._streak, self.cap)
-            self._streak += 1
-            pause += self._jitter() * min(0.25 * pause + 0.02, 1.0)
-            self._until = max(self._until, time.monotonic() + pause)
+                self.limit = 1
+                pause = self._pause(retry_after, self._streak)
+                self._streak += 1
+                self._until = max(self._until, time.monotonic() + pause)
+            self._changed.notify_all()
             return pause
 
-    def succeeded(self) -> None:
-        with self._lock:
-            self._streak = 0
+    def unreachable(self, attempt: int) -> float:
+        """The server refused the connection (restarting): give the slot back and pause every
+        client as for a busy answer with nobody served."""
+        with self._changed:
+            self.in_flight = max(self.in_flight - 1, 0)
+            self.busy_answers += 1
+            pause = self._pause(None, attempt)
+            self._until = max(self._until, time.monotonic() + pause)
+            self._changed.notify_all()
+            return pause
 
     def pause_left(self) -> float:
-        with self._lock:
+        with self._changed:
             return max(self._until - time.monotonic(), 0.0)
 
-    def wait(self, cancelled: threading.Event, give_up_at: float | None = None) -> bool:
-        """Sleep out the shared pause; False when `cancelled` was set meanwhile. A pause that
-        would pass `give_up_at` (monotonic) is slept only up to it."""
-        while True:
-            left = self.pause_left()
-            if give_up_at is not None:
-                left = min(left, max(give_up_at - time.monotonic(), 0.0))
-            if left <= 0:
-                return not cancelled.is_set()
-            if cancelled.wait(min(left, 0.5)):
-                return False
+    # -- inside the lock -----------------------------------------------------------------------
+
+    def _pause(self, retry_after: float | None, attempt: int) -> float:
+        if retry_after is not None:
+            pause = min(max(retry_after, 0.0), MAX_PAUSE)
+        else:
+            pause = min(self.first * 2**attempt, self.cap)
+        return pause + self._jitter() * min(0.25 * pause + 0.02, 1.0)
+
+    def _grow(self) -> None:
+        if self.limit is None:
+            return
+        self._successes += 1
+        near = self._refused_at is not None and self.limit + 1 >= self._refused_at
+        if self._demand and self._successes >= (self.probe_after if near else self.limit):
+            self.limit += 1
+            self._successes, self._demand = 0, False
+            if self._refused_at is not None and self.limit > self._refused_at:
+                self._refused_at = None

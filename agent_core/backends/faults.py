@@ -5,6 +5,12 @@ user's to fix: the session trims and retries (`ContextTooLong`), restarts the tu
 (`StreamDropped`), or stops with a named reason that leaves the session resumable
 (`ServerUnavailable`, exit 2 in `--auto`).
 
+A fault inside a reply (`StreamDropped` and its kinds: a chunk that does not parse, an error
+event, a read stall past `--request-timeout`, a reply past the byte caps) discards the partial
+reply and the turn is retried after a pause; never is a damaged reply read as the model's. A
+reply cut with `finish_reason: "length"` before `max_tokens` (`WindowFull`) means the server's
+window is full: the prompt is trimmed to leave room and the turn retried.
+
 `context_too_long(message, body)` recognises each server family's context-length error and
 reads the token counts it gives:
 
@@ -15,7 +21,10 @@ reads the token counts it gives:
               tokens. You requested a total of 17500 tokens: 17000 tokens from the input ...
     llama.cpp request (17000 tokens) exceeds the available context size (16384 tokens)
               (type exceed_context_size_error, with n_prompt_tokens and n_ctx)
-    Ollama    the input length exceeds the context length (no counts)
+    Ollama    the input length exceeds the context length (no counts; `server/routes.go`)
+              / the prompt is longer than the context length currently available to the
+              model; shorten the prompt, ... (chat with context shift off, no counts;
+              `llm/llama_server.go`)
     transformers serve: no check of its own; generation fails with the model's position limit
 """
 
@@ -63,7 +72,35 @@ class ContextTooLong(ServerFault):
 
 
 class StreamDropped(ServerFault):
-    """The connection broke after the reply began; the partial reply is not to be used."""
+    """The reply broke off or cannot be trusted (the connection broke, a chunk did not parse, an
+    error event, a stall, a reply past the byte caps); the partial reply is not to be used."""
+
+
+class StreamMalformed(StreamDropped):
+    """A stream chunk was not the JSON object the protocol promises."""
+
+
+class StreamErrorEvent(StreamDropped):
+    """The server reported an error inside the stream (vLLM's engine error, a 5xx event)."""
+
+
+class StreamStalled(StreamDropped):
+    """Nothing arrived for `--request-timeout` seconds (before the first byte or mid-reply)."""
+
+
+class StreamTooLarge(StreamDropped):
+    """A line, an event or the whole reply passed navtui's byte caps (after decompression)."""
+
+
+class WindowFull(ContextTooLong):
+    """The reply was cut (`finish_reason: "length"`) before `max_tokens`: the server's window is
+    full. `limit` is the window where known, `prompt_tokens` the server's prompt count and
+    `reply_tokens` what it generated before the cut."""
+
+    def __init__(self, message: str, limit: int | None = None, prompt_tokens: int | None = None,
+                 reply_tokens: int | None = None) -> None:
+        super().__init__(message, limit, prompt_tokens)
+        self.reply_tokens = reply_tokens
 
 
 class ServerUnavailable(ServerFault):
@@ -85,7 +122,8 @@ def context_too_long(message: str, body: dict[str, Any] | None = None) -> Contex
         return None
     limit = _int(fields.get("n_ctx")) or _first(_LIMIT_PATTERNS, message, "limit")
     prompt = _int(fields.get("n_prompt_tokens")) or _first(_PROMPT_PATTERNS, message, "prompt")
-    if not known_type and limit is None and "exceed" not in message.lower():
+    lowered = message.lower()
+    if not known_type and limit is None and not ("exceed" in lowered or "longer than" in lowered):
         return None  # e.g. "context length" in a message about something else
     return ContextTooLong(message, limit, prompt)
 

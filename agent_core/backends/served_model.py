@@ -13,8 +13,9 @@ Servers name a LoRA adapter differently:
                to one (`transformers serve MODEL`) it lists that one alone, with a `status`,
                and answers every request with it.
 
-`resolve_served(listing, requested, preset)` picks the entry and the name to send, and says in a
-notice which served model that is. When the server cannot be listed navtui sends the requested
+`resolve_served(listing, requested, preset)` picks the entry and the name to send, says in a
+notice which served model that is, and reads the context window the entry states (vLLM's and
+SGLang's `max_model_len`, llama.cpp's `meta.n_ctx` where a build lists it). When the server cannot be listed navtui sends the requested
 name unchanged.
 """
 
@@ -39,6 +40,19 @@ class ServedModel:
     name: str
     family: str = ""  # a FAMILIES key, or "" (unknown)
     notices: list[str] = field(default_factory=list)
+    window: int | None = None  # the context window the listing states for it
+
+
+def listed_window(entry: dict[str, Any] | None) -> int | None:
+    """The context window a listing's entry states (`max_model_len`, or llama.cpp's
+    `meta.n_ctx`)."""
+    if not entry:
+        return None
+    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    for value in (entry.get("max_model_len"), meta.get("n_ctx")):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 def family_of(entries: list[dict[str, Any]]) -> str:
@@ -73,7 +87,7 @@ def resolve_served(listing: dict[str, Any], requested: str, preset: Preset | Non
             )
         return ServedModel(requested, family, [
             f"{where} does not list {requested!r} among its models ({served}); sending it anyway"
-        ])
+        ], listed_window(entries[0]) if len(entries) == 1 else None)
     name = str(entry["id"])
     parent = entry.get("parent")
     if family == "sglang" and parent:
@@ -87,7 +101,7 @@ def resolve_served(listing: dict[str, Any], requested: str, preset: Preset | Non
     else:
         said = repr(name)
     notice = f"talking to {where} at its model {said}; requests name {name!r}"
-    return ServedModel(name, family, [notice])
+    return ServedModel(name, family, [notice], listed_window(entry))
 
 
 def _find(entries: list[dict[str, Any]], requested: str, preset: Preset | None,

@@ -32,6 +32,7 @@ from agent_core.events import (
     TokenStreamed,
     TurnStarted,
     UsageReported,
+    Waiting,
 )
 from agent_core.sanitize import visible
 from agent_core.steps import (
@@ -183,6 +184,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
             Paused: self._on_paused,
             UndoRefused: self._on_undo_refused,
             Notice: self._on_notice,
+            Waiting: lambda e: self._status.show_wait(e.reason, e.waited_s, e.next_try_s),
             SessionError: self._on_error,
             SessionFinished: self._on_finished,
         }
@@ -499,6 +501,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
 
     async def _on_tokens(self, event: TokenStreamed) -> None:
         """Thought text goes to the stream as it arrives; the action's raw markup never does."""
+        self._status.waiting = ""  # the server sends again
         split = self._split
         was_in_action = split.in_action
         shown = split.feed(event.text)
