@@ -95,7 +95,7 @@ class Workspace:
             quarantine, common_dir, self._control.shown_prefix, quarantine_shown))
         self._objects = common_dir / "objects"
         # Made again for each session (its private indexes live under the session's name).
-        self._nested = NestedTrees(self._git, self._objects, self.state_dir)
+        self._nested = NestedTrees(self._git, self._objects, self.state_dir, git_dir, common_dir)
         self._gitlinks: set[str] = set()  # paths of submodules / nested repositories now
         self._checkpoints: list[Checkpoint] = []
         self._store = SurvivalStore(self._git, self.state_dir / "store", self._objects,
@@ -474,7 +474,8 @@ class Workspace:
         check_session_id(session_id)
         self.session_id = session_id
         self._nested = NestedTrees(
-            self._git, self._objects, self.state_dir / "checkpoints" / f"{session_id}.nested"
+            self._git, self._objects, self.state_dir / "checkpoints" / f"{session_id}.nested",
+            self.git_dir, self._common_dir,
         )
         self._ignored_store = IgnoredStore(
             self._git, self.root, self.state_dir / "checkpoints" / f"{session_id}.ignored.index"
