@@ -50,6 +50,14 @@ def control_left_notices(workspace: Workspace) -> list[str]:
             f"the session leaves git's own config or hooks changed: {left}. navtui never "
             "runs them; your own git commands would."
         )
+    made = workspace.made_git_entries()
+    if made:
+        notices.append(
+            f"the session leaves .git entries the model made in the working tree: "
+            f"{', '.join(made)}. They are git's control data, not your files (navtui never "
+            "entered them, and your index does not list them): remove them, or undo, before "
+            "you run git inside those directories"
+        )
     quarantined = workspace.quarantined()
     if quarantined:
         notices.append(

@@ -30,6 +30,7 @@ from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps
 from agent_core.git.ignored_store import IgnoredStore
 from agent_core.git.lock import acquire, check_free, release
+from agent_core.git.made_git import MadeGitEntries
 from agent_core.git.messages import checkpoint_message as _message
 from agent_core.git.messages import parse_message as _parse_message
 from agent_core.git.modes import restore_modes, save_modes
@@ -111,6 +112,7 @@ class Workspace:
         self._diffs = TreeDiffs(self._git)
         # Made again for each session (its private index lives under the session's name).
         self._ignored_store = IgnoredStore(self._git, root, self.state_dir / "ignored.index")
+        self._made = MadeGitEntries(self._git, root)  # `.git`s the model made in the tree
         self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
         self._outside_told: set[str] = set()
 
@@ -173,6 +175,7 @@ class Workspace:
         self._staged = staged_commit(self._git, index, head)
         if self._staged or head.commit:
             self._raw.point_head(self._staged or head.commit or "")
+        self._made.begin()
         tree, ignored = self._snapshot_all()
         listing = self._git.run("ls-files", "-z", "-s", index=index)
         self._gitlinks = gitlinks_after(self._gitlinks, listing, staged=True)
@@ -207,7 +210,12 @@ class Workspace:
             self._set_ref(ref, last.commit)
             guessed.append(last.commit)
 
+        # A `.git` made where the tree watch looks leaves an event; the ignored walk meets others.
+        quiet = self._engine.quiet()
+        self._made.check(self._ignored_store.over_cap, look=not quiet)
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
+        if quiet and self._ignored_store.git_entries_moved:
+            self._made.check(self._ignored_store.over_cap, again=True)
         previous = self._snapshots[last.commit].tree
         if tree != previous:
             raw = self._diffs.step(previous, tree, self.diff_caps)  # and the step diff
@@ -243,7 +251,7 @@ class Workspace:
                 self._staged = fields.get("staged")
             self._snapshots[commit] = Snapshot(
                 tree, HeadState(fields.get("head"), fields.get("branch")), fields.get("ignored"),
-                fields.get("control"), fields.get("nested"),
+                fields.get("control"), fields.get("nested"), fields.get("made"),
             )
             if fields.get("quarantined"):
                 self._planted[commit] = fields["quarantined"] or ""
@@ -263,6 +271,7 @@ class Workspace:
         self._guard.told = last.control
         self._control.adopt(self._guard.told)
         self._gitlinks = set(self._nested.trees(last.nested))
+        self._made.begin(held=self._made.named(last.made))
         return self.checkpoints
 
     def check_free(self) -> None:
@@ -350,10 +359,11 @@ class Workspace:
             self._engine.catch_up(self._index_path())
             changed = apply_tree(self._git, self._index_path(), now, wanted)
             self._engine.wrote(self._index_path(), wanted)
-        changed += self._restore_ignored(self._checkpoints[-1], target)
+        # (ignored files no checkpoint holds, over the cap or made since by someone else, stay)
+        changed += self._ignored_store.restore(self._snapshots[self._checkpoints[-1].commit].ignored,
+                                               self._snapshots[target.commit].ignored)
         restore_modes(self.root, changed, self._modes_path())
-        changed += self._restore_nested(target)
-        changed += self._restore_control(target)
+        changed += self._restore_git_parts(self._snapshots[target.commit])
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
@@ -397,13 +407,13 @@ class Workspace:
         self._ensure_kept()
         (tree, ignored), head = self._snapshot_all(), self._heads.read()
         control = self._control.current(self._control_index())
-        nested = self._snapshot_nested()
-        if Snapshot(tree, head, ignored, control, nested) == self._snapshots[last.commit]:
+        nested, made = self._snapshot_nested(), self._made.capture()
+        if Snapshot(tree, head, ignored, control, nested, made) == self._snapshots[last.commit]:
             commit = last.commit
         else:
             commit = commit_tree(self._git, self._objects, tree,
-                                 (head.commit, last.commit, ignored, control, nested),
-                                 _message(head, None, ignored, control, nested))
+                                 (head.commit, last.commit, ignored, control, nested, made),
+                                 _message(head, None, ignored, control, nested, made=made))
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
         ref = f"{prefix}{len(taken) + 1}"
@@ -447,7 +457,12 @@ class Workspace:
         for view in [self._raw, *self._nested.views()]:
             lines += view.repairs
             view.repairs = []
-        return lines + self._guard.warnings()
+        return lines + self._guard.warnings() + self._made.news()
+
+    def made_git_entries(self, in_last_step: bool = False) -> list[str]:
+        """The `.git` entries in the working tree the model made (relative paths), as the last
+        checkpoint found them; `in_last_step`: those its step made or changed."""
+        return sorted(self._made.fresh if in_last_step else self._made.made)
 
     def quarantined(self) -> list[str]:
         """Every file this session moved to quarantine (one line each, as `git_warnings` said)."""
@@ -497,30 +512,26 @@ class Workspace:
             ))
         return nested
 
-    def _restore_nested(self, target: Checkpoint) -> list[str]:
-        """Put the files inside submodules / nested repositories back as `target` had them."""
-        wanted = self._snapshots[target.commit].nested
-        if wanted is None:
-            return []
-        changed, left = self._nested.restore(self._snapshot_nested(), wanted)
-        for line in left:
-            self._outside.setdefault(line, f"{line} (left as it is by undo)")
-        return changed
-
     def _control_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.control.index"
 
-    def _restore_control(self, target: Checkpoint) -> list[str]:
-        """Put git's config, hooks, attributes and excludes back as checkpoint `target` had
-        them (nothing for a checkpoint made before navtui kept them)."""
-        wanted = self._snapshots[target.commit].control
-        if wanted is None:
-            return []
-        changed, left = self._control.restore(self._control.current(self._control_index()), wanted)
-        for line in left:
-            self._outside.setdefault(line, f"{line} (git's own file, left as it is by undo)")
-        self._guard.told = wanted
-        return changed
+    def _restore_git_parts(self, target: Snapshot) -> list[str]:
+        """Put back what `target` holds beside the tree: the files inside nested repositories,
+        git's config, hooks, attributes and excludes, the `.git`s the model made (a part a
+        checkpoint made before navtui kept it stays); what is left as it is, is named."""
+        changed, left = [], []
+        if target.nested is not None:
+            done, kept = self._nested.restore(self._snapshot_nested(), target.nested)
+            changed, left = changed + done, left + kept
+        if target.control is not None:
+            done, kept = self._control.restore(self._control.current(self._control_index()),
+                                               target.control)
+            changed, left = changed + done, left + [f"{line} (git's own file)" for line in kept]
+            self._guard.told = target.control
+        done, kept = self._made.restore(self._made.capture(), target.made)
+        for line in left + kept:
+            self._outside.setdefault(line, f"{line} (left as it is by undo)")
+        return changed + done
 
     def _drop_after_position(self, position: int) -> None:
         """Delete the refs of the checkpoints after `position` and forget them."""
@@ -560,7 +571,7 @@ class Workspace:
         return self._engine.take(
             self._index_path(), ignored_ready=self._ignored_store.has_snapshot,
             has_gitlinks=bool(self._gitlinks), list_ignored=list_ignored, meanwhile=meanwhile,
-            trust_watch=trust_watch,
+            trust_watch=trust_watch, plain=self._made.work_trees(),
         )
 
     # -- ignored files and what stays outside ------------------------------------------------
@@ -583,25 +594,11 @@ class Workspace:
         tree, listing = self._take_snapshot(
             list_ignored=True, meanwhile=meanwhile, trust_watch=trust_watch
         )
-        return tree, self._snapshot_ignored(listing)
-
-    def _snapshot_ignored(self, listing: bytes) -> str | None:
-        """A commit of the ignored files in `listing` under the caps (None when none); those
-        over the caps are named as outside the checkpoints."""
+        # The ignored files under the caps; those over them are named as outside.
         commit = self._ignored_store.snapshot(listing, self.ignored_caps)
         for path, why in self._ignored_store.left_out.items():
             self._outside.setdefault(path, f"{why}: ignored and over the size cap")
-        return commit
-
-    def _restore_ignored(self, last: Checkpoint, target: Checkpoint) -> list[str]:
-        """Undo what the session did to ignored files: last checkpoint's set -> target's.
-
-        Ignored files nobody snapshotted (over the cap, or made since the last checkpoint by
-        someone else) are left alone.
-        """
-        return self._ignored_store.restore(
-            self._snapshots[last.commit].ignored, self._snapshots[target.commit].ignored
-        )
+        return tree, commit
 
     def _record(
         self, index: int, tree: str, head: HeadState, ignored: str | None,
@@ -618,18 +615,20 @@ class Workspace:
             )
         for name in self._control.shown_left_out():
             self._outside.setdefault(name, f"{name} (git's own file, over 1 MB or unreadable)")
-        nested = self._snapshot_nested()
-        snapshot = Snapshot(tree, head, ignored, control, nested)
+        nested, made = self._snapshot_nested(), self._made.capture()
+        for path, why in self._made.left_out.items():
+            self._outside.setdefault(path, why)
+        snapshot = Snapshot(tree, head, ignored, control, nested, made)
         if previous is not None and self._snapshots[previous.commit] == snapshot and planted is None:
             commit = previous.commit
         else:
             parents = [
                 head.commit, previous.commit if previous else self._staged, ignored, control, nested,
-                planted,
+                planted, made,
             ]
             staged = self._staged if index == 0 else None
             commit = commit_tree(self._git, self._objects, tree, parents,
-                                 _message(head, staged, ignored, control, nested, planted))
+                                 _message(head, staged, ignored, control, nested, planted, made))
             if planted:
                 self._planted[commit] = planted
             if previous is not None:

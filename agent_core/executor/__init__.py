@@ -146,16 +146,6 @@ class Executor:
         self._shell.restart()
         return True
 
-    def reset_git_view(self) -> None:
-        """Give the model a fresh view of the git dirs (after an undo): the shell starts again
-        over them as they are now."""
-        if not self.launcher.sandboxed:
-            return
-        if self._shell is None:
-            self.launcher.reset_git_view()
-        else:
-            self._shell.restart(meanwhile=self.launcher.reset_git_view)
-
     def _noted(self, command: str, observation: Observation) -> Observation:
         """`observation`, with a note saying why when git failed to write a read-only git dir."""
         if not (self.launcher.git_read_only and _GIT_COMMAND.search(command)

@@ -85,14 +85,11 @@ class GitViews:
         work.mkdir(exist_ok=True)
         return str(upper), str(work)
 
-    def reset(self) -> None:
-        """Forget every layer: the next shell sees the user's git directories afresh."""
+    def close(self) -> None:
+        """Remove every layer (the shell must be gone); a later one starts afresh."""
         if self._cleanup is not None:
             self._cleanup()
         self.path, self._cleanup = None, None
-
-    def close(self) -> None:
-        self.reset()
 
 
 @functools.cache

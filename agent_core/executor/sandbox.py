@@ -130,9 +130,6 @@ class Plain:
         """`.git` entries the running shell does not cover: none, nothing is covered here."""
         return []
 
-    def reset_git_view(self) -> None:
-        """Nothing to reset: the model's git is the user's."""
-
     def close(self) -> None:
         """Nothing to give back."""
 
@@ -236,12 +233,6 @@ class Bubblewrap:
     def covers(self) -> GitCover:
         """What the last shell start covered."""
         return self._git.cover
-
-    def reset_git_view(self) -> None:
-        """Drop the model's views of the git dirs (for a shell started after this one: undo
-        takes the model back to a state where it had not run those git commands)."""
-        if self._views is not None:
-            self._views.reset()
 
     def close(self) -> None:
         """Remove the model's views of the git dirs (call after the shell is gone)."""

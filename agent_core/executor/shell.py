@@ -316,14 +316,11 @@ class Shell:
         self._interrupted = True
         self._kill_processes()
 
-    def restart(self, meanwhile: Callable[[], None] | None = None) -> None:
-        """Kill the shell and everything it started; start a fresh one in the same directory
-        (`meanwhile` runs in between, when nothing of the old one is left)."""
+    def restart(self) -> None:
+        """Kill the shell and everything it started; start a fresh one in the same directory."""
         with self._lock:
             self._settle()
             self._kill()
-            if meanwhile is not None:
-                meanwhile()
             self._start()
 
     def _settle(self) -> None:

@@ -1,0 +1,129 @@
+"""`.git` entries the model makes in the working tree are git's control data: named in the
+step's notice, kept in checkpoints and put back or removed by undo; the directory around one
+is checkpointed as ordinary files, never as a gitlink, and navtui's git never enters it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent_core.git_notices import control_left_notices
+from agent_core.workspace import Workspace
+from tests.fixtures.repos import git, make_repo, tree_state
+from tests.test_workspace_support import bash
+
+NESTED = ("mkdir n && cd n && git init -q && echo f > f.txt && git add f.txt && "
+          "git commit -qm x && git config core.fsmonitor 'touch {marker}; false'")
+
+
+def tree_listing(repo: Path, commit: str) -> str:
+    return git(repo, "ls-tree", "-r", commit)
+
+
+def as_git_keeps(path: Path) -> dict[str, tuple[int, bytes]]:
+    """`tree_state` with the modes git keeps: a directory, a link, an executable or not."""
+    return {name: (mode & 0o170100, data) for name, (mode, data) in tree_state(path).items()}
+
+
+def test_a_repository_the_model_makes_is_named_kept_as_files_and_undone(git_repo: Path,
+                                                                         tmp_path: Path):
+    marker = tmp_path / "pwned"
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, NESTED.format(marker=marker))
+    checkpoint = ws.checkpoint(1)
+    listing = tree_listing(git_repo, checkpoint.commit)
+    assert "160000" not in listing and "\tn/f.txt\n" in listing
+    assert "+++ b/n/f.txt" in ws.step_diff(1)
+    [said] = [line for line in ws.git_warnings() if line.startswith("n/.git")]
+    assert "made by the model" in said and "navtui never enters it" in said
+    assert ws.made_git_entries() == ["n/.git"] == ws.made_git_entries(in_last_step=True)
+    made = as_git_keeps(git_repo / "n/.git")
+    bash(git_repo, "echo more > n/g.txt")
+    ws.checkpoint(2)
+    assert ws.made_git_entries(in_last_step=True) == [] and ws.git_warnings() == []
+    [left] = [n for n in control_left_notices(ws) if "leaves .git entries" in n]
+    assert "n/.git" in left
+    ws.restore(1)
+    assert as_git_keeps(git_repo / "n/.git") == made and not (git_repo / "n/g.txt").exists()
+    ws.restore(0)
+    assert not (git_repo / "n").exists()
+    assert not marker.exists()
+
+
+def test_a_made_git_dir_removed_later_comes_back_with_undo(git_repo: Path, tmp_path: Path):
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, NESTED.format(marker=tmp_path / "pwned") + " && ln -s ../f.txt .git/link")
+    ws.checkpoint(1)
+    ws.git_warnings()
+    made = as_git_keeps(git_repo / "n/.git")
+    bash(git_repo, "rm -rf n/.git && echo 'gitdir: /elsewhere' > n/.git")
+    ws.checkpoint(2)
+    assert any(line.startswith("n/.git (changed by the model") for line in ws.git_warnings())
+    ws.restore(1)
+    assert as_git_keeps(git_repo / "n/.git") == made
+    assert ws.made_git_entries(in_last_step=True) == ["n/.git"]
+
+
+def test_a_gitdir_file_in_a_tracked_directory_is_named_and_undone(git_repo: Path):
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "mkdir -p evil/objects evil/refs && echo 'ref: refs/heads/main' > evil/HEAD "
+                   "&& echo 'gitdir: ../evil' > calc/.git")
+    ws.checkpoint(1)
+    assert any(line.startswith("calc/.git (made by the model: a `gitdir:` file")
+               for line in ws.git_warnings())
+    listing = tree_listing(git_repo, ws.checkpoints[-1].commit)
+    assert "160000" not in listing and "calc/ops.py" in listing
+    ws.restore(0)
+    assert not os.path.lexists(git_repo / "calc/.git")
+    assert (git_repo / "calc/ops.py").exists()
+
+
+@pytest.mark.timeout(60)
+def test_navtuis_git_never_enters_a_repository_the_model_made(git_repo: Path):
+    """Its HEAD, index and config may block whoever reads them: checkpoints, diffs and undo
+    never read them (its files are added as ordinary ones; the .git is read as data, regular
+    files only)."""
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "mkdir n && cd n && git init -q && echo f > f.txt && git add f.txt && "
+                   "git commit -qm x && rm .git/index && mkfifo .git/index .git/fifo")
+    os.unlink(git_repo / "n/.git/HEAD")
+    os.mkfifo(git_repo / "n/.git/HEAD")
+    ws.checkpoint(1)
+    assert "160000" not in tree_listing(git_repo, ws.checkpoints[-1].commit)
+    assert "+++ b/n/f.txt" in ws.step_diff(1)
+    ws.restore(0)
+    assert not (git_repo / "n").exists()
+
+
+def test_a_resumed_session_still_knows_what_the_model_made(git_repo: Path, tmp_path: Path):
+    inner = make_repo(git_repo / "theirs", {"t.txt": "t\n"})
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, NESTED.format(marker=tmp_path / "pwned"))
+    ws.checkpoint(1)
+    ws.close()
+    again = Workspace.open(git_repo)
+    again.attach("s")
+    assert again.made_git_entries() == ["n/.git"]
+    again.restore(0)
+    assert not (git_repo / "n").exists() and (inner / ".git").is_dir()
+
+
+def test_the_users_git_sees_no_gitlink_of_what_navtui_checkpointed(git_repo: Path,
+                                                                   tmp_path: Path):
+    """The session's patch, applied to the index, carries the model's repository as files."""
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, NESTED.format(marker=tmp_path / "pwned"))
+    ws.checkpoint(1)
+    patch = ws.patch()
+    assert "Subproject commit" not in patch and "+++ b/n/f.txt" in patch
+    subprocess.run(["git", "status"], cwd=git_repo, check=True, capture_output=True)
+    assert not (tmp_path / "pwned").exists()
