@@ -274,13 +274,6 @@ class Bubblewrap:
         shown = ", ".join(self._short(path) for path in self.exposure.paths)
         lines = [f"read-only inside besides the system directories: {shown}" if shown else
                  "nothing beyond the system directories is shown read-only"]
-        if self.git_view_problem is None:
-            lines.append("your git dirs: the model's git works in its own copy-on-write view "
-                         "(an overlay); nothing it does reaches them")
-        else:
-            lines.append("your git dirs: read-only in the sandbox, because this machine cannot "
-                         f"mount an overlay there ({self.git_view_problem}); the model's git "
-                         "commands that write fail")
         present = [self._short(path) for path in denied_paths(self._environ, self._hidden_homes())
                    if os.path.lexists(path)]
         lines.append("never shown (credentials, shell histories, navtui's config)"
@@ -288,6 +281,13 @@ class Bubblewrap:
         if self.exposure.refused:
             refused = ", ".join(self._short(path) for path in self.exposure.refused)
             lines.append(f"left out though on PATH or asked for: {refused}")
+        if self.git_view_problem is None:
+            lines.append("your git dirs: the model's git works in its own copy-on-write view "
+                         "(an overlay); nothing it does reaches them")
+        else:
+            lines.append("your git dirs: read-only in the sandbox, because this machine cannot "
+                         f"mount an overlay there ({self.git_view_problem}); the model's git "
+                         "commands that write fail")
         return lines
 
     def _short(self, path: str) -> str:
