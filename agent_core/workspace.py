@@ -112,7 +112,7 @@ class Workspace:
         self._diffs = TreeDiffs(self._git)
         # Made again for each session (its private index lives under the session's name).
         self._ignored_store = IgnoredStore(self._git, root, self.state_dir / "ignored.index")
-        self._made = MadeGitEntries(self._git, root)  # `.git`s the model made in the tree
+        self._made = MadeGitEntries(self._git, root, quarantine)  # `.git`s the model made
         self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
         self._outside_told: set[str] = set()
 

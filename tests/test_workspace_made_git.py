@@ -127,3 +127,23 @@ def test_the_users_git_sees_no_gitlink_of_what_navtui_checkpointed(git_repo: Pat
     assert "Subproject commit" not in patch and "+++ b/n/f.txt" in patch
     subprocess.run(["git", "status"], cwd=git_repo, check=True, capture_output=True)
     assert not (tmp_path / "pwned").exists()
+
+
+def test_a_top_git_link_the_model_replaces_is_put_back_at_once(git_repo: Path, tmp_path: Path):
+    """The repository's `.git` is a link (the one `.git` the sandbox cannot mount over): the
+    model's own `.git` in its place goes to quarantine, the link comes back."""
+    (git_repo / ".git").rename(tmp_path / "real-git")
+    (git_repo / ".git").symlink_to(tmp_path / "real-git")
+    marker = tmp_path / "pwned"
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, f"rm .git && git init -q && git config core.fsmonitor 'touch {marker}; false'"
+                   " && echo more >> README.md")
+    ws.checkpoint(1)
+    assert os.readlink(git_repo / ".git") == str(tmp_path / "real-git")
+    [said] = [line for line in ws.git_warnings() if line.startswith(".git (replaced")]
+    kept = Path(said.rpartition(" is in ")[2].rstrip(")"))
+    assert (kept / "config").read_text().count("fsmonitor") == 1
+    assert "+more" in ws.step_diff(1)
+    subprocess.run(["git", "status"], cwd=git_repo, check=True, capture_output=True)
+    assert not marker.exists()

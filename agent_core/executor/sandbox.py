@@ -38,7 +38,7 @@ from agent_core.executor.exposure import (
     repository_venv_bases,
 )
 from agent_core.executor.git_views import GitViews, overlay_problem
-from agent_core.executor.sandbox_git import GitCover, GitMounts
+from agent_core.executor.sandbox_git import GitMounts
 
 MOUNT_POINT = PurePosixPath("/testbed")
 SANDBOX_MODES = ("auto", "on", "off")
@@ -228,11 +228,7 @@ class Bubblewrap:
     def uncovered(self) -> list[str]:
         """The `.git` entries in the working tree now that the running shell does not cover (a
         step made them): the shell must start again before the next command."""
-        return self._git.cover.uncovered(self._git.scan.scan())
-
-    def covers(self) -> GitCover:
-        """What the last shell start covered."""
-        return self._git.cover
+        return self._git.uncovered()
 
     def close(self) -> None:
         """Remove the model's views of the git dirs (call after the shell is gone)."""

@@ -16,7 +16,7 @@ its own view. Where overlays cannot be mounted, it is bound read-only: its git c
 not write. A mount cannot be removed or renamed from inside (`rm -rf .git`, `mv n/.git x`
 fail "busy"); a `.git` link can be, and what the model puts there is its own `.git` (the
 workspace's after-step checks name it). The shell is started again when a step made a new
-`.git` (`GitCover.uncovered`), so that one is covered from the next command on.
+`.git` (`GitMounts.uncovered`), so that one is covered from the next command on.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_core.executor.git_views import GitViews
@@ -34,18 +33,6 @@ from agent_core.git.runner import SAFE_CONFIG, git_env
 # How many git dirs get an overlay of their own; beyond, they are bound read-only.
 OVERLAY_LIMIT = 200
 _TIMEOUT = 30.0
-
-
-@dataclass
-class GitCover:
-    """What the last shell start covered: the `.git` entries under the root, by path."""
-
-    entries: dict[str, GitEntry] = field(default_factory=dict)
-
-    def uncovered(self, now: dict[str, GitEntry]) -> list[str]:
-        """The `.git` entries in `now` that the running shell's mounts do not cover (new, or
-        not the entry that was there)."""
-        return sorted(path for path, entry in now.items() if self.entries.get(path) != entry)
 
 
 class GitMounts:
@@ -59,13 +46,22 @@ class GitMounts:
         self.mount_point = mount_point
         self.views = views
         self.shown = shown
-        self.scan = GitEntryScan(root)
-        self.cover = GitCover()
+        self._scan = GitEntryScan(root)
+        self._found: dict[str, GitEntry] | None = None  # a walk the next start may use
+        self._covered: dict[str, GitEntry] = {}  # what the last start covered
+
+    def uncovered(self) -> list[str]:
+        """The `.git` entries now that the running shell's mounts do not cover (when there are,
+        the walk is kept for the shell about to start)."""
+        found = self._scan.scan()
+        missing = sorted(path for path, entry in found.items() if self._covered.get(path) != entry)
+        self._found = found if missing else None
+        return missing
 
     def args(self) -> list[str]:
         """The mounts for a shell starting now (the working tree walked for `.git` entries)."""
-        entries = self.scan.scan()
-        self.cover = GitCover(entries)
+        entries, self._found = self._found or self._scan.scan(), None
+        self._covered = entries
         plan = _Plan(self)
         plan.repository(entries.get(DOT_GIT))
         for path, entry in sorted(entries.items()):

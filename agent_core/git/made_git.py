@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,9 +156,12 @@ class MadeGitEntries:
     user had (see the module doc). `git` is the repository's runner (its raw view prepared: its
     object format known)."""
 
-    def __init__(self, git: GitRunner, root: Path) -> None:
+    def __init__(self, git: GitRunner, root: Path, quarantine: Path) -> None:
         self._git = git
         self._root = root
+        self._quarantine = quarantine  # where a replaced top `.git` link's stand-in goes
+        self._top_link: str | None = None  # the repository's `.git` when it is a link
+        self._notes: list[str] = []  # said by the next `news`
         self._scan = GitEntryScan(root)
         self._start: dict[str, GitEntry] = {}
         self.made: dict[str, GitEntry] = {}  # path -> what is there now
@@ -174,6 +178,8 @@ class MadeGitEntries:
         session's last checkpoint holds as made)."""
         found = self._scan.scan()
         known = set(held)
+        top = self._root / DOT_GIT
+        self._top_link = os.readlink(top) if os.path.islink(top) else None
         self._start = {path: entry for path, entry in found.items() if path not in known}
         self.made = {path: entry for path, entry in found.items() if path in known}
         self._reported = dict(self.made)
@@ -188,6 +194,9 @@ class MadeGitEntries:
             return
         skipped = tuple(path.rstrip("/") for path in skip)
         found = self._scan.scan(skipped)
+        if found.get(DOT_GIT) != self._start.get(DOT_GIT) and self._top_link is not None:
+            self._put_back_top()
+            found = self._scan.scan(skipped)
         kept = {path: entry for path, entry in self.made.items()
                 if any(path.startswith(top + "/") for top in skipped)}
         before, self.made = self.made, kept | {path: entry for path, entry in found.items()
@@ -197,13 +206,32 @@ class MadeGitEntries:
 
     def news(self) -> list[str]:
         """The entries made or changed since the last call (one line each, for the step)."""
-        lines = []
+        lines, self._notes = self._notes, []
         for path, entry in sorted(self.made.items()):
             if self._reported.get(path) != entry:
                 lines.append(self._line(path, entry, "made" if path not in self._reported
                                         else "changed"))
         self._reported = dict(self.made)
         return lines
+
+    def _put_back_top(self) -> None:
+        """The repository's `.git` was a link and is not that link now: whatever the model put
+        there goes to quarantine and the link comes back at once (your next git would use it)."""
+        top = self._root / DOT_GIT
+        assert self._top_link is not None
+        kept = self._quarantine / f"top-git-{time.strftime('%Y%m%d-%H%M%S')}"
+        try:
+            if os.path.lexists(top):
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(top, kept)
+            os.symlink(self._top_link, top)
+        except OSError as error:
+            self._notes.append(f".git (replaced by the model; your repository's link to "
+                               f"{self._top_link} could not be put back: {error.strerror or error}"
+                               "): put it back before you run git here")
+            return
+        self._notes.append(f".git (replaced by the model: your repository's link to "
+                           f"{self._top_link} is back; what the model put there is in {kept})")
 
     def work_trees(self) -> list[str]:
         """The directories holding entries made where none was at the start: checkpointed
