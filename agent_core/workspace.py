@@ -112,7 +112,9 @@ class Workspace:
         self._diffs = TreeDiffs(self._git)
         # Made again for each session (its private index lives under the session's name).
         self._ignored_store = IgnoredStore(self._git, root, self.state_dir / "ignored.index")
-        self._made = MadeGitEntries(self._git, root, quarantine)  # `.git`s the model made
+        # The `.git` entries the model made in the working tree (`made`; `fresh`: by the last
+        # step; `news()`: one line each, for the user).
+        self.made_git = MadeGitEntries(self._git, root, quarantine)
         self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
         self._outside_told: set[str] = set()
 
@@ -175,7 +177,7 @@ class Workspace:
         self._staged = staged_commit(self._git, index, head)
         if self._staged or head.commit:
             self._raw.point_head(self._staged or head.commit or "")
-        self._made.begin()
+        self.made_git.begin()
         tree, ignored = self._snapshot_all()
         listing = self._git.run("ls-files", "-z", "-s", index=index)
         self._gitlinks = gitlinks_after(self._gitlinks, listing, staged=True)
@@ -212,10 +214,10 @@ class Workspace:
 
         # A `.git` made where the tree watch looks leaves an event; the ignored walk meets others.
         quiet = self._engine.quiet()
-        self._made.check(self._ignored_store.over_cap, look=not quiet)
+        self.made_git.check(self._ignored_store.over_cap, look=not quiet)
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
         if quiet and self._ignored_store.git_entries_moved:
-            self._made.check(self._ignored_store.over_cap, again=True)
+            self.made_git.check(self._ignored_store.over_cap, again=True)
         previous = self._snapshots[last.commit].tree
         if tree != previous:
             raw = self._diffs.step(previous, tree, self.diff_caps)  # and the step diff
@@ -271,7 +273,7 @@ class Workspace:
         self._guard.told = last.control
         self._control.adopt(self._guard.told)
         self._gitlinks = set(self._nested.trees(last.nested))
-        self._made.begin(held=self._made.named(last.made))
+        self.made_git.begin(held=self.made_git.named(last.made))
         return self.checkpoints
 
     def check_free(self) -> None:
@@ -407,7 +409,7 @@ class Workspace:
         self._ensure_kept()
         (tree, ignored), head = self._snapshot_all(), self._heads.read()
         control = self._control.current(self._control_index())
-        nested, made = self._snapshot_nested(), self._made.capture()
+        nested, made = self._snapshot_nested(), self.made_git.capture()
         if Snapshot(tree, head, ignored, control, nested, made) == self._snapshots[last.commit]:
             commit = last.commit
         else:
@@ -457,12 +459,7 @@ class Workspace:
         for view in [self._raw, *self._nested.views()]:
             lines += view.repairs
             view.repairs = []
-        return lines + self._guard.warnings() + self._made.news()
-
-    def made_git_entries(self, in_last_step: bool = False) -> list[str]:
-        """The `.git` entries in the working tree the model made (relative paths), as the last
-        checkpoint found them; `in_last_step`: those its step made or changed."""
-        return sorted(self._made.fresh if in_last_step else self._made.made)
+        return lines + self._guard.warnings()
 
     def quarantined(self) -> list[str]:
         """Every file this session moved to quarantine (one line each, as `git_warnings` said)."""
@@ -504,7 +501,7 @@ class Workspace:
 
     def _snapshot_nested(self) -> str | None:
         """The nested repositories' work trees now (None when there are none)."""
-        nested = self._nested.snapshot(self._gitlinks)
+        nested = self._nested.snapshot(self._gitlinks, self.made_git.work_trees())
         for path in sorted(self._gitlinks):
             self._outside.setdefault(path, self._nested.left_out.get(path) or (
                 f"{path} (a submodule or nested git repository: its files are checkpointed, "
@@ -528,7 +525,7 @@ class Workspace:
                                                target.control)
             changed, left = changed + done, left + [f"{line} (git's own file)" for line in kept]
             self._guard.told = target.control
-        done, kept = self._made.restore(self._made.capture(), target.made)
+        done, kept = self.made_git.restore(self.made_git.capture(), target.made)
         for line in left + kept:
             self._outside.setdefault(line, f"{line} (left as it is by undo)")
         return changed + done
@@ -571,7 +568,7 @@ class Workspace:
         return self._engine.take(
             self._index_path(), ignored_ready=self._ignored_store.has_snapshot,
             has_gitlinks=bool(self._gitlinks), list_ignored=list_ignored, meanwhile=meanwhile,
-            trust_watch=trust_watch, plain=self._made.work_trees(),
+            trust_watch=trust_watch, plain=self.made_git.work_trees(not_in=self._gitlinks),
         )
 
     # -- ignored files and what stays outside ------------------------------------------------
@@ -615,8 +612,8 @@ class Workspace:
             )
         for name in self._control.shown_left_out():
             self._outside.setdefault(name, f"{name} (git's own file, over 1 MB or unreadable)")
-        nested, made = self._snapshot_nested(), self._made.capture()
-        for path, why in self._made.left_out.items():
+        nested, made = self._snapshot_nested(), self.made_git.capture()
+        for path, why in self.made_git.left_out.items():
             self._outside.setdefault(path, why)
         snapshot = Snapshot(tree, head, ignored, control, nested, made)
         if previous is not None and self._snapshots[previous.commit] == snapshot and planted is None:

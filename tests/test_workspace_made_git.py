@@ -38,13 +38,13 @@ def test_a_repository_the_model_makes_is_named_kept_as_files_and_undone(git_repo
     listing = tree_listing(git_repo, checkpoint.commit)
     assert "160000" not in listing and "\tn/f.txt\n" in listing
     assert "+++ b/n/f.txt" in ws.step_diff(1)
-    [said] = [line for line in ws.git_warnings() if line.startswith("n/.git")]
-    assert "made by the model" in said and "navtui never enters it" in said
-    assert ws.made_git_entries() == ["n/.git"] == ws.made_git_entries(in_last_step=True)
+    [said] = ws.made_git.news()
+    assert said.startswith("n/.git (made by the model") and "navtui never enters it" in said
+    assert list(ws.made_git.made) == ["n/.git"] == ws.made_git.fresh
     made = as_git_keeps(git_repo / "n/.git")
     bash(git_repo, "echo more > n/g.txt")
     ws.checkpoint(2)
-    assert ws.made_git_entries(in_last_step=True) == [] and ws.git_warnings() == []
+    assert ws.made_git.fresh == [] and ws.made_git.news() == []
     [left] = [n for n in control_left_notices(ws) if "leaves .git entries" in n]
     assert "n/.git" in left
     ws.restore(1)
@@ -59,14 +59,14 @@ def test_a_made_git_dir_removed_later_comes_back_with_undo(git_repo: Path, tmp_p
     ws.begin("s")
     bash(git_repo, NESTED.format(marker=tmp_path / "pwned") + " && ln -s ../f.txt .git/link")
     ws.checkpoint(1)
-    ws.git_warnings()
+    ws.made_git.news()
     made = as_git_keeps(git_repo / "n/.git")
     bash(git_repo, "rm -rf n/.git && echo 'gitdir: /elsewhere' > n/.git")
     ws.checkpoint(2)
-    assert any(line.startswith("n/.git (changed by the model") for line in ws.git_warnings())
+    assert any(line.startswith("n/.git (changed by the model") for line in ws.made_git.news())
     ws.restore(1)
     assert as_git_keeps(git_repo / "n/.git") == made
-    assert ws.made_git_entries(in_last_step=True) == ["n/.git"]
+    assert ws.made_git.fresh == ["n/.git"]
 
 
 def test_a_gitdir_file_in_a_tracked_directory_is_named_and_undone(git_repo: Path):
@@ -76,7 +76,7 @@ def test_a_gitdir_file_in_a_tracked_directory_is_named_and_undone(git_repo: Path
                    "&& echo 'gitdir: ../evil' > calc/.git")
     ws.checkpoint(1)
     assert any(line.startswith("calc/.git (made by the model: a `gitdir:` file")
-               for line in ws.git_warnings())
+               for line in ws.made_git.news())
     listing = tree_listing(git_repo, ws.checkpoints[-1].commit)
     assert "160000" not in listing and "calc/ops.py" in listing
     ws.restore(0)
@@ -111,7 +111,7 @@ def test_a_resumed_session_still_knows_what_the_model_made(git_repo: Path, tmp_p
     ws.close()
     again = Workspace.open(git_repo)
     again.attach("s")
-    assert again.made_git_entries() == ["n/.git"]
+    assert list(again.made_git.made) == ["n/.git"]
     again.restore(0)
     assert not (git_repo / "n").exists() and (inner / ".git").is_dir()
 
@@ -141,9 +141,36 @@ def test_a_top_git_link_the_model_replaces_is_put_back_at_once(git_repo: Path, t
                    " && echo more >> README.md")
     ws.checkpoint(1)
     assert os.readlink(git_repo / ".git") == str(tmp_path / "real-git")
-    [said] = [line for line in ws.git_warnings() if line.startswith(".git (replaced")]
+    [said] = [line for line in ws.made_git.news() if line.startswith(".git (replaced")]
     kept = Path(said.rpartition(" is in ")[2].rstrip(")"))
     assert (kept / "config").read_text().count("fsmonitor") == 1
     assert "+more" in ws.step_diff(1)
     subprocess.run(["git", "status"], cwd=git_repo, check=True, capture_output=True)
     assert not marker.exists()
+
+
+def test_a_repository_made_inside_the_users_nested_one_is_kept_as_files_there(git_repo: Path,
+                                                                              tmp_path: Path):
+    make_repo(git_repo / "theirs", {"t.txt": "t\n"})
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "cd theirs && " + NESTED.format(marker=tmp_path / "pwned"))
+    ws.checkpoint(1)
+    assert "+++ b/theirs/n/f.txt" in ws.step_diff(1)
+    assert list(ws.made_git.made) == ["theirs/n/.git"]
+    ws.restore(0)
+    assert not (git_repo / "theirs/n").exists() and (git_repo / "theirs/t.txt").exists()
+
+
+def test_the_users_own_git_dir_is_never_taken_for_the_models(git_repo: Path):
+    """Without the sandbox the model could replace it; it is named, never kept or removed."""
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "mv .git .git-old && cp -a .git-old .git && rm -rf .git-old && "
+                   "echo more >> README.md")
+    ws.checkpoint(1)
+    [said] = ws.made_git.news()
+    assert said.startswith(".git (the repository's own, not the one there at the session's start")
+    assert ws.made_git.made == {} and ws.made_git.news() == []
+    ws.restore(0)
+    assert (git_repo / ".git/HEAD").is_file()

@@ -161,6 +161,7 @@ class MadeGitEntries:
         self._root = root
         self._quarantine = quarantine  # where a replaced top `.git` link's stand-in goes
         self._top_link: str | None = None  # the repository's `.git` when it is a link
+        self._top_named = False
         self._notes: list[str] = []  # said by the next `news`
         self._scan = GitEntryScan(root)
         self._start: dict[str, GitEntry] = {}
@@ -194,13 +195,14 @@ class MadeGitEntries:
             return
         skipped = tuple(path.rstrip("/") for path in skip)
         found = self._scan.scan(skipped)
-        if found.get(DOT_GIT) != self._start.get(DOT_GIT) and self._top_link is not None:
-            self._put_back_top()
+        if found.get(DOT_GIT) != self._start.get(DOT_GIT):
+            self._top_changed()
             found = self._scan.scan(skipped)
         kept = {path: entry for path, entry in self.made.items()
                 if any(path.startswith(top + "/") for top in skipped)}
         before, self.made = self.made, kept | {path: entry for path, entry in found.items()
-                                               if self._start.get(path) != entry}
+                                               if self._start.get(path) != entry
+                                               and path != DOT_GIT}
         self.fresh += [path for path, entry in sorted(self.made.items())
                        if before.get(path) != entry]
 
@@ -214,11 +216,19 @@ class MadeGitEntries:
         self._reported = dict(self.made)
         return lines
 
-    def _put_back_top(self) -> None:
-        """The repository's `.git` was a link and is not that link now: whatever the model put
-        there goes to quarantine and the link comes back at once (your next git would use it)."""
+    def _top_changed(self) -> None:
+        """The repository's own `.git` is not what it was at the start. A link (the one `.git`
+        the sandbox cannot cover) comes back at once, whatever the model put there going to
+        quarantine: your next git would use it. Anything else (possible only without the
+        sandbox, or by your own hand) is named once, never kept or undone as the model's."""
         top = self._root / DOT_GIT
-        assert self._top_link is not None
+        if self._top_link is None:
+            if not self._top_named:
+                self._top_named = True
+                self._notes.append(".git (the repository's own, not the one there at the "
+                                   "session's start: replaced or moved; check it before you "
+                                   "run git here)")
+            return
         kept = self._quarantine / f"top-git-{time.strftime('%Y%m%d-%H%M%S')}"
         try:
             if os.path.lexists(top):
@@ -233,11 +243,13 @@ class MadeGitEntries:
         self._notes.append(f".git (replaced by the model: your repository's link to "
                            f"{self._top_link} is back; what the model put there is in {kept})")
 
-    def work_trees(self) -> list[str]:
+    def work_trees(self, not_in: Iterable[str] = ()) -> list[str]:
         """The directories holding entries made where none was at the start: checkpointed
-        as ordinary directories, never as gitlinks."""
+        as ordinary directories, never as gitlinks (but those in the nested repositories at
+        `not_in`, whose own snapshots do that)."""
+        outside = tuple(f"{path}/" for path in not_in)
         return sorted(work_tree_of(path) for path in self.made
-                      if path != DOT_GIT and path not in self._start)
+                      if path not in self._start and not path.startswith(outside))
 
     def _line(self, path: str, entry: GitEntry, what: str) -> str:
         where = work_tree_of(path) or "the repository's top"

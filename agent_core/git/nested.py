@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
+from agent_core.git.adds import seed_entries
 from agent_core.git.commits import commit_tree
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.rawview import RawView
@@ -108,13 +110,15 @@ class NestedTrees:
 
     # -- snapshot ----------------------------------------------------------------------
 
-    def snapshot(self, paths: set[str]) -> str | None:
-        """A commit mapping each nested repository at `paths` to its work tree now (None: none)."""
+    def snapshot(self, paths: set[str], plain: Sequence[str] = ()) -> str | None:
+        """A commit mapping each nested repository at `paths` to its work tree now (None: none);
+        `plain`: directories holding a `.git` the model made, added as ordinary directories."""
         trees = {}
         for path in sorted(paths):
             runner = self._runner(path)
             if runner is not None:
-                trees[path] = self._snapshot_one(path, runner)
+                inside = [d[len(path) + 1:] for d in plain if d.startswith(path + "/")]
+                trees[path] = self._snapshot_one(path, runner, inside)
         if not trees:
             return None
         listing = "".join(f"040000 tree {tree}\t{_entry_name(path)}\0" for path, tree in trees.items())
@@ -158,9 +162,9 @@ class NestedTrees:
         self._indexes.mkdir(parents=True, exist_ok=True)
         return self._indexes / (hashlib.sha1(os.fsencode(path)).hexdigest() + ".index")
 
-    def _snapshot_one(self, path: str, runner: GitRunner) -> str:
+    def _snapshot_one(self, path: str, runner: GitRunner, plain: Sequence[str]) -> str:
         """`git add -A` into the repository's private index (tried again while files vanish
-        under it, as for the outer tree), then its tree."""
+        under it, as for the outer tree), then its tree; `plain` seeded first (`seed_entries`)."""
         index = self._index(path)
         written = self._written.get(path)
         if written is not None and file_stamp(index) != written[0]:
@@ -169,6 +173,8 @@ class NestedTrees:
             runner.run("read-tree", written[1], index=index)
             self.repairs.append(f"{index} (navtui's private index of {path}) was changed by "
                                 "someone else since navtui wrote it: made again before use")
+        if plain:
+            seed_entries(runner, index, plain)
         for _ in range(_VANISHED_RETRIES):
             result = runner.run_full("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128))
             if result.returncode != 128:

@@ -13,12 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.git.adds import add_changed, covering_directories, named_paths
+from agent_core.git.adds import add_changed, covering_directories, named_paths, seed_entries
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
 from agent_core.git.index_stamp import IndexStamp, index_bytes, index_stamp
-from agent_core.git.object_files import store_object
 from agent_core.git.runner import GitRunner
 from agent_core.git.tree_patch import TreePatcher
 from agent_core.git.tree_watch import TreeWatch
@@ -41,8 +40,6 @@ SPLIT_INDEX_BYTES = 300_000
 # Repository settings under which a tree made in Python could differ from git's (see `_patcher`).
 _GIT_DECIDES = ("core.ignorecase", "core.precomposeunicode", "core.sharedrepository")
 _FALSE = ("false", "no", "off", "0", "")
-# The name of the entry `_seed` makes in a directory: no file of it is ever there.
-SEED = ".navtui-seed-4f1c2a"
 
 
 @dataclass(frozen=True)
@@ -168,7 +165,7 @@ class SnapshotEngine:
         `meanwhile` runs while git looks. `ignored_ready`: the ignored files' store has a
         snapshot; `has_gitlinks`: there are submodules or nested repositories (no tree watch).
         `plain`: directories holding a `.git` the model made, added as ordinary directories
-        (`_seed`), never as gitlinks.
+        (`seed_entries`), never as gitlinks.
         """
         if plain:
             self._seed(index, plain)
@@ -261,20 +258,8 @@ class SnapshotEngine:
         return known, (self._ignored_listing or b"") if list_ignored else b""
 
     def _seed(self, index: Path, directories: Sequence[str]) -> None:
-        """Make git take each of `directories` for an ordinary directory of the private index,
-        not a nested repository (which `git add` records as a gitlink, reading its HEAD): an
-        entry under it that names no file (`git status` then says it is deleted, and the
-        `add` of the changed paths removes it) makes git walk it like any other directory,
-        skipping its `.git` as it skips every `.git`."""
-        objects = self._git.object_directory
-        raw = self._git.raw
-        object_format = raw.object_format if raw is not None and raw.object_format else "sha1"
-        empty = (store_object(objects, object_format, b"blob", b"") if objects is not None
-                 else self._git.run("hash-object", "-w", "--stdin", stdin=b"").decode().strip())
-        listing = b"".join(f"100644 {empty}\t{directory}/{SEED}".encode("utf-8", "surrogateescape")
-                           + b"\0" for directory in directories)
-        self._git.run("update-index", "-z", "--add", "--replace", "--index-info", index=index,
-                      stdin=listing)
+        """`seed_entries` into the private index; navtui wrote it, so its stamp is taken."""
+        seed_entries(self._git, index, directories)
         self.index_tree, self._index_stamp = None, self._stamp(index)
 
     def _patch(self, index: Path, known: str, paths: list[str], entries: list[str]) -> str | None:
