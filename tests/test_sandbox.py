@@ -325,8 +325,9 @@ def test_the_same_sandbox_works_for_an_unprivileged_user(git_repo: Path, outside
     assert launcher.git_view_problem is None
     argv = launcher.argv(["sh", "-c", "id -u; pwd; touch /usr/x; echo ok > /testbed/by-user; "
                           "git status --short; git add by-user && git -c user.name=m "
-                          "-c user.email=m@x.invalid commit -qm mine && git log --format=%s -1"],
-                         private)
+                          "-c user.email=m@x.invalid commit -qm mine && git log --format=%s -1; "
+                          "ln -s /usr .git/outside; mkdir .git/shut && chmod 000 .git/shut "
+                          ".git/objects/*/"], private)
     # (the views navtui made, as the user would own them)
     subprocess.run(["chown", "-R", "65534:65534", str(repo), str(private), str(views)], check=True)
     before = tree_state(repo / ".git")
@@ -337,6 +338,14 @@ def test_the_same_sandbox_works_for_an_unprivileged_user(git_repo: Path, outside
     assert (repo / "by-user").read_text() == "ok\n"
     assert done.stdout.splitlines()[2:] == ["?? by-user", "mine"], done.stderr
     assert tree_state(repo / ".git") == before
+    # The user's navtui removes the views, whatever modes and links the model left in them.
+    removed = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                              sys.executable, "-c", "import sys; from agent_core.executor."
+                              "git_views import _remove; from pathlib import Path; "
+                              "_remove(Path(sys.argv[1]))", str(launcher._views.path)],
+                             capture_output=True, text=True, timeout=30)
+    assert removed.returncode == 0, removed.stderr
+    assert list(views.iterdir()) == [] and Path("/usr/bin").is_dir()
 
 
 @needs_bwrap

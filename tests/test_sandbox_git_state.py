@@ -55,7 +55,9 @@ def test_everyday_git_works_in_the_models_view_and_the_git_dir_stays_byte_for_by
     (git_repo / "calc/ops.py").write_text("changed by the user\n")
     before = tree_state(git_repo / ".git")
     marker = tmp_path / "pwned"
-    with Shell(git_repo, timeout=30, launcher=sandboxed(git_repo)) as sh:
+    launcher = sandboxed(git_repo)
+    assert "the model's git works in its own copy-on-write view" in launcher.summary()[-1]
+    with Shell(git_repo, timeout=30, launcher=launcher) as sh:
         sh.run(IDENTITY)
         assert sh.run("git status --short").output == " M calc/ops.py\n"
         assert "+changed by the user" in sh.run("git diff").output
@@ -195,3 +197,21 @@ def test_the_models_views_are_removed_when_the_session_ends(git_repo: Path, tmp_
         ex.execute(Bash("git add -A; chmod 000 .git/objects/*/ .git/refs"))
         assert len(list(views.iterdir())) == 1
     assert list(views.iterdir()) == []
+
+
+@needs_bwrap
+def test_a_git_dir_shown_writable_at_its_own_path_is_read_only_there(git_repo: Path,
+                                                                     tmp_path: Path):
+    """`--writable` of a directory holding the repository shows it again at its real path:
+    its git dir (and a nested one's) are read-only there, the model's view at /testbed."""
+    make_repo(git_repo / "inner", {"i.txt": "i\n"})
+    before = tree_state(git_repo / ".git"), tree_state(git_repo / "inner/.git")
+    launcher = sandboxed(git_repo, writable=(tmp_path,))
+    with Shell(git_repo, timeout=30, launcher=launcher) as sh:
+        for git_dir in (git_repo / ".git", git_repo / "inner/.git"):
+            attempt = sh.run(f"echo planted >> {git_dir}/config")
+            assert "Read-only file system" in attempt.output, attempt
+        assert sh.run(f"echo edit > {git_repo}/calc/new.txt").exit_code == 0
+        assert sh.run("git config core.x y && git config core.x").output == "y\n"
+    assert (tree_state(git_repo / ".git"), tree_state(git_repo / "inner/.git")) == before
+    assert (git_repo / "calc/new.txt").read_text() == "edit\n"
