@@ -516,7 +516,8 @@ class Workspace:
         """Put back what `target` holds beside the tree: the files inside nested repositories,
         git's config, hooks, attributes and excludes, the `.git`s the model made (a part a
         checkpoint made before navtui kept it stays); what is left as it is, is named."""
-        changed, left = [], []
+        changed: list[str] = []
+        left: list[str] = []
         if target.nested is not None:
             done, kept = self._nested.restore(self._snapshot_nested(), target.nested)
             changed, left = changed + done, left + kept

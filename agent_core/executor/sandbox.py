@@ -174,10 +174,9 @@ class Bubblewrap:
         except ExposureError as error:
             raise SandboxError(str(error)) from error
         self.exposure = self._without_own_binds(found)
-        self.git_view_problem = None if overlay else (
-            "overlays turned off" if overlay is False else
-            overlay_problem(bwrap, tuple(_system_mounts()),
-                            str(git_views) if git_views is not None else None))
+        git_views, self.git_view_problem = (git_views, None) if overlay else (
+            (git_views, "overlays turned off") if overlay is False else
+            _views_place(bwrap, git_views))
         self.notice = None if self.git_view_problem is None else (
             f"the model's git works read-only: this machine cannot give it a copy-on-write view "
             f"of your git directories ({self.git_view_problem}), so they are bound read-only in "
@@ -325,6 +324,23 @@ class Bubblewrap:
         """The active virtualenv, if any."""
         venv = self._environ.get("VIRTUAL_ENV", "")
         return venv if venv.startswith("/") and os.path.isdir(venv) else None
+
+
+def _views_place(bwrap: str, asked: Path | None) -> tuple[Path | None, str | None]:
+    """Where the layers of the model's git views can live (`asked`, else the temporary
+    directory, else /dev/shm: a container's /tmp may be an overlay itself, which overlayfs
+    refuses as an upper layer), and None; or why none can (the first place's problem)."""
+    mounts = tuple(_system_mounts())
+    places = [asked] if asked is not None else [None, Path("/dev/shm")]
+    problems = []
+    for place in places:
+        if place is not None and not os.access(place, os.W_OK | os.X_OK):
+            continue
+        problem = overlay_problem(bwrap, mounts, str(place) if place is not None else None)
+        if problem is None:
+            return place, None
+        problems.append(problem)
+    return asked, problems[0] if problems else "no writable place for them"
 
 
 def _mask(path: str) -> list[str]:
