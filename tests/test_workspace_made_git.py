@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.git import made_git
 from agent_core.git_notices import control_left_notices
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo, tree_state
@@ -174,3 +175,18 @@ def test_the_users_own_git_dir_is_never_taken_for_the_models(git_repo: Path):
     assert ws.made_git.made == {} and ws.made_git.news() == []
     ws.restore(0)
     assert (git_repo / ".git/HEAD").is_file()
+
+
+def test_a_made_git_dir_over_the_cap_is_named_and_left_by_undo(git_repo: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(made_git, "MAX_FILES", 3)
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, NESTED.format(marker=tmp_path / "pwned"))
+    ws.checkpoint(1)
+    assert any(line.startswith("n/.git (a .git the model made, over 3 files")
+               for line in ws.outside_checkpoints())
+    ws.restore(0)
+    assert (git_repo / "n/.git/HEAD").is_file() and not (git_repo / "n/f.txt").exists()
+    assert any("n/.git: a .git the model made, too big to keep" in line
+               for line in ws.outside_checkpoints())

@@ -32,6 +32,9 @@ from agent_core.git.runner import SAFE_CONFIG, git_env
 
 # How many git dirs get an overlay of their own; beyond, they are bound read-only.
 OVERLAY_LIMIT = 200
+# How many `.git` entries in the working tree are covered (in path order; past them, a tree
+# of thousands of repositories starts without covering the rest, which the model may write).
+NESTED_LIMIT = 1_000
 _TIMEOUT = 30.0
 
 
@@ -64,9 +67,9 @@ class GitMounts:
         self._covered = entries
         plan = _Plan(self)
         plan.repository(entries.get(DOT_GIT))
-        for path, entry in sorted(entries.items()):
-            if path != DOT_GIT:
-                plan.nested(self.root / path, entry)
+        nested = sorted(path for path in entries if path != DOT_GIT)
+        for path in nested[:NESTED_LIMIT]:
+            plan.nested(self.root / path, entries[path])
         return plan.arguments()
 
 

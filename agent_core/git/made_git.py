@@ -9,8 +9,9 @@ index, so git never records it as a gitlink, in navtui's index or the user's).
 
 What is there at the session's start (or was the same when it resumed) is the user's. A `.git`
 is read as data only: through directory descriptors that never follow a link, regular files
-only (never a FIFO or a device), up to `MAX_FILES` files and `MAX_BYTES` bytes an entry (a
-bigger one is named as outside the checkpoints: undo leaves it as it is).
+only (never a FIFO or a device), up to `MAX_FILES` files and `MAX_BYTES` bytes an entry and
+`TOTAL_FILES` and `TOTAL_BYTES` for all (one past them is named as outside the checkpoints:
+undo leaves it as it is).
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from agent_core.git.object_files import store_object
 from agent_core.git.runner import GitRunner
 from agent_core.git.tree_patch import serialize_tree
 
-MAX_FILES = 5_000
+MAX_FILES = 5_000  # an entry
 MAX_BYTES = 50_000_000
+TOTAL_FILES = 20_000  # all of them, in path order
+TOTAL_BYTES = 100_000_000
 _SUBJECT = "navtui: .git entries made in the session"
 _HELD, _LEFT_OUT = "entry: ", "left out: "
 _TREE, _FILE, _EXEC, _LINK = b"40000", b"100644", b"100755", b"120000"
@@ -96,36 +99,36 @@ def _read_file(name: str, dir_fd: int, limit: int) -> bytes:
 
 
 class _Reader:
-    """Reads one `.git` entry into objects, within the caps; also its stat signature."""
+    """Reads `.git` entries into objects, or their stat signatures, within `files` entries and
+    `data` bytes (`_TooBig` past them)."""
 
-    def __init__(self, objects: Path, object_format: str) -> None:
+    def __init__(self, objects: Path, object_format: str, files: int, data: int) -> None:
         self._objects = objects
         self._format = object_format
-        self.files = 0
-        self.bytes = 0
+        self.files, self.data = files, data  # what is left
+
+    def _count(self) -> None:
+        self.files -= 1
+        if self.files < 0:
+            raise _TooBig
 
     def signature(self, parent: int, name: str) -> tuple[object, ...]:
         """What `lstat` says about every entry under `name` (no reads)."""
-        found: list[object] = []
+        self._count()
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
-        found.append((name, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns))
+        found: list[object] = [(name, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns)]
         if stat.S_ISDIR(st.st_mode):
             fd = os.open(name, _DIRECTORY, dir_fd=parent)
             try:
-                for entry in sorted(os.scandir(fd), key=lambda e: e.name):
-                    if len(found) > MAX_FILES:
-                        raise _TooBig
-                    found.append(self.signature(fd, entry.name))
+                found += [self.signature(fd, child) for child in sorted(os.listdir(fd))]
             finally:
                 os.close(fd)
         return tuple(found)
 
     def entry(self, parent: int, name: str) -> tuple[bytes, str]:
         """(git mode, object id) of `name` in directory `parent`, its objects written."""
+        self._count()
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
-        self.files += 1
-        if self.files > MAX_FILES:
-            raise _TooBig
         if stat.S_ISLNK(st.st_mode):
             return _LINK, self._blob(os.fsencode(os.readlink(name, dir_fd=parent)))
         if stat.S_ISDIR(st.st_mode):
@@ -143,8 +146,8 @@ class _Reader:
             finally:
                 os.close(fd)
             return _TREE, store_object(self._objects, self._format, b"tree", serialize_tree(rows))
-        data = _read_file(name, parent, MAX_BYTES - self.bytes)
-        self.bytes += len(data)
+        data = _read_file(name, parent, self.data)
+        self.data -= len(data)
         return (_EXEC if st.st_mode & 0o100 else _FILE), self._blob(data)
 
     def _blob(self, data: bytes) -> str:
@@ -271,21 +274,26 @@ class MadeGitEntries:
         objects = self._git.object_directory
         if raw is None or raw.object_format is None or objects is None:
             return None
-        reader = _Reader(objects, raw.object_format)
-        signature = self._signatures(reader)
+        signature = self._signatures(_Reader(objects, raw.object_format, TOTAL_FILES, 0))
         if signature == self._signature and self._commit is not None:
             return self._commit
         rows, left = [], []
+        files, data = TOTAL_FILES, TOTAL_BYTES  # what all of them may still hold
         for path in sorted(self.made):
+            reader = _Reader(objects, raw.object_format, min(MAX_FILES, files),
+                             min(MAX_BYTES, data))
             try:
-                mode, object_id = self._read(_Reader(objects, raw.object_format), path)
+                mode, object_id = self._read(reader, path)
             except _TooBig:
                 left.append(path)
                 self.left_out[path] = (f"{path} (a .git the model made, over {MAX_FILES:,} "
-                                       f"files or {MAX_BYTES // 1_000_000} MB: undo leaves it)")
+                                       f"files or {MAX_BYTES // 1_000_000} MB, or past "
+                                       f"{TOTAL_FILES:,} files of all such: undo leaves it)")
                 continue
             except OSError:
                 continue  # gone, or a link on the way: nothing of it to keep
+            files -= min(MAX_FILES, files) - reader.files
+            data -= min(MAX_BYTES, data) - reader.data
             rows.append((mode, _name(path).encode(), bytes.fromhex(object_id)))
         tree = store_object(objects, raw.object_format, b"tree", serialize_tree(rows))
         message = (_SUBJECT + "\n\n" + "".join(f"{_HELD}{_name(p)}\n" for p in sorted(self.made)
@@ -295,7 +303,9 @@ class MadeGitEntries:
         self._signature = signature
         return self._commit
 
-    def _signatures(self, reader: _Reader) -> tuple[object, ...] | None:
+    def _signatures(self, reader: _Reader) -> tuple[object, ...]:
+        """Every made entry's stat signature (one reader: past its budget, the rest are
+        named, not walked)."""
         found: list[object] = []
         for path in sorted(self.made):
             parent, name = work_tree_of(path), path.rpartition("/")[2]
