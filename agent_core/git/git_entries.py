@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DOT_GIT = ".git"
-# A tree with more directories than this is walked up to here (`GitEntryScan.complete` False).
+# A tree with more directories than this is walked up to here.
 MAX_DIRECTORIES = 200_000
 
 
@@ -63,7 +63,6 @@ class GitEntryScan:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self._listings: dict[str, _Listing] = {}
-        self.complete = True  # False when the last walk stopped at MAX_DIRECTORIES
 
     def scan(self, skip: Iterable[str] = ()) -> dict[str, GitEntry]:
         """Relative path -> GitEntry of every `.git` under the root now."""
@@ -71,12 +70,8 @@ class GitEntryScan:
         found: dict[str, GitEntry] = {}
         seen: set[str] = set()
         pending = [""]
-        self.complete = True
-        while pending:
+        while pending and len(seen) < MAX_DIRECTORIES:
             relative = pending.pop()
-            if len(seen) >= MAX_DIRECTORIES:
-                self.complete = False
-                break
             seen.add(relative)
             listing = self._listing(relative)
             if listing is None:
