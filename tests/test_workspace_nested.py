@@ -129,3 +129,15 @@ def test_a_nested_repositorys_own_git_dir_is_never_read(git_repo: Path, tmp_path
     assert "+more" in ws.step_diff(1) and "+++ b/nested/new.txt" in ws.step_diff(1)
     ws.restore(0)
     assert (inner / "n.txt").read_text() == "n\n" and not (inner / "new.txt").exists()
+
+
+def test_a_nested_work_tree_is_read_with_the_outer_repositorys_settings(git_repo: Path):
+    """Its own config is never read: `core.fileMode` off in yours holds inside it too."""
+    git(git_repo, "config", "core.fileMode", "false")
+    make_repo(git_repo / "nested", {"n.txt": "n\n"})
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "chmod +x nested/n.txt && echo more >> nested/n.txt")
+    ws.checkpoint(1)
+    diff = ws.step_diff(1)
+    assert "+more" in diff and "new mode" not in diff

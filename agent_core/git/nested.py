@@ -143,7 +143,7 @@ class NestedTrees:
         if path not in self._runners:
             git_dir, common_dir = self._settings
             raw = RawView(self._index(path).with_suffix(".raw-git"), work_tree, git_dir,
-                          common_dir, objects=self._objects)
+                          common_dir, objects=self._objects, settings_env=self._git.base_env)
             runner = GitRunner(work_tree, location={
                 "GIT_DIR": str(raw.path), "GIT_COMMON_DIR": str(raw.path),
                 "GIT_WORK_TREE": str(work_tree), "GIT_OBJECT_DIRECTORY": str(self._objects),
