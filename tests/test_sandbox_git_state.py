@@ -5,6 +5,7 @@ before and after, and a plain `git status` outside afterwards runs nothing the m
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -215,3 +216,22 @@ def test_a_git_dir_shown_writable_at_its_own_path_is_read_only_there(git_repo: P
         assert sh.run("git config core.x y && git config core.x").output == "y\n"
     assert (tree_state(git_repo / ".git"), tree_state(git_repo / "inner/.git")) == before
     assert (git_repo / "calc/new.txt").read_text() == "edit\n"
+
+
+@needs_bwrap
+def test_views_a_killed_navtui_left_go_when_the_next_one_makes_its_own(git_repo: Path,
+                                                                       tmp_path: Path):
+    views = tmp_path / "views"
+    views.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = views / f"navtui-git-view-{dead.pid}-x1"
+    (left / "layer/work/work").mkdir(parents=True)
+    (left / "layer/work/work").chmod(0)
+    alive = views / f"navtui-git-view-{os.getpid()}-x2"
+    alive.mkdir()
+    launcher = Bubblewrap(git_repo, check_sandbox().bwrap or "", git_views=views)
+    with Shell(git_repo, timeout=30, launcher=launcher) as sh:
+        assert sh.run("git status --short").exit_code == 0
+    assert not left.exists() and alive.exists()
+    launcher.close()

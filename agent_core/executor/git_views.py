@@ -7,7 +7,8 @@ writes into UPPER, so `add`, `commit`, `stash`, `checkout` work in its own view 
 directory is never written. The layers live in one directory navtui makes (mode 0700, outside
 the repository and the sandbox's sight), named after the git directory and its inode, so the
 model's git state survives a shell restart (a timeout, an interrupt, a new `.git`) within the
-session; navtui never reads them, and removes them all when the session ends (`close`).
+session; navtui never reads them, and removes them all when the session ends (`close`), or,
+when a navtui was killed, the next navtui that makes its own (their names hold the pid).
 
 `overlay_problem` starts bwrap once with such an overlay, to tell whether this machine can
 (kernel 5.11+ for an overlay in a user namespace, bubblewrap 0.11+, an upper layer's file system
@@ -27,6 +28,7 @@ import weakref
 from pathlib import Path
 
 PROBE_TIMEOUT = 10.0
+_PREFIX = "navtui-git-view-"  # then the pid of the navtui that made it
 
 
 def _allow_owner(directory: int) -> None:
@@ -58,6 +60,28 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def _sweep(parent: Path) -> None:
+    """Remove the views a killed navtui left in `parent` (no process has its pid now), the
+    user's own only."""
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name.removeprefix(_PREFIX).partition("-")[0]
+        if not entry.name.startswith(_PREFIX) or not pid.isdigit():
+            continue
+        try:
+            mine = entry.stat(follow_symlinks=False).st_uid == os.getuid()
+            if not mine or not entry.is_dir(follow_symlinks=False):
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            _remove(Path(entry.path))
+        except OSError:
+            continue
+
+
 class GitViews:
     """The writable layers of one session's overlays, under a directory made in `parent`
     (default: the system's temporary directory) on first use."""
@@ -72,8 +96,9 @@ class GitViews:
         the same ones for the same directory all session (another inode: fresh ones)."""
         if self.path is None:
             where = str(self._parent) if self._parent is not None else None
-            self.path = Path(tempfile.mkdtemp(prefix="navtui-git-view-", dir=where))
+            self.path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=where))
             self._cleanup = weakref.finalize(self, _remove, self.path)
+            _sweep(self.path.parent)
         try:
             inode = os.stat(real).st_ino
         except OSError:
