@@ -218,6 +218,7 @@ class Workspace:
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
         if quiet and self._ignored_store.git_entries_moved:
             self.made_git.check(self._ignored_store.over_cap, again=True)
+        self.made_git.unstage(self._user_index())
         previous = self._snapshots[last.commit].tree
         if tree != previous:
             raw = self._diffs.step(previous, tree, self.diff_caps)  # and the step diff

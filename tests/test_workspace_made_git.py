@@ -190,3 +190,20 @@ def test_a_made_git_dir_over_the_cap_is_named_and_left_by_undo(git_repo: Path, t
     assert (git_repo / "n/.git/HEAD").is_file() and not (git_repo / "n/f.txt").exists()
     assert any("n/.git: a .git the model made, too big to keep" in line
                for line in ws.outside_checkpoints())
+
+
+def test_without_the_sandbox_a_gitlink_the_model_stages_for_its_repository_is_taken_out(
+    git_repo: Path, tmp_path: Path
+):
+    """Issue 34's reproduction 1 with the sandbox off: the model's `git add n` writes your
+    index; after the step the gitlink is gone from it and your `git status` runs nothing."""
+    marker = tmp_path / "pwned"
+    git(git_repo, "add", "README.md")  # your own staged state stays
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, NESTED.format(marker=marker) + " && cd .. && git add n")
+    ws.checkpoint(1)
+    assert "160000" not in git(git_repo, "ls-files", "-s")
+    assert any(line.startswith("n (a gitlink the model staged in your index")
+               for line in ws.made_git.news())
+    assert git(git_repo, "status", "--short") == "?? n/\n" and not marker.exists()

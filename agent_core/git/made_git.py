@@ -29,6 +29,7 @@ from agent_core.git.commits import commit_tree
 from agent_core.git.git_entries import DOT_GIT, GitEntry, GitEntryScan, work_tree_of
 from agent_core.git.object_files import store_object
 from agent_core.git.runner import GitRunner
+from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.tree_patch import serialize_tree
 
 MAX_FILES = 5_000  # an entry
@@ -165,6 +166,7 @@ class MadeGitEntries:
         self._quarantine = quarantine  # where a replaced top `.git` link's stand-in goes
         self._top_link: str | None = None  # the repository's `.git` when it is a link
         self._top_named = False
+        self._index_seen: FileStamp | None = None  # the user's index when `unstage` last read it
         self._notes: list[str] = []  # said by the next `news`
         self._scan = GitEntryScan(root)
         self._start: dict[str, GitEntry] = {}
@@ -245,6 +247,27 @@ class MadeGitEntries:
             return
         self._notes.append(f".git (replaced by the model: your repository's link to "
                            f"{self._top_link} is back; what the model put there is in {kept})")
+
+    def unstage(self, user_index: Path) -> None:
+        """Take out of the user's index (`user_index`, read again only when it changed) a
+        gitlink staged for a repository the model made: without the sandbox its `git add n`
+        writes there, and the user's next `git status` would run that repository's fsmonitor,
+        `git commit` its hooks."""
+        trees = self.work_trees()
+        stamp = file_stamp(user_index)
+        if not trees or stamp == self._index_seen:
+            return
+        listing = self._git.run_full("ls-files", "-s", "-z", "--", *trees,
+                                     env={"GIT_LITERAL_PATHSPECS": "1"}).stdout
+        staged = [row.split(b"\t", 1)[1] for row in listing.split(b"\0")
+                  if row.startswith(b"160000 ") and b"\t" in row]
+        if staged:
+            self._git.run("update-index", "-z", "--force-remove", "--stdin",
+                          stdin=b"".join(path + b"\0" for path in staged))
+            self._notes += [f"{os.fsdecode(path)} (a gitlink the model staged in your index for "
+                            "a repository it made: taken out again, or your next `git status` "
+                            "would run that repository's fsmonitor)" for path in staged]
+        self._index_seen = file_stamp(user_index)
 
     def work_trees(self, not_in: Iterable[str] = ()) -> list[str]:
         """The directories holding entries made where none was at the start: checkpointed
