@@ -1,5 +1,6 @@
 """What the user is told about git's side of a session: files checkpoints do not hold, git's own
-config and hooks a step changed, and what the session leaves changed there at the end.
+config and hooks a step changed, the `.git` entries it made in the working tree, and what the
+session leaves changed there at the end.
 
 Each function returns the notices' text; the session emits them (as `Notice` events).
 """
@@ -26,15 +27,18 @@ def repo_control_notice(workspace: Workspace, index: int) -> tuple[str | None, l
     (for the step's card)."""
     changed = workspace.repo_control_changes()
     warnings = workspace.git_warnings()
-    if not (changed or warnings):
-        return None, []
-    notice = (
-        f"step {index} changed git's own config or hooks: "
-        f"{'; '.join(warnings or changed)}. The step's diff shows them and undo puts "
-        "back what is not in quarantine; navtui's git calls never run them, but your "
-        "own git commands would: check them before you run git here."
-    )
-    return notice, warnings or changed
+    made = workspace.made_git.news()
+    said = []
+    if changed or warnings:
+        said.append(
+            f"step {index} changed git's own config or hooks: "
+            f"{'; '.join(warnings or changed)}. The step's diff shows them and undo puts "
+            "back what is not in quarantine; navtui's git calls never run them, but your "
+            "own git commands would: check them before you run git here."
+        )
+    if made:
+        said.append(f"step {index} made git's own files in the working tree: {'; '.join(made)}.")
+    return (" ".join(said) or None), (warnings or changed) + made
 
 
 def control_left_notices(workspace: Workspace) -> list[str]:
@@ -49,6 +53,14 @@ def control_left_notices(workspace: Workspace) -> list[str]:
         notices.append(
             f"the session leaves git's own config or hooks changed: {left}. navtui never "
             "runs them; your own git commands would."
+        )
+    made = sorted(workspace.made_git.made)
+    if made:
+        notices.append(
+            f"the session leaves .git entries the model made in the working tree: "
+            f"{', '.join(made)}. They are git's control data, not your files (navtui never "
+            "entered them, and your index does not list them): remove them, or undo, before "
+            "you run git inside those directories"
         )
     quarantined = workspace.quarantined()
     if quarantined:

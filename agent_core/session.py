@@ -568,7 +568,9 @@ class Session:
             self._emit(Notice(notice))
 
     def _warn_repo_control(self, index: int) -> list[str]:
-        """Say what step `index` did to git's own files; the lines said (for the step's card)."""
+        """Say what step `index` did to git's own files; the lines said (for the step's card).
+        A `.git` it made is covered by the sandbox from the next command on."""
+        self.executor.cover_git_entries(self.workspace.made_git.fresh)
         self._warn_outside()
         notice, lines = repo_control_notice(self.workspace, index)
         if notice:
@@ -685,6 +687,7 @@ class Session:
             raise UnsafeRestore(foreign, self.workspace.checkpoints[-1].index)
         saved = self.workspace.save_state("before-undo")
         report = self.workspace.restore(kept[-1].index if kept else 0)
+        self.executor.cover_git_entries(self.workspace.made_git.fresh)
         self._stuck.reset()
         event = StepUndone(to_index, list(report.changed_paths), saved)
         self._emit(event)

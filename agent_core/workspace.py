@@ -30,6 +30,7 @@ from agent_core.git.head import HeadState, HeadWatcher, move_head
 from agent_core.git.ignored import IgnoredCaps
 from agent_core.git.ignored_store import IgnoredStore
 from agent_core.git.lock import acquire, check_free, release
+from agent_core.git.made_git import MadeGitEntries
 from agent_core.git.messages import checkpoint_message as _message
 from agent_core.git.messages import parse_message as _parse_message
 from agent_core.git.modes import restore_modes, save_modes
@@ -95,7 +96,7 @@ class Workspace:
             quarantine, common_dir, self._control.shown_prefix, quarantine_shown))
         self._objects = common_dir / "objects"
         # Made again for each session (its private indexes live under the session's name).
-        self._nested = NestedTrees(self._git, self._objects, self.state_dir)
+        self._nested = NestedTrees(self._git, self._objects, self.state_dir, git_dir, common_dir)
         self._gitlinks: set[str] = set()  # paths of submodules / nested repositories now
         self._checkpoints: list[Checkpoint] = []
         self._store = SurvivalStore(self._git, self.state_dir / "store", self._objects,
@@ -111,6 +112,9 @@ class Workspace:
         self._diffs = TreeDiffs(self._git)
         # Made again for each session (its private index lives under the session's name).
         self._ignored_store = IgnoredStore(self._git, root, self.state_dir / "ignored.index")
+        # The `.git` entries the model made in the working tree (`made`; `fresh`: by the last
+        # step; `news()`: one line each, for the user).
+        self.made_git = MadeGitEntries(self._git, root, quarantine)
         self._outside: dict[str, str] = {}  # path -> why it is outside the checkpoints
         self._outside_told: set[str] = set()
 
@@ -173,6 +177,7 @@ class Workspace:
         self._staged = staged_commit(self._git, index, head)
         if self._staged or head.commit:
             self._raw.point_head(self._staged or head.commit or "")
+        self.made_git.begin()
         tree, ignored = self._snapshot_all()
         listing = self._git.run("ls-files", "-z", "-s", index=index)
         self._gitlinks = gitlinks_after(self._gitlinks, listing, staged=True)
@@ -207,7 +212,13 @@ class Workspace:
             self._set_ref(ref, last.commit)
             guessed.append(last.commit)
 
+        # A `.git` made where the tree watch looks leaves an event; the ignored walk meets others.
+        quiet = self._engine.quiet()
+        self.made_git.check(self._ignored_store.over_cap, look=not quiet)
         tree, ignored = self._snapshot_all(meanwhile=guess, trust_watch=True)
+        if quiet and self._ignored_store.git_entries_moved:
+            self.made_git.check(self._ignored_store.over_cap, again=True)
+        self.made_git.unstage(self._user_index())
         previous = self._snapshots[last.commit].tree
         if tree != previous:
             raw = self._diffs.step(previous, tree, self.diff_caps)  # and the step diff
@@ -243,7 +254,7 @@ class Workspace:
                 self._staged = fields.get("staged")
             self._snapshots[commit] = Snapshot(
                 tree, HeadState(fields.get("head"), fields.get("branch")), fields.get("ignored"),
-                fields.get("control"), fields.get("nested"),
+                fields.get("control"), fields.get("nested"), fields.get("made"),
             )
             if fields.get("quarantined"):
                 self._planted[commit] = fields["quarantined"] or ""
@@ -263,6 +274,7 @@ class Workspace:
         self._guard.told = last.control
         self._control.adopt(self._guard.told)
         self._gitlinks = set(self._nested.trees(last.nested))
+        self.made_git.begin(held=self.made_git.named(last.made))
         return self.checkpoints
 
     def check_free(self) -> None:
@@ -350,10 +362,11 @@ class Workspace:
             self._engine.catch_up(self._index_path())
             changed = apply_tree(self._git, self._index_path(), now, wanted)
             self._engine.wrote(self._index_path(), wanted)
-        changed += self._restore_ignored(self._checkpoints[-1], target)
+        # (ignored files no checkpoint holds, over the cap or made since by someone else, stay)
+        changed += self._ignored_store.restore(self._snapshots[self._checkpoints[-1].commit].ignored,
+                                               self._snapshots[target.commit].ignored)
         restore_modes(self.root, changed, self._modes_path())
-        changed += self._restore_nested(target)
-        changed += self._restore_control(target)
+        changed += self._restore_git_parts(self._snapshots[target.commit])
         head = HeadState(target.head, target.branch)
         head_moved = move_head(self._git, self.git_dir, head, f"navtui: undo to step {index}")
         self._heads.forget()
@@ -397,13 +410,13 @@ class Workspace:
         self._ensure_kept()
         (tree, ignored), head = self._snapshot_all(), self._heads.read()
         control = self._control.current(self._control_index())
-        nested = self._snapshot_nested()
-        if Snapshot(tree, head, ignored, control, nested) == self._snapshots[last.commit]:
+        nested, made = self._snapshot_nested(), self.made_git.capture()
+        if Snapshot(tree, head, ignored, control, nested, made) == self._snapshots[last.commit]:
             commit = last.commit
         else:
             commit = commit_tree(self._git, self._objects, tree,
-                                 (head.commit, last.commit, ignored, control, nested),
-                                 _message(head, None, ignored, control, nested))
+                                 (head.commit, last.commit, ignored, control, nested, made),
+                                 _message(head, None, ignored, control, nested, made=made))
         prefix = f"{REF_ROOT}/{self.session_id}/{label}-"
         taken = self._git.run("for-each-ref", "--format=%(refname)", prefix + "*").decode().split()
         ref = f"{prefix}{len(taken) + 1}"
@@ -474,7 +487,8 @@ class Workspace:
         check_session_id(session_id)
         self.session_id = session_id
         self._nested = NestedTrees(
-            self._git, self._objects, self.state_dir / "checkpoints" / f"{session_id}.nested"
+            self._git, self._objects, self.state_dir / "checkpoints" / f"{session_id}.nested",
+            self.git_dir, self._common_dir,
         )
         self._ignored_store = IgnoredStore(
             self._git, self.root, self.state_dir / "checkpoints" / f"{session_id}.ignored.index"
@@ -488,7 +502,7 @@ class Workspace:
 
     def _snapshot_nested(self) -> str | None:
         """The nested repositories' work trees now (None when there are none)."""
-        nested = self._nested.snapshot(self._gitlinks)
+        nested = self._nested.snapshot(self._gitlinks, self.made_git.work_trees())
         for path in sorted(self._gitlinks):
             self._outside.setdefault(path, self._nested.left_out.get(path) or (
                 f"{path} (a submodule or nested git repository: its files are checkpointed, "
@@ -496,30 +510,27 @@ class Workspace:
             ))
         return nested
 
-    def _restore_nested(self, target: Checkpoint) -> list[str]:
-        """Put the files inside submodules / nested repositories back as `target` had them."""
-        wanted = self._snapshots[target.commit].nested
-        if wanted is None:
-            return []
-        changed, left = self._nested.restore(self._snapshot_nested(), wanted)
-        for line in left:
-            self._outside.setdefault(line, f"{line} (left as it is by undo)")
-        return changed
-
     def _control_index(self) -> Path:
         return self.state_dir / "checkpoints" / f"{self.session_id}.control.index"
 
-    def _restore_control(self, target: Checkpoint) -> list[str]:
-        """Put git's config, hooks, attributes and excludes back as checkpoint `target` had
-        them (nothing for a checkpoint made before navtui kept them)."""
-        wanted = self._snapshots[target.commit].control
-        if wanted is None:
-            return []
-        changed, left = self._control.restore(self._control.current(self._control_index()), wanted)
-        for line in left:
-            self._outside.setdefault(line, f"{line} (git's own file, left as it is by undo)")
-        self._guard.told = wanted
-        return changed
+    def _restore_git_parts(self, target: Snapshot) -> list[str]:
+        """Put back what `target` holds beside the tree: the files inside nested repositories,
+        git's config, hooks, attributes and excludes, the `.git`s the model made (a part a
+        checkpoint made before navtui kept it stays); what is left as it is, is named."""
+        changed: list[str] = []
+        left: list[str] = []
+        if target.nested is not None:
+            done, kept = self._nested.restore(self._snapshot_nested(), target.nested)
+            changed, left = changed + done, left + kept
+        if target.control is not None:
+            done, kept = self._control.restore(self._control.current(self._control_index()),
+                                               target.control)
+            changed, left = changed + done, left + [f"{line} (git's own file)" for line in kept]
+            self._guard.told = target.control
+        done, kept = self.made_git.restore(self.made_git.capture(), target.made)
+        for line in left + kept:
+            self._outside.setdefault(line, f"{line} (left as it is by undo)")
+        return changed + done
 
     def _drop_after_position(self, position: int) -> None:
         """Delete the refs of the checkpoints after `position` and forget them."""
@@ -559,7 +570,7 @@ class Workspace:
         return self._engine.take(
             self._index_path(), ignored_ready=self._ignored_store.has_snapshot,
             has_gitlinks=bool(self._gitlinks), list_ignored=list_ignored, meanwhile=meanwhile,
-            trust_watch=trust_watch,
+            trust_watch=trust_watch, plain=self.made_git.work_trees(not_in=self._gitlinks),
         )
 
     # -- ignored files and what stays outside ------------------------------------------------
@@ -582,25 +593,11 @@ class Workspace:
         tree, listing = self._take_snapshot(
             list_ignored=True, meanwhile=meanwhile, trust_watch=trust_watch
         )
-        return tree, self._snapshot_ignored(listing)
-
-    def _snapshot_ignored(self, listing: bytes) -> str | None:
-        """A commit of the ignored files in `listing` under the caps (None when none); those
-        over the caps are named as outside the checkpoints."""
+        # The ignored files under the caps; those over them are named as outside.
         commit = self._ignored_store.snapshot(listing, self.ignored_caps)
         for path, why in self._ignored_store.left_out.items():
             self._outside.setdefault(path, f"{why}: ignored and over the size cap")
-        return commit
-
-    def _restore_ignored(self, last: Checkpoint, target: Checkpoint) -> list[str]:
-        """Undo what the session did to ignored files: last checkpoint's set -> target's.
-
-        Ignored files nobody snapshotted (over the cap, or made since the last checkpoint by
-        someone else) are left alone.
-        """
-        return self._ignored_store.restore(
-            self._snapshots[last.commit].ignored, self._snapshots[target.commit].ignored
-        )
+        return tree, commit
 
     def _record(
         self, index: int, tree: str, head: HeadState, ignored: str | None,
@@ -617,18 +614,20 @@ class Workspace:
             )
         for name in self._control.shown_left_out():
             self._outside.setdefault(name, f"{name} (git's own file, over 1 MB or unreadable)")
-        nested = self._snapshot_nested()
-        snapshot = Snapshot(tree, head, ignored, control, nested)
+        nested, made = self._snapshot_nested(), self.made_git.capture()
+        for path, why in self.made_git.left_out.items():
+            self._outside.setdefault(path, why)
+        snapshot = Snapshot(tree, head, ignored, control, nested, made)
         if previous is not None and self._snapshots[previous.commit] == snapshot and planted is None:
             commit = previous.commit
         else:
             parents = [
                 head.commit, previous.commit if previous else self._staged, ignored, control, nested,
-                planted,
+                planted, made,
             ]
             staged = self._staged if index == 0 else None
             commit = commit_tree(self._git, self._objects, tree, parents,
-                                 _message(head, staged, ignored, control, nested, planted))
+                                 _message(head, staged, ignored, control, nested, planted, made))
             if planted:
                 self._planted[commit] = planted
             if previous is not None:

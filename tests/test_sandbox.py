@@ -29,6 +29,7 @@ from agent_core.executor.sandbox import (
     resolve_sandbox,
 )
 from agent_core.executor.shell import Shell
+from tests.fixtures.repos import git, tree_state
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="bubblewrap needs Linux")
 
@@ -311,39 +312,57 @@ def test_the_bwrap_env_var_chooses_the_binary(git_repo: Path, tmp_path: Path,
                     reason="switching to an unprivileged user needs root and setpriv")
 @needs_bwrap
 def test_the_same_sandbox_works_for_an_unprivileged_user(git_repo: Path, outside_dir: Path):
-    """What a normal user gets: bwrap through unprivileged user namespaces, no root anywhere."""
+    """What a normal user gets: bwrap through unprivileged user namespaces, no root anywhere;
+    the model's git commits in its own view of the git dir, which stays as it was."""
     outside_dir.chmod(0o755)
     repo = outside_dir / "user-repo"
     shutil.copytree(git_repo, repo)
-    private = outside_dir / "private"
+    private, views = outside_dir / "private", outside_dir / "views"
     private.mkdir()
-    subprocess.run(["chown", "-R", "65534:65534", str(repo), str(private)], check=True)
-    launcher = Bubblewrap(repo, check_sandbox().bwrap, readable=(),
+    views.mkdir()
+    launcher = Bubblewrap(repo, check_sandbox().bwrap, readable=(), git_views=views,
                           environ={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert launcher.git_view_problem is None
     argv = launcher.argv(["sh", "-c", "id -u; pwd; touch /usr/x; echo ok > /testbed/by-user; "
-                          "git status --short"], private)
+                          "git status --short; git add by-user && git -c user.name=m "
+                          "-c user.email=m@x.invalid commit -qm mine && git log --format=%s -1; "
+                          "ln -s /usr .git/outside; mkdir .git/shut && chmod 000 .git/shut "
+                          ".git/objects/*/"], private)
+    # (the views navtui made, as the user would own them)
+    subprocess.run(["chown", "-R", "65534:65534", str(repo), str(private), str(views)], check=True)
+    before = tree_state(repo / ".git")
     done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv],
                           capture_output=True, text=True, env=launcher.environment(), timeout=30)
     assert done.stdout.splitlines()[:2] == ["65534", "/testbed"], done.stderr
     assert "Read-only file system" in done.stderr
     assert (repo / "by-user").read_text() == "ok\n"
-    assert "?? by-user" in done.stdout
+    assert done.stdout.splitlines()[2:] == ["?? by-user", "mine"], done.stderr
+    assert tree_state(repo / ".git") == before
+    # The user's navtui removes the views, whatever modes and links the model left in them.
+    removed = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                              sys.executable, "-c", "import sys; from agent_core.executor."
+                              "git_views import _remove; from pathlib import Path; "
+                              "_remove(Path(sys.argv[1]))", str(launcher._views.path)],
+                             capture_output=True, text=True, timeout=30)
+    assert removed.returncode == 0, removed.stderr
+    assert list(views.iterdir()) == [] and Path("/usr/bin").is_dir()
 
 
 @needs_bwrap
-def test_git_config_and_hooks_cannot_be_planted_from_inside(git_repo: Path):
+def test_git_config_and_hooks_planted_inside_stay_in_the_models_view(git_repo: Path):
     config = (git_repo / ".git/config").read_text()
     with Shell(git_repo, timeout=10, launcher=sandboxed(git_repo)) as sh:
-        planted = sh.run("git config core.fsmonitor 'touch /testbed/pwned'; "
+        planted = sh.run("git config core.fsmonitor 'touch /testbed/pwned; false'; "
                          "echo 'touch /testbed/pwned' > .git/hooks/post-checkout; "
                          "mv .git .git-aside; ls -a | grep -c git-aside")
         assert planted.output.endswith("0\n"), planted
-        # Everyday git still works: the index and objects stay writable.
-        sh.run("echo new > added.txt")
+        # Everyday git still works, in the model's own view of the git dir.
+        sh.run("git config --unset core.fsmonitor; echo new > added.txt")
         assert sh.run("git add added.txt && git diff --cached --name-only").output == "added.txt\n"
     assert (git_repo / ".git/config").read_text() == config
     assert not (git_repo / ".git/hooks/post-checkout").exists()
     assert (git_repo / ".git").is_dir() and not (git_repo / ".git-aside").exists()
+    assert git(git_repo, "diff", "--cached", "--name-only") == ""
 
 
 @needs_bwrap
@@ -377,11 +396,12 @@ def test_git_works_in_a_linked_worktree_whose_main_repo_is_hidden(git_repo: Path
         assert sh.run("git status --short").output == " M calc/ops.py\n"
         assert sh.run("git add -A && git diff --cached --name-only").output == "calc/ops.py\n"
         assert sh.run("git rev-parse --abbrev-ref HEAD").output == "feature\n"
+        assert "No such file" in sh.run("ls /testbed/../repo/calc 2>&1; "
+                                        f"ls {git_repo}/calc").output
         sh.run("git config core.fsmonitor 'touch /testbed/pwned'")
     assert (git_repo / ".git/config").read_text() == config
-    staged = subprocess.run(["git", "-C", str(worktree), "diff", "--cached", "--name-only"],
-                            capture_output=True, text=True, check=True)
-    assert staged.stdout == "calc/ops.py\n"
+    # What the model staged is in its own view only.
+    assert git(worktree, "diff", "--cached", "--name-only") == ""
 
 
 @needs_bwrap

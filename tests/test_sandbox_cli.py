@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.executor import READ_ONLY_GIT_NOTE
+from tests.fixtures.repos import tree_state
 from tests.test_cli import ISSUE, navtui
 from tests.test_sandbox import _alive_with, needs_bwrap
 from tests.test_session import CHECK, FIXED_LINE, write_script
@@ -190,3 +192,84 @@ def test_each_dialect_fixes_the_bug_inside_the_sandbox(git_repo: Path, tmp_path:
     assert (git_repo / "calc/ops.py").read_text().endswith(FIXED_LINE + "\n")
     outputs = "".join(obs["output"] for obs in observations(result.stdout))
     assert str(git_repo.resolve()) not in outputs  # the model only ever sees /testbed
+
+
+def notices(stdout: str) -> list[str]:
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    return [e["message"] for e in events if e.get("type") == "Notice"]
+
+
+@needs_bwrap
+def test_a_nested_repository_the_model_stages_runs_nothing_on_the_users_next_git_status(
+    git_repo: Path, tmp_path: Path
+):
+    """Issue 34, reproduction 1: in the sandbox the model makes a repository with an fsmonitor,
+    commits in it and stages it as a gitlink; after the session the user's plain `git status`
+    runs nothing, their index lists no gitlink, and they were told about n/.git."""
+    marker = tmp_path / "pwned"
+    script = write_script(tmp_path / "script.jsonl", [
+        "Thought: A nested repository.\nAction: bash mkdir n && cd n && git init -q && git "
+        f"config core.fsmonitor 'touch {marker}; false' && git -c user.name=m -c "
+        "user.email=m@x.invalid commit -q --allow-empty -m x && cd .. && git add n && "
+        "git ls-files -s n",
+        "Thought: Still mine?\nAction: bash git ls-files -s n",
+        "Thought: Done.\nAction: submit",
+    ])
+    index = (git_repo / ".git/index").read_bytes()
+    result = navtui("--auto", "--json", "--sandbox", "on", "--backend", "replay",
+                    "--script", str(script), "--issue", ISSUE, str(git_repo))
+    assert result.returncode == 0, result.stderr
+    seen = [obs["output"] for obs in observations(result.stdout)]
+    # Staged in the model's own view, which outlives the shell restarted to cover n/.git.
+    assert seen[0].endswith("\tn\n") and "160000 " in seen[0] and "160000 " in seen[1]
+    assert (git_repo / ".git/index").read_bytes() == index
+    status = subprocess.run(["git", "status", "--short"], cwd=git_repo, capture_output=True,
+                            text=True, check=True)
+    assert status.stdout == "?? n/\n" and not marker.exists()
+    told = notices(result.stdout)
+    assert any("n/.git (made by the model" in notice for notice in told), told
+    assert any("leaves .git entries the model made" in notice for notice in told), told
+
+
+def users_git(repo: Path) -> dict[str, tuple[int, bytes]]:
+    """The user's part of the git dir: all but navtui's own state, refs and objects."""
+    return {name: value for name, value in tree_state(repo / ".git").items()
+            if not name.startswith(("navtui", "objects", "refs/navtui", "logs/refs/navtui"))}
+
+
+def _bwrap_without_overlays(directory: Path) -> str:
+    """A bwrap that starts sandboxes but mounts no overlay, as bubblewrap before 0.11 or a
+    kernel before 5.11 would."""
+    real = subprocess.run([sys.executable, "-c", "from agent_core.executor.sandbox import "
+                           "find_bwrap; print(find_bwrap())"], capture_output=True, text=True,
+                          check=True, env={**os.environ, "NAVTUI_BWRAP": ""}).stdout.strip()
+    fake = directory / "bwrap"
+    fake.write_text("#!/bin/sh\nfor arg; do [ \"$arg\" = --overlay-src ] && "
+                    "{ echo 'bwrap: Unknown option --overlay-src' >&2; exit 1; }; done\n"
+                    f"exec {real} \"$@\"\n")
+    fake.chmod(0o755)
+    return str(fake)
+
+
+@needs_bwrap
+def test_without_overlays_the_session_says_so_and_the_models_git_writes_fail_clearly(
+    git_repo: Path, tmp_path: Path
+):
+    script = write_script(tmp_path / "script.jsonl", [
+        "Thought: Stage.\nAction: bash echo x > x.txt && git add x.txt",
+        "Thought: Done.\nAction: submit",
+    ])
+    before = users_git(git_repo)
+    env = {"NAVTUI_BWRAP": _bwrap_without_overlays(tmp_path)}
+    result = navtui("--auto", "--json", "--sandbox", "on", "--backend", "replay",
+                    "--script", str(script), "--issue", ISSUE, str(git_repo), env=env)
+    assert result.returncode == 0, result.stderr
+    assert "the model's git works read-only" in result.stderr
+    assert "Unknown option --overlay-src" in result.stderr
+    [staged] = observations(result.stdout)[:1]
+    assert "Read-only file system" in staged["output"]
+    assert staged["error"] == READ_ONLY_GIT_NOTE
+    assert users_git(git_repo) == before
+    doctor = subprocess.run([sys.executable, "-m", "app.cli", "doctor"], capture_output=True,
+                            text=True, env={**os.environ, **env}, timeout=120)
+    assert "your git dirs: read-only in the sandbox" in doctor.stdout

@@ -278,15 +278,18 @@ def test_checkpoints_record_where_head_went(git_repo: Path):
 
 
 def test_a_path_git_cannot_add_is_reported_not_fatal(git_repo: Path):
+    """The user's nested repository with no commit yet: git cannot record it (a model's one is
+    checkpointed as ordinary files, tests/test_workspace_made_git.py)."""
+    bash(git_repo, "mkdir nested && cd nested && git init -q && echo z > z.txt")
     ws = Workspace.open(git_repo)
     ws.begin("s")
-    bash(git_repo, "mkdir nested && cd nested && git init -q && echo z > z.txt && cd .. && echo m > m.txt")
+    bash(git_repo, "echo zz > nested/z.txt && echo m > m.txt")
     ws.checkpoint(1)
     assert any("nested" in warning for warning in ws.snapshot_warnings)
     assert ws.changed_files(0) == ["m.txt"]
     ws.restore(0)
     assert not (git_repo / "m.txt").exists()
-    assert (git_repo / "nested/z.txt").read_text() == "z\n"
+    assert (git_repo / "nested/z.txt").read_text() == "zz\n"
 
 
 def test_line_endings_come_back_byte_for_byte_with_autocrlf(git_repo: Path):

@@ -3,7 +3,10 @@ edits made in them, undo puts them back; their own history is left as it is."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 import agent_core.git.nested as nested
 from agent_core.workspace import Workspace
@@ -104,3 +107,37 @@ def test_edits_inside_a_nested_repository_count_as_foreign_changes(git_repo: Pat
     assert ws.foreign_changes() == []
     (git_repo / "nested" / "n.txt").write_text("by hand\n")
     assert ws.foreign_changes() == ["nested/n.txt"]
+
+
+@pytest.mark.timeout(60)
+def test_a_nested_repositorys_own_git_dir_is_never_read(git_repo: Path, tmp_path: Path):
+    """Its index, excludes and config may be anything the model wrote (FIFOs that block a
+    reader, an include of one): its files are checkpointed and undone all the same."""
+    inner = make_repo(git_repo / "nested", {"n.txt": "n\n"})
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for name in ("index", "info/exclude"):
+        (inner / ".git" / name).unlink(missing_ok=True)
+        (inner / ".git/info").mkdir(exist_ok=True)
+        os.mkfifo(inner / ".git" / name)
+    with (inner / ".git/config").open("a") as config:
+        config.write(f"[include]\n\tpath = {fifo}\n[core]\n\tworktree = {tmp_path}\n")
+    bash(git_repo, "echo more >> nested/n.txt && echo new > nested/new.txt")
+    ws.checkpoint(1)
+    assert "+more" in ws.step_diff(1) and "+++ b/nested/new.txt" in ws.step_diff(1)
+    ws.restore(0)
+    assert (inner / "n.txt").read_text() == "n\n" and not (inner / "new.txt").exists()
+
+
+def test_a_nested_work_tree_is_read_with_the_outer_repositorys_settings(git_repo: Path):
+    """Its own config is never read: `core.fileMode` off in yours holds inside it too."""
+    git(git_repo, "config", "core.fileMode", "false")
+    make_repo(git_repo / "nested", {"n.txt": "n\n"})
+    ws = Workspace.open(git_repo)
+    ws.begin("s")
+    bash(git_repo, "chmod +x nested/n.txt && echo more >> nested/n.txt")
+    ws.checkpoint(1)
+    diff = ws.step_diff(1)
+    assert "+more" in diff and "new mode" not in diff

@@ -7,6 +7,7 @@ paths, escapes, bad ranges, timeouts) come back as observations with `error` set
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,6 +20,16 @@ from agent_core.executor.shell import Shell
 from agent_core.steps import Observation
 
 __all__ = ["Executor", "PathMap", "Prepared", "Shell"]
+
+# What git says when it cannot write into a read-only git dir (index, refs, objects, config).
+_READ_ONLY_GIT = re.compile(r"Read-only file system|insufficient permission for adding an object")
+_GIT_COMMAND = re.compile(r"(?:^|[\s;&|(`])git(?:\s|$)")
+READ_ONLY_GIT_NOTE = (
+    "navtui: the git directories are read-only in this sandbox (this machine cannot give the "
+    "model's git a copy-on-write view), so git commands that write (add, commit, stash, "
+    "checkout, config) fail here; read with git, change files directly: navtui checkpoints "
+    "every step."
+)
 
 
 @dataclass
@@ -108,7 +119,8 @@ class Executor:
                 require_encodable(action.command, "The command")
             except ToolError as error:
                 return Observation(output="", error=str(error))
-            return self.shell.run(self.path_map.command_to_real(action.command))
+            command = self.path_map.command_to_real(action.command)
+            return self._noted(command, self.shell.run(command))
         if isinstance(action, Read):
             return self.files.read(action.path)
         if isinstance(action, Search):
@@ -122,7 +134,25 @@ class Executor:
 
     def run_user_command(self, command: str) -> Observation:
         """A command the user typed, run as is in the same shell as the model's."""
-        return self.shell.run(command)
+        return self._noted(command, self.shell.run(command))
+
+    def cover_git_entries(self, made: list[str]) -> bool:
+        """After a step that made `.git` entries (`made`, relative paths): start the sandboxed
+        shell again if its mounts do not cover them, so they are read-only or the model's own
+        view from the next command on (the cwd and exported variables come back; background
+        processes do not). True when it was started again."""
+        if not made or self._shell is None or not self.launcher.uncovered():
+            return False
+        self._shell.restart()
+        return True
+
+    def _noted(self, command: str, observation: Observation) -> Observation:
+        """`observation`, with a note saying why when git failed to write a read-only git dir."""
+        if not (self.launcher.git_read_only and _GIT_COMMAND.search(command)
+                and _READ_ONLY_GIT.search(observation.output)):
+            return observation
+        error = f"{observation.error}\n{READ_ONLY_GIT_NOTE}" if observation.error else READ_ONLY_GIT_NOTE
+        return replace(observation, error=error)
 
     def interrupt(self) -> None:
         """Stop the running bash command (from another thread); its observation says so."""
@@ -130,10 +160,11 @@ class Executor:
             self._shell.interrupt()
 
     def close(self) -> None:
-        """Kill the shell and every process it started."""
+        """Kill the shell and every process it started; remove the model's git views."""
         if self._shell is not None:
             self._shell.close()
             self._shell = None
+        self.launcher.close()
 
     def __enter__(self) -> Executor:
         return self

@@ -2,7 +2,9 @@
 mounted at /testbed, or plainly on this machine. The shell does not care which.
 
 Inside the sandbox (`Bubblewrap`): the repository read-write at /testbed (the working directory)
-with its git dir's control files and navtui's state read-only (sandbox_git.py), the system
+with every git directory in it the model's own copy-on-write view, or read-only where this
+machine cannot mount that (sandbox_git.py, git_views.py): nothing the model does there reaches
+the user's git dirs, navtui's state in `.git/navtui` included. The system
 directories read-only (`SYSTEM_DIRS`: /usr, /etc, /opt, …; nothing else of the machine, so no
 unix socket under /srv, /var or /home is reachable), a private /tmp, /var/tmp and /run, a
 writable throw-away $HOME over the user's real one with the user's toolchain shown in it
@@ -35,7 +37,8 @@ from agent_core.executor.exposure import (
     find_exposure,
     repository_venv_bases,
 )
-from agent_core.executor.sandbox_git import git_mounts
+from agent_core.executor.git_views import GitViews, overlay_problem
+from agent_core.executor.sandbox_git import GitMounts
 
 MOUNT_POINT = PurePosixPath("/testbed")
 SANDBOX_MODES = ("auto", "on", "off")
@@ -105,6 +108,7 @@ class Plain:
     `notice` says why, when the sandbox was wanted (`auto`) but cannot run here."""
 
     sandboxed = False
+    git_read_only = False
 
     def __init__(self, root: Path, notice: str | None = None) -> None:
         self.root = Path(root).resolve()
@@ -122,15 +126,24 @@ class Plain:
     def describe(self) -> str:
         return ""
 
+    def uncovered(self) -> list[str]:
+        """`.git` entries the running shell does not cover: none, nothing is covered here."""
+        return []
+
+    def close(self) -> None:
+        """Nothing to give back."""
+
 
 class Bubblewrap:
     """Starts the shell inside bwrap, the repository mounted read-write at /testbed.
     `environ` is the environment to start from (navtui's); `readable`, directories to keep
     visible even under the hidden home (by default navtui's own Python); `expose`, more paths
-    the user wants shown read-only (`--expose`, checked here)."""
+    the user wants shown read-only (`--expose`, checked here). `git_views`: where the layers of
+    the model's views of the git dirs are made (default: the system's temporary directory);
+    `overlay`: whether to mount them (None: when this machine can, see `git_view_problem`).
+    `notice` says, when it cannot, that the git dirs are read-only instead."""
 
     sandboxed = True
-    notice = None
 
     def __init__(
         self,
@@ -142,6 +155,8 @@ class Bubblewrap:
         expose: tuple[Path, ...] = (),
         environ: dict[str, str] | None = None,
         readable: tuple[str, ...] = (sys.prefix, sys.base_prefix),
+        git_views: Path | None = None,
+        overlay: bool | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.bwrap = bwrap
@@ -159,7 +174,19 @@ class Bubblewrap:
         except ExposureError as error:
             raise SandboxError(str(error)) from error
         self.exposure = self._without_own_binds(found)
+        git_views, self.git_view_problem = (git_views, None) if overlay else (
+            (git_views, "overlays turned off") if overlay is False else
+            _views_place(bwrap, git_views))
+        self.notice = None if self.git_view_problem is None else (
+            f"the model's git works read-only: this machine cannot give it a copy-on-write view "
+            f"of your git directories ({self.git_view_problem}), so they are bound read-only in "
+            "the sandbox; its git commands that write (add, commit, stash, checkout) fail there, "
+            "and your repository's git dirs stay as they are")
+        self._views = GitViews(git_views) if self.git_view_problem is None else None
+        self._git = GitMounts(self.root, str(MOUNT_POINT), self._views, self._own_binds())
         base = "sandbox+net" if network else "sandbox"
+        if self.git_view_problem is not None:
+            base += " · git read-only"
         shown = len(self.exposure.paths)
         self.label = f"{base} · {shown} exposed" if shown else base
 
@@ -187,11 +214,25 @@ class Bubblewrap:
             args += ["--bind", str(path), str(path)]
         for path in self.exposure.masked:
             args += _mask(path)
-        args += ["--bind", str(self.root), str(MOUNT_POINT),
-                 *git_mounts(self.root, str(MOUNT_POINT))]
+        args += ["--bind", str(self.root), str(MOUNT_POINT), *self._git.args()]
         args += ["--bind", str(private_dir), str(private_dir)]
         args += ["--chdir", str(MOUNT_POINT), "--", *command]
         return args
+
+    @property
+    def git_read_only(self) -> bool:
+        """Whether the git dirs are bound read-only (no overlay here): the model's git writes fail."""
+        return self.git_view_problem is not None
+
+    def uncovered(self) -> list[str]:
+        """The `.git` entries in the working tree now that the running shell does not cover (a
+        step made them): the shell must start again before the next command."""
+        return self._git.uncovered()
+
+    def close(self) -> None:
+        """Remove the model's views of the git dirs (call after the shell is gone)."""
+        if self._views is not None:
+            self._views.close()
 
     def environment(self) -> dict[str, str]:
         """A clean environment: what programs need to run, no credentials, a throw-away HOME."""
@@ -235,6 +276,13 @@ class Bubblewrap:
         if self.exposure.refused:
             refused = ", ".join(self._short(path) for path in self.exposure.refused)
             lines.append(f"left out though on PATH or asked for: {refused}")
+        if self.git_view_problem is None:
+            lines.append("your git dirs: the model's git works in its own copy-on-write view "
+                         "(an overlay); nothing it does reaches them")
+        else:
+            lines.append("your git dirs: read-only in the sandbox, because this machine cannot "
+                         f"mount an overlay there ({self.git_view_problem}); the model's git "
+                         "commands that write fail")
         return lines
 
     def _short(self, path: str) -> str:
@@ -242,12 +290,17 @@ class Bubblewrap:
         home = self._user_home
         return "~" + path[len(home):] if _under(path, home) and path != home else path
 
-    def _without_own_binds(self, found: Exposure) -> Exposure:
-        """`found` minus what is bound writable anyway (the repository's own venv, --writable)."""
+    def _own_binds(self) -> tuple[str, ...]:
+        """What is bound writable at its own path: the repository's own venv, --writable."""
         venv = self._venv()
         own = [str(path) for path in self.writable]
         if venv and _under(venv, str(self.root)):
             own.append(venv)
+        return tuple(own)
+
+    def _without_own_binds(self, found: Exposure) -> Exposure:
+        """`found` minus what is bound writable anyway (the repository's own venv, --writable)."""
+        own = self._own_binds()
         paths = tuple(p for p in found.paths if not any(_under(p, top) for top in own))
         return Exposure(paths, found.aliases, found.masked, found.refused)
 
@@ -271,6 +324,23 @@ class Bubblewrap:
         """The active virtualenv, if any."""
         venv = self._environ.get("VIRTUAL_ENV", "")
         return venv if venv.startswith("/") and os.path.isdir(venv) else None
+
+
+def _views_place(bwrap: str, asked: Path | None) -> tuple[Path | None, str | None]:
+    """Where the layers of the model's git views can live (`asked`, else the temporary
+    directory, else /dev/shm: a container's /tmp may be an overlay itself, which overlayfs
+    refuses as an upper layer), and None; or why none can (the first place's problem)."""
+    mounts = tuple(_system_mounts())
+    places = [asked] if asked is not None else [None, Path("/dev/shm")]
+    problems = []
+    for place in places:
+        if place is not None and not os.access(place, os.W_OK | os.X_OK):
+            continue
+        problem = overlay_problem(bwrap, mounts, str(place) if place is not None else None)
+        if problem is None:
+            return place, None
+        problems.append(problem)
+    return asked, problems[0] if problems else "no writable place for them"
 
 
 def _mask(path: str) -> list[str]:
@@ -352,7 +422,7 @@ def check_sandbox(bwrap: str | None = None) -> SandboxCheck:
 @functools.cache
 def _probe(bwrap: str) -> SandboxCheck:
     with tempfile.TemporaryDirectory(prefix="navtui-probe-") as scratch:
-        argv = Bubblewrap(Path(scratch), bwrap).argv(["true"], Path(scratch))
+        argv = Bubblewrap(Path(scratch), bwrap, overlay=False).argv(["true"], Path(scratch))
         try:
             done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT,
                                   env=without_secrets(dict(os.environ)))
@@ -391,8 +461,9 @@ Launcher = Plain | Bubblewrap
 
 
 def resolve_sandbox(settings: SandboxSettings, root: Path) -> tuple[Launcher, str | None]:
-    """The launcher for `settings` and, when `auto` falls back to no sandbox, the notice to show
-    once. `on` without a working bwrap raises SandboxError naming the fix."""
+    """The launcher for `settings` and, when `auto` falls back to no sandbox or the git dirs
+    are read-only in it (no overlay here), the notice to show once. `on` without a working
+    bwrap raises SandboxError naming the fix."""
     if settings.mode not in SANDBOX_MODES:
         raise SandboxError(f"--sandbox {settings.mode}: choose one of {', '.join(SANDBOX_MODES)}")
     if settings.mode == "off":
@@ -402,7 +473,7 @@ def resolve_sandbox(settings: SandboxSettings, root: Path) -> tuple[Launcher, st
         assert check.bwrap is not None
         launcher = Bubblewrap(root, check.bwrap, network=settings.network,
                               writable=settings.writable, expose=settings.expose)
-        return launcher, None
+        return launcher, launcher.notice
     if settings.mode == "on":
         raise SandboxError(f"--sandbox on, but {check.reason}; or run with --sandbox off")
     notice = (f"sandbox off: {check.reason}. The model's commands run on this machine as you, "

@@ -319,8 +319,20 @@ class Shell:
     def restart(self) -> None:
         """Kill the shell and everything it started; start a fresh one in the same directory."""
         with self._lock:
+            self._settle()
             self._kill()
             self._start()
+
+    def _settle(self) -> None:
+        """Let a live shell finish what the last command line left running (saving the
+        exported variables comes after its sentinel): one empty command, waited for."""
+        if self._child is None or not self._child.isalive():
+            return
+        self._write_script(":")
+        try:
+            self._exchange(self._line, STARTUP_TIMEOUT)
+        except (_Timeout, _Died):
+            pass
 
     def close(self) -> None:
         """Kill the shell and all its processes, background ones included. Idempotent; a

@@ -1,5 +1,6 @@
 """`git add -A` into a private index: of the paths `git status` named, or of the whole tree,
-tried again while files vanish under it."""
+tried again while files vanish under it; a directory holding a `.git` the model made is first
+seeded so that git adds it as an ordinary directory."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.object_files import store_object
 from agent_core.git.runner import GitRunner
 
 _VANISHED = ("unable to stat", "No such file or directory", "Not a directory")
@@ -18,6 +21,8 @@ _VANISHED_RETRIES = 40
 _VANISHED_PATH = re.compile(r"unable to stat '(.*)': ", re.DOTALL)
 # Beyond this many changed paths one whole-tree `git add -A` is cheaper than a pathspec list.
 _MAX_PATHSPECS = 200
+# The name of the entry `seed_entries` makes in a directory: no file of it is ever there.
+SEED = ".navtui-seed-4f1c2a"
 
 
 def add_changed(
@@ -99,3 +104,19 @@ def _pathspecs_without(paths: list[str]) -> bytes:
     """NUL-separated pathspecs for the whole tree except `paths` (each taken literally)."""
     specs = [b"."] + [b":(exclude,literal)" + os.fsencode(path) for path in paths]
     return b"".join(spec + b"\0" for spec in specs)
+
+
+def seed_entries(git: GitRunner, index: Path, directories: Sequence[str]) -> None:
+    """Make git take each of `directories` for an ordinary directory of the private `index`,
+    not a nested repository (which `git add` records as a gitlink, reading its HEAD): an entry
+    under it that names no file (`git status` says it is deleted; the next `add` of it, or of
+    the directory, removes it) makes git walk it like any other directory, skipping its `.git`
+    as it skips every `.git`."""
+    objects = git.object_directory
+    raw = git.raw
+    object_format = raw.object_format if raw is not None and raw.object_format else "sha1"
+    empty = (store_object(objects, object_format, b"blob", b"") if objects is not None
+             else git.run("hash-object", "-w", "--stdin", stdin=b"").decode().strip())
+    listing = b"".join(f"100644 {empty}\t{directory}/{SEED}".encode("utf-8", "surrogateescape")
+                       + b"\0" for directory in directories)
+    git.run("update-index", "-z", "--add", "--replace", "--index-info", index=index, stdin=listing)

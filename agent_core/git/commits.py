@@ -5,14 +5,13 @@ name (the hash of the content, SHA-1 or SHA-256 as the tree id is)."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import time
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_core.git.object_files import write_read_only
+from agent_core.git.object_files import store_loose
 from agent_core.git.runner import GitRunner
 
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -70,24 +69,5 @@ def write_commit(
     content = body.encode("utf-8", "surrogateescape")  # as argv would carry it
     data = b"commit %d\0" % len(content) + content
     digest = (hashlib.sha1 if len(tree) == 40 else hashlib.sha256)(data).hexdigest()
-    _store_loose(objects, digest, zlib.compress(data, 1))
+    store_loose(objects, digest, zlib.compress(data, 1))
     return digest
-
-
-def _store_loose(objects: Path, digest: str, compressed: bytes) -> None:
-    """Write a loose object as git does: into its fan-out directory under a temporary name,
-    renamed to its name (an object already there is the same object and is kept)."""
-    directory = objects / digest[:2]
-    target = directory / digest[2:]
-    if target.exists():
-        return
-    if not directory.is_dir():
-        _make_fanout(directory)
-    write_read_only(target, compressed)
-
-
-def _make_fanout(directory: Path) -> None:
-    """A fan-out directory with its parent's permission bits, as git makes it in a repository
-    shared with a group (`core.sharedRepository`: group-writable, set-group-id)."""
-    directory.mkdir(exist_ok=True)
-    os.chmod(directory, directory.parent.stat().st_mode & 0o7777)

@@ -33,6 +33,7 @@ class IgnoredScan:
     files: list[str] = field(default_factory=list)
     signature: Signature = ()
     left_out: dict[str, str] = field(default_factory=dict)  # path -> "why" summary
+    git_entries: set[str] = field(default_factory=set)  # `.git`s met on the way (not kept)
 
 
 def _size(n: int) -> str:
@@ -43,8 +44,9 @@ def _size(n: int) -> str:
     return str(n)
 
 
-def _walk(root: Path, top: str) -> list[tuple[str, os.stat_result]]:
-    """Files and symlinks under `top` (never following links; nested `.git` dirs skipped)."""
+def _walk(root: Path, top: str, git_entries: set[str]) -> list[tuple[str, os.stat_result]]:
+    """Files and symlinks under `top` (never following links); a `.git` anywhere is skipped,
+    and its path added to `git_entries`."""
     found = []
     stack = [top.rstrip("/")]
     while stack:
@@ -59,9 +61,10 @@ def _walk(root: Path, top: str) -> list[tuple[str, os.stat_result]]:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                if entry.name != ".git":
-                    stack.append(name)
+            if entry.name == ".git":
+                git_entries.add(name)
+            elif stat.S_ISDIR(st.st_mode):
+                stack.append(name)
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 found.append((name, st))
     return found
@@ -78,7 +81,7 @@ def scan(root: Path, entries: list[str], caps: IgnoredCaps, over_cap: set[str]) 
         if entry in over_cap:
             continue
         if entry.endswith("/"):
-            listed = _walk(root, entry)
+            listed = _walk(root, entry, result.git_entries)
             total = sum(st.st_size for _, st in listed)
             if len(listed) > caps.dir_files or total > caps.dir_bytes:
                 over_cap.add(entry)

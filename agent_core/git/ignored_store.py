@@ -28,9 +28,16 @@ class IgnoredStore:
         self._signature: Signature | None = None
         self._commit: str | None = None
         self._over_cap: set[str] = set()  # directories out for the session
+        self._git_entries: set[str] = set()  # `.git`s in the ignored directories walked
+        self.git_entries_moved = False  # whether the last snapshot met others than the one before
         self.left_out: dict[str, str] = {}  # path -> why, for every scan so far
         self._stamp: FileStamp | None = None  # the private index as navtui last wrote it
         self.repairs: list[str] = []
+
+    @property
+    def over_cap(self) -> set[str]:
+        """Ignored directories out for the session (`dir/`), never walked again."""
+        return set(self._over_cap)
 
     @property
     def has_snapshot(self) -> bool:
@@ -43,6 +50,8 @@ class IgnoredStore:
         entries = [os.fsdecode(p) for p in listing.split(b"\0") if p]
         found = scan(self._root, entries, caps, self._over_cap)
         self.left_out.update(found.left_out)
+        self.git_entries_moved = found.git_entries != self._git_entries
+        self._git_entries = found.git_entries
         if found.signature == self._signature:
             return self._commit
         if self._stamp is not None and file_stamp(self._index) != self._stamp:

@@ -1,5 +1,6 @@
 """The message of a checkpoint commit: the commits it names besides its tree (HEAD, branch, the
-user's staged state, ignored files, git's control files, nested work trees, quarantined files),
+user's staged state, ignored files, git's control files, nested work trees, quarantined files,
+the `.git` entries the model made),
 one `key: value` line each; `-` for none."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ _MISSING = "-"
 
 def checkpoint_message(
     head: HeadState, staged: str | None, ignored: str | None, control: str | None,
-    nested: str | None, quarantined: str | None = None,
+    nested: str | None, quarantined: str | None = None, made: str | None = None,
 ) -> str:
     return (
         "navtui checkpoint\n\n"
@@ -22,6 +23,7 @@ def checkpoint_message(
         f"control: {control or _MISSING}\n"
         f"nested: {nested or _MISSING}\n"
         + (f"quarantined: {quarantined}\n" if quarantined else "")
+        + (f"made: {made}\n" if made else "")
     )
 
 

@@ -2,25 +2,31 @@
 
 The outer repository's snapshot holds only a gitlink (the nested repository's HEAD commit) for
 each of them, so edits inside would be invisible to step diffs and undo. Each nested work tree is
-snapshotted through a private index of its own (`git add -A` run in it, as `Workspace` does for
+snapshotted through a private index of its own (`git add -A` run over it, as `Workspace` does for
 the outer tree), with its objects written into the *outer* repository's object store, so they
 stay restorable even if the nested repository's own `.git` is damaged. A checkpoint names one
 commit whose tree maps each nested path (percent-quoted: tree entries cannot hold `/`) to its
 work tree's tree.
 
-What stays outside: a nested repository whose own index lists more than `MAX_TRACKED` files
-(named once), one with no commit yet (git cannot record it as a gitlink), and a nested
-repository's own HEAD, branches and index (undo puts back its files, not its history).
+navtui never reads a nested repository's own git dir (its config, index, excludes, a `.git`
+file's target): the model may have written any of them. Git runs over the nested work tree
+through a private git dir of navtui's (`RawView`, with the outer repository's settings), as it
+does for the outer tree.
+
+What stays outside: a nested repository of more than `MAX_TRACKED` files (named once), one with
+no commit yet (git cannot record it as a gitlink), and a nested repository's own HEAD, branches
+and index (undo puts back its files, not its history).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import struct
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
+from agent_core.git.adds import seed_entries
 from agent_core.git.commits import commit_tree
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.rawview import RawView
@@ -41,34 +47,25 @@ def _path_of(name: str) -> str:
     return os.fsdecode(unquote_to_bytes(name))
 
 
-def _git_dir(work_tree: Path) -> Path | None:
-    """The nested repository's git dir: its `.git` directory, or where a `.git` file points."""
-    dot_git = work_tree / ".git"
-    if dot_git.is_symlink():
-        return None
-    if dot_git.is_dir():
-        return dot_git
+def _over(runner: GitRunner, empty_index: Path, limit: int) -> int | None:
+    """How many files (not ignored) the work tree of `runner` holds when over `limit`, counted
+    by git from an empty index (`empty_index`: a path where no file is) and stopped there; None
+    when within it."""
+    empty_index.unlink(missing_ok=True)
+    process = runner.spawn("ls-files", "-z", "-o", "--exclude-standard",
+                           env={"GIT_INDEX_FILE": str(empty_index)})
+    assert process.stdout is not None
+    count = 0
     try:
-        text = dot_git.read_text(encoding="utf-8", errors="surrogateescape").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir: "):
-        return None
-    target = Path(text[len("gitdir: "):])
-    target = target if target.is_absolute() else work_tree / target
-    return target if target.is_dir() else None
-
-
-def _tracked(git_dir: Path) -> int:
-    """How many entries the nested repository's own index has (its header; 0 without one)."""
-    try:
-        with (git_dir / "index").open("rb") as index:
-            header = index.read(12)
-    except OSError:
-        return 0
-    if len(header) < 12 or header[:4] != b"DIRC":
-        return 0
-    return struct.unpack(">I", header[8:12])[0]
+        while count <= limit:
+            chunk = process.stdout.read(1 << 16)
+            if not chunk:
+                break
+            count += chunk.count(b"\0")
+    finally:
+        process.kill()
+        process.communicate()
+    return count if count > limit else None
 
 
 def gitlinks_after(gitlinks: set[str], listing: bytes, staged: bool = False) -> set[str]:
@@ -93,12 +90,15 @@ def gitlinks_after(gitlinks: set[str], listing: bytes, staged: bool = False) -> 
 class NestedTrees:
     """Snapshots and restores the work trees of the nested repositories at `paths`."""
 
-    def __init__(self, git: GitRunner, objects: Path, indexes: Path) -> None:
+    def __init__(self, git: GitRunner, objects: Path, indexes: Path, git_dir: Path,
+                 common_dir: Path) -> None:
         self._git = git  # the outer repository's runner
         self._objects = objects
         self._indexes = indexes
+        self._settings = git_dir, common_dir  # whose config and excludes the views copy
         self._runners: dict[str, GitRunner] = {}
         self.left_out: dict[str, str] = {}  # path -> why its files are not in checkpoints
+        self._too_big: set[str] = set()  # (counted once a session)
         self._commit: str | None = None
         self._map_tree: dict[str, str] = {}  # commit -> tree of the map
         self._written: dict[str, tuple[FileStamp | None, str]] = {}  # path -> its index, tree
@@ -110,13 +110,15 @@ class NestedTrees:
 
     # -- snapshot ----------------------------------------------------------------------
 
-    def snapshot(self, paths: set[str]) -> str | None:
-        """A commit mapping each nested repository at `paths` to its work tree now (None: none)."""
+    def snapshot(self, paths: set[str], plain: Sequence[str] = ()) -> str | None:
+        """A commit mapping each nested repository at `paths` to its work tree now (None: none);
+        `plain`: directories holding a `.git` the model made, added as ordinary directories."""
         trees = {}
         for path in sorted(paths):
             runner = self._runner(path)
             if runner is not None:
-                trees[path] = self._snapshot_one(path, runner)
+                inside = [d[len(path) + 1:] for d in plain if d.startswith(path + "/")]
+                trees[path] = self._snapshot_one(path, runner, inside)
         if not trees:
             return None
         listing = "".join(f"040000 tree {tree}\t{_entry_name(path)}\0" for path, tree in trees.items())
@@ -130,36 +132,39 @@ class NestedTrees:
     def _runner(self, path: str) -> GitRunner | None:
         """The runner for the nested repository at `path`, None when it is left out."""
         work_tree = self._git.root / path
-        git_dir = _git_dir(work_tree)
-        if git_dir is None and not os.path.lexists(work_tree):
-            return None  # removed: the outer diff shows the gitlink go
-        if git_dir is None:
-            self.left_out.setdefault(path, f"{path} (a nested git repository whose .git is gone "
-                                           "or unreadable: its files are not in checkpoints)")
+        if not os.path.lexists(work_tree / ".git"):
+            if not os.path.lexists(work_tree):
+                return None  # removed: the outer diff shows the gitlink go
+            self.left_out.setdefault(path, f"{path} (a nested git repository whose .git is gone: "
+                                           "its files are not in checkpoints)")
             return None
-        tracked = _tracked(git_dir)
-        if tracked > MAX_TRACKED:
-            self.left_out.setdefault(path, (
-                f"{path} (a nested git repository of {tracked:,} files, over {MAX_TRACKED:,}: "
-                "its files are not in checkpoints)"
-            ))
+        if path in self._too_big:
             return None
         if path not in self._runners:
-            raw = RawView(self._index(path).with_suffix(".raw-git"), work_tree, git_dir, git_dir,
-                          objects=self._objects)
-            self._runners[path] = GitRunner(work_tree, location={
-                "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree),
-                "GIT_OBJECT_DIRECTORY": str(self._objects),
+            git_dir, common_dir = self._settings
+            raw = RawView(self._index(path).with_suffix(".raw-git"), work_tree, git_dir,
+                          common_dir, objects=self._objects, settings_env=self._git.base_env)
+            runner = GitRunner(work_tree, location={
+                "GIT_DIR": str(raw.path), "GIT_COMMON_DIR": str(raw.path),
+                "GIT_WORK_TREE": str(work_tree), "GIT_OBJECT_DIRECTORY": str(self._objects),
             }, raw=raw)
+            raw.env()  # (made before the first command)
+            files = _over(runner, self._index(path).with_suffix(".none"), MAX_TRACKED)
+            if files is not None:
+                self._too_big.add(path)
+                self.left_out[path] = (f"{path} (a nested git repository of over "
+                                       f"{MAX_TRACKED:,} files: its files are not in checkpoints)")
+                return None
+            self._runners[path] = runner
         return self._runners[path]
 
     def _index(self, path: str) -> Path:
         self._indexes.mkdir(parents=True, exist_ok=True)
         return self._indexes / (hashlib.sha1(os.fsencode(path)).hexdigest() + ".index")
 
-    def _snapshot_one(self, path: str, runner: GitRunner) -> str:
+    def _snapshot_one(self, path: str, runner: GitRunner, plain: Sequence[str]) -> str:
         """`git add -A` into the repository's private index (tried again while files vanish
-        under it, as for the outer tree), then its tree."""
+        under it, as for the outer tree), then its tree; `plain` seeded first (`seed_entries`)."""
         index = self._index(path)
         written = self._written.get(path)
         if written is not None and file_stamp(index) != written[0]:
@@ -168,6 +173,8 @@ class NestedTrees:
             runner.run("read-tree", written[1], index=index)
             self.repairs.append(f"{index} (navtui's private index of {path}) was changed by "
                                 "someone else since navtui wrote it: made again before use")
+        if plain:
+            seed_entries(runner, index, plain)
         for _ in range(_VANISHED_RETRIES):
             result = runner.run_full("add", "-A", "--ignore-errors", index=index, ok_codes=(0, 1, 128))
             if result.returncode != 128:

@@ -38,17 +38,20 @@ _HEX = frozenset("0123456789abcdef")
 
 class RawView:
     """The private git directory `path` for the repository at `root` (objects and config in
-    `common_dir`, per-worktree config in `git_dir`; `objects` when they are elsewhere).
+    `common_dir`, per-worktree config in `git_dir`; `objects` when they are elsewhere;
+    `settings_env` when git finds that repository only through it: a nested work tree's view
+    takes the outer repository's settings).
 
     `env()` and `args()` are what a private-index command adds to its environment and argv.
     """
 
     def __init__(
         self, path: Path, root: Path, git_dir: Path, common_dir: Path,
-        objects: Path | None = None,
+        objects: Path | None = None, settings_env: dict[str, str] | None = None,
     ) -> None:
         self.path = path
         self._root = root
+        self._settings_env = settings_env  # where git finds the repository the settings are of
         self._common_dir = common_dir
         self._configs = (common_dir / "config", git_dir / "config.worktree")
         self._stamps: tuple[FileStamp | None, ...] | None = None
@@ -78,7 +81,7 @@ class RawView:
         """`-c` settings copied from the repository (read again when its config changes)."""
         stamps = tuple(file_stamp(p) for p in self._configs)
         if stamps != self._stamps:
-            self._args = self._read_settings(base_env)
+            self._args = self._read_settings(self._settings_env or base_env)
             self._stamps = stamps
         return self._args
 

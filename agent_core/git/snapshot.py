@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.git.adds import add_changed, covering_directories, named_paths
+from agent_core.git.adds import add_changed, covering_directories, named_paths, seed_entries
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
@@ -45,13 +45,15 @@ _FALSE = ("false", "no", "off", "0", "")
 @dataclass(frozen=True)
 class Snapshot:
     """What one checkpoint commit holds: the working tree's tree id, HEAD, and the commits of
-    the ignored files, git's control files and the nested repositories' trees (None: none)."""
+    the ignored files, git's control files, the nested repositories' trees and the `.git`
+    entries the model made (None: none)."""
 
     tree: str
     head: HeadState
     ignored: str | None = None
     control: str | None = None
     nested: str | None = None
+    made: str | None = None  # the `.git` entries the model made (made_git.py)
 
 
 def run_meanwhile(meanwhile: Callable[[], None] | None) -> None:
@@ -92,6 +94,11 @@ class SnapshotEngine:
     @property
     def watching(self) -> bool:
         return self._watch is not None
+
+    def quiet(self) -> bool:
+        """Whether the tree watch vouches that no directory it watches changed since git last
+        looked (ignored ones it does not watch)."""
+        return self._watch is not None and self._watch.quiet()
 
     def adopt(self, index: Path) -> None:
         """At resume: a private index left split stays split; one git cannot read (its shared
@@ -143,6 +150,7 @@ class SnapshotEngine:
     def take(
         self, index: Path, *, ignored_ready: bool, has_gitlinks: bool, list_ignored: bool,
         meanwhile: Callable[[], None] | None = None, trust_watch: bool = False,
+        plain: Sequence[str] = (),
     ) -> tuple[str, bytes]:
         """(tree of the working tree now, the ignored-files listing when `list_ignored`).
 
@@ -156,7 +164,12 @@ class SnapshotEngine:
         `meanwhile` is then not run).
         `meanwhile` runs while git looks. `ignored_ready`: the ignored files' store has a
         snapshot; `has_gitlinks`: there are submodules or nested repositories (no tree watch).
+        `plain`: directories holding a `.git` the model made, added as ordinary directories
+        (`seed_entries`), never as gitlinks.
         """
+        if plain:
+            self._seed(index, plain)
+            trust_watch = False
         before = self._stamp(index)
         if self._index_stamp is not None and before != self._index_stamp and self.index_tree:
             before = self._rebuild_index(index, self.index_tree)
@@ -175,6 +188,10 @@ class SnapshotEngine:
             described = watched.entry_paths()
         else:
             changed, looked = self._worktree_changes(index, meanwhile), True
+            if changed is not None and plain:
+                # Added whole: a status under load was seen to answer for a directory just
+                # seeded from its untracked cache, as if it held nothing new.
+                changed += [("?", directory) for directory in plain]
         after = self._stamp(index)
         entries_changed = self._watch.entries_changed if trust_watch and self._watch else None
         if described is not None:
@@ -239,6 +256,11 @@ class SnapshotEngine:
         if list_ignored and looked:
             self._keep_watching(rules_changed, has_gitlinks)
         return known, (self._ignored_listing or b"") if list_ignored else b""
+
+    def _seed(self, index: Path, directories: Sequence[str]) -> None:
+        """`seed_entries` into the private index; navtui wrote it, so its stamp is taken."""
+        seed_entries(self._git, index, directories)
+        self.index_tree, self._index_stamp = None, self._stamp(index)
 
     def _patch(self, index: Path, known: str, paths: list[str], entries: list[str]) -> str | None:
         """The tree now, made in Python from the last snapshot's (`known`, the private index's,

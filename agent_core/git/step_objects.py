@@ -14,10 +14,11 @@ def new_objects(commit: str, before: Snapshot, after: Snapshot, step: RawPatch |
     """The commit, its tree, the trees and blobs `step` (the diff of `before.tree` ->
     `after.tree`) names on its new side: all that `commit` reaches and the previous checkpoint
     (with snapshot `before`) does not, when its other parents are the previous one's (HEAD,
-    ignored files, git's files, nested trees; nothing planted). None where that is not so."""
-    parents = (after.head.commit, after.ignored, after.control, after.nested)
+    ignored files, git's files, nested trees, made `.git`s; nothing planted). None where that
+    is not so."""
+    parents = (after.head.commit, after.ignored, after.control, after.nested, after.made)
     if step is None or planted is not None or parents != (
-        before.head.commit, before.ignored, before.control, before.nested
+        before.head.commit, before.ignored, before.control, before.nested, before.made
     ):
         return None
     fields = step.raw.split(b"\0")
