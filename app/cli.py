@@ -251,12 +251,10 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
     """The Textual app; the model loads in its worker after the first frame."""
     from agent_core.backends.hf_load import library_logs_to
     from agent_core.trajectory import repo_state_dir
-    from app.config import load_config
-    from app.keymap import check_keymap
+    from app.keymap import app_settings
     from app.tui import LoadRelay, run_tui
 
-    settings = load_config(build_parser(), also=(batch_parser(),))  # theme, keymap, allow rules (validated in `main`)
-    check_keymap(settings)  # its ids against the app's bindings, before the screen opens
+    settings = app_settings()  # theme, keymap, allow rules, before the screen opens
     resolved = backend_config(args)  # refuses bad model flags before the screen opens
     prompt_profile(args, resolved)  # ... and a prompt profile file with a mistake
     info = describe(resolved)

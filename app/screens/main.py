@@ -65,7 +65,7 @@ from app.stream_split import StreamSplit
 from widgets.action_card import ActionCard, action_summary
 from widgets.diff_view import DiffView
 from widgets.issue_pane import IssuePane
-from widgets.lower_pane import SESSION_DIFF, STEP_DIFF, LowerPane
+from widgets.lower_pane import OUTPUT, SESSION_DIFF, STEP_DIFF, LowerPane
 from widgets.output_log import OutputLog
 from widgets.plain_text import plain
 from widgets.status_bar import StatusBar
@@ -113,9 +113,9 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         Binding("g", "continue", "Go on", id="navtui.continue",
                 tooltip="Let the model propose again after a stop"),
         Binding("d", "diff", "Diff", id="navtui.diff", show=False,
-                tooltip="Switch between step and session diff"),
+                tooltip="Output, step diff, session diff, in turn"),
         Binding("s", "toggle_steps", "Steps", id="navtui.steps", show=False,
-                tooltip="Show or hide the step timeline"),
+                tooltip="Focus the step timeline (shown if hidden); again: hide it"),
         Binding("question_mark", "help", "Help", id="navtui.help", tooltip="All keys, as mapped now"),
         Binding("q", "quit_session", "Quit", id="navtui.quit",
                 tooltip="Quit; the session is saved and resumable"),
@@ -681,11 +681,19 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
             self.driver.send(Continue())
 
     def action_diff(self) -> None:
+        """d: output, step diff, session diff, then the output again."""
         lower = self._lower
-        lower.active = SESSION_DIFF if lower.active == STEP_DIFF else STEP_DIFF
+        lower.active = {OUTPUT: STEP_DIFF, STEP_DIFF: SESSION_DIFF}.get(lower.active, OUTPUT)
 
     def action_toggle_steps(self) -> None:
+        """s: focus the timeline, showing it first where it is hidden (its arrows then choose
+        the step `w` rewinds to); on the focused timeline, hide it."""
+        timeline = self._timeline
+        if timeline.display and not timeline.has_focus:
+            self.set_focus(timeline)  # (at once: the next key already goes to it)
+            return
         self.toggle_class("-show-steps")
+        self.set_focus(None if timeline.has_focus else timeline)
         self.refresh_bindings()
 
     def key_rows(self) -> list[KeyRow]:
