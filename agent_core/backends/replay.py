@@ -57,6 +57,7 @@ class ReplayBackend(Backend):
     """A Backend that streams pre-written turns."""
 
     name = "replay"
+    generates = False
 
     def __init__(self, script: Path, *, chunk_size: int = 8, delay: float = 0.0) -> None:
         if chunk_size < 1:
