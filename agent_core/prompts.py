@@ -17,6 +17,7 @@ knows them (`to_model`, from the executor's `PathMap`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from agent_core.actions import Action
@@ -203,13 +204,14 @@ PROSE_NUDGE = (
 )
 
 
-def first_reply_nudge(raw: str, first: bool) -> str | None:
-    """`PROSE_NUDGE` for the session's `first` reply when it holds no action in any format."""
-    from agent_core.formats import REGISTRY
+# What an attempt at an action in any dialect starts with (a call that failed is no prose).
+ACTION_ATTEMPT = re.compile(r'<tool_call|<function|\{\s*"(?:name|arguments)"|^\s*Action\b', re.M)
 
-    if not first or any(d.span(raw) is not None for d in REGISTRY.values()):
-        return None
-    return PROSE_NUDGE
+
+def first_reply_nudge(raw: str, first: bool) -> str | None:
+    """`PROSE_NUDGE` for the session's `first` reply when it is prose: no attempt at an action
+    in any format."""
+    return PROSE_NUDGE if first and not ACTION_ATTEMPT.search(raw) else None
 
 
 def format_example(dialect: str, profile: ProfileChoice = None, repo_path: str = REPO_PATH) -> Example:

@@ -143,7 +143,7 @@ def export_main(args: argparse.Namespace) -> int:
     if not direct and (problem := _missing_repo(repo)):
         return _error(problem)
     try:
-        session = last_session(repo, "export") if args.session == "last" else args.session
+        session = last_session(repo.resolve(), "export") if args.session == "last" else args.session
         path = find_trajectory(repo, session)
         skipped: list[str] = []
         rows = export(read_trajectory(path), args.format, _repo_or_none(repo),

@@ -47,6 +47,20 @@ def test_a_prose_first_reply_gets_a_complete_example_and_a_nudge_once(git_repo, 
     assert PROSE_NUDGE not in second_error.observation
 
 
+def test_a_failed_call_gets_no_prose_nudge(git_repo, tmp_path, sessions):
+    """Qwen2.5-Coder-0.5B's first reply: a call to a tool that does not exist, in a ```json
+    fence. That is an attempt at an action, told what is wrong with it, not prose."""
+    from agent_core.prompts import PROSE_NUDGE
+
+    call = '```json\n{\n  "name": "mean",\n  "arguments": {"command": "python3 -m unittest -q"}\n}\n```'
+    script = write_script(tmp_path / "s.jsonl", [call])
+    session, recorder, events = sessions(git_repo, script, "toolcall")
+    session.run(AutoPolicy())
+    [error] = [e for e in events if isinstance(e, FormatError)]
+    assert "There is no tool named 'mean'" in error.observation
+    assert PROSE_NUDGE not in error.observation and TOOLCALL_EXAMPLE in error.observation
+
+
 def test_the_example_uses_the_profiles_own_tools(git_repo, tmp_path, sessions):
     profile = tmp_path / "bash-only.yaml"
     profile.write_text(

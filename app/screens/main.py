@@ -687,6 +687,8 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
             return
         self.toggle_class("-show-steps")
         self.set_focus(None if timeline.has_focus else timeline)
+        if self.focused is timeline:  # (and once shown: a first layout may move the focus)
+            self.call_after_refresh(lambda: timeline.display and self.set_focus(timeline))
         self.refresh_bindings()
 
     def key_rows(self) -> list[KeyRow]:
