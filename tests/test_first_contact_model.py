@@ -185,3 +185,20 @@ def test_a_session_fits_its_prompts_to_the_models_window(short_window_model, git
             "are fitted to it, not to 16384") in said
     started = [e for e in events if type(e).__name__ == "SessionStarted"]
     assert started[0].config["context_window"] == 600
+
+
+async def test_the_status_bar_live_figures_on_a_slow_cpu():
+    """A 0.5B model on a busy CPU writes 0.4 tok/s: that is said, not `0 tok/s`."""
+    from tests.test_widgets import Harness
+
+    status = StatusBar()
+    async with Harness(status).run_test(size=(140, 3)) as pilot:
+        status.turn_started(10.0)
+        status.streamed("x" * 7, 20.0, rates=True)  # the first token, after 10 s of prefill
+        status.streamed("y" * 14, 30.0, rates=True)  # 4 tokens in the 10 s after it
+        await pilot.pause()
+        assert "~6 tok · ~0.4 tok/s" in status.render().plain
+        status.turn_ended()
+        status.tokens_per_second = 0.43
+        await pilot.pause()
+        assert "~6 tok" not in status.render().plain and "0.4 tok/s" in status.render().plain

@@ -27,6 +27,11 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
+def _rate(per_second: float) -> str:
+    """`12 tok/s`, `0.4 tok/s` (a slow CPU's rate is not 0)."""
+    return f"{per_second:.1f} tok/s" if per_second < 10 else f"{per_second:.0f} tok/s"
+
+
 class StatusBar(Widget):
     """Reactive fields; the bar re-renders when any changes."""
 
@@ -106,10 +111,10 @@ class StatusBar(Widget):
             (2, Content(self.dialect or "?")),
         ]
         if self.live_tokens > 0:
-            rate = f" · ~{self.live_rate:.0f} tok/s" if self.live_rate > 0 else ""
+            rate = f" · ~{_rate(self.live_rate)}" if self.live_rate > 0 else ""
             parts.append((4, Content(f"~{_tokens(self.live_tokens)} tok{rate}")))
         elif self.tokens_per_second > 0:  # 0: no real token count (e.g. a replay) or none yet
-            parts.append((4, Content(f"{self._about}{self.tokens_per_second:.0f} tok/s")))
+            parts.append((4, Content(f"{self._about}{_rate(self.tokens_per_second)}")))
         if self.sandbox:
             style = "$text-success" if self.sandbox.startswith("sandbox") else "$text-warning b"
             parts.append((6, Content.styled(self.sandbox, style)))
