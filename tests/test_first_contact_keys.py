@@ -194,3 +194,29 @@ def test_navtui_and_the_demo_refuse_a_clash_before_the_app_opens(argv, config_fi
     assert "[keymap] navtui.approve: 'r' is already navtui.reject's key" in shown
     assert "\x1b[?1049h" not in shown  # no screen opened
     assert git(git_repo, "status", "--porcelain") == ""
+
+
+async def test_after_a_dialog_at_80_columns_the_hidden_timeline_has_no_focus_and_s_gives_it(git_repo: Path):
+    """A dialog closing gave the focus back to the first focusable widget: the hidden timeline,
+    so enter opened a step nobody saw, and `s` then hid... nothing and left it unfocused."""
+    from app.screens.reject import RejectScreen
+    from app.screens.step_detail import StepDetailScreen
+
+    session = make_session(git_repo, [("Look.", Bash("ls")), ("More.", Bash("pwd")), ("Again.", Bash("ls -a"))])
+    async with running_app(session, git_repo, size=(80, 24)) as (app, pilot, watch):
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        await pilot.press("r")
+        await watch.until(lambda: showing(app, RejectScreen), "reject dialog")
+        await pilot.press("enter")
+        await watch.until(lambda: waiting_on(app, 3), "proposal 3")
+        timeline = main_screen(app).query_one(StepTimeline)
+        assert not timeline.display and not timeline.has_focus
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not showing(app, StepDetailScreen)
+        await pilot.press("s")
+        await pilot.pause()
+        assert timeline.display and timeline.has_focus
+        await pilot.press("up", "up")
+        assert timeline.highlighted_step == 1 and main_screen(app).check_action("rewind", ())

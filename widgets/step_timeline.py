@@ -273,6 +273,11 @@ class StepTimeline(SteadyScrollbars, can_focus=True):
         self._grown()
         self.refresh()
 
+    def allow_focus(self) -> bool:
+        """Not while hidden (below 110 columns until `s`): keys would move a highlight nobody
+        sees, and enter open a step (a dialog closing gave it the focus)."""
+        return self.display
+
     def on_focus(self) -> None:
         self._refresh_position(self.highlighted)
 

@@ -681,14 +681,10 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
 
     def action_toggle_steps(self) -> None:
         """Focus the timeline (its arrows choose `w`'s step), shown if hidden; focused: hide it."""
-        timeline = self._timeline
-        if timeline.display and not timeline.has_focus:
-            self.set_focus(timeline)  # (at once: the next key already goes to it)
-            return
-        self.toggle_class("-show-steps")
-        self.set_focus(None if timeline.has_focus else timeline)
-        if self.focused is timeline:  # (and once shown: a first layout may move the focus)
-            self.call_after_refresh(lambda: timeline.display and self.set_focus(timeline))
+        timeline, shown = self._timeline, self._timeline.display
+        if not shown or timeline.has_focus:
+            self.toggle_class("-show-steps")  # (a timeline takes the focus once it shows)
+        self.call_after_refresh(self.set_focus, None if shown and timeline.has_focus else timeline)
         self.refresh_bindings()
 
     def key_rows(self) -> list[KeyRow]:
