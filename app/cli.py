@@ -142,16 +142,21 @@ def run(args: argparse.Namespace) -> int:
 
 def check_output_paths(args: argparse.Namespace) -> None:
     """`--trajectory` and `--patch-out` can be written, checked before the model loads (the
-    session would otherwise stop at its first event, or lose its patch at the end)."""
+    session would otherwise stop at its first event, or lose its patch at the end); their
+    folders are made now, as they would be then."""
     for flag, given in (("--trajectory", args.trajectory), ("--patch-out", args.patch_out)):
         if not given:
             continue
         path = Path(given).expanduser()
         if path.is_dir():
             raise CliError(f"{flag} {given} is a directory; give a file name in it")
-        if not path.parent.is_dir():
-            raise CliError(f"{flag} {given}: the directory {path.parent} does not exist; "
-                           "create it first or choose another path")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            reason = ("a file is in its way" if isinstance(error, (FileExistsError, NotADirectoryError))
+                      else error.strerror or error)
+            raise CliError(f"{flag} {given}: cannot make its folder {path.parent} ({reason}); "
+                           "choose another path") from None
 
 
 def read_issue(args: argparse.Namespace) -> str | None:
