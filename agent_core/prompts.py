@@ -37,6 +37,7 @@ __all__ = [
     "format_example",
     "format_observation",
     "format_parse_error",
+    "parse_error_turn",
     "format_rejection",
     "format_user_command",
     "format_user_message",
@@ -188,6 +189,16 @@ def format_parse_error(
     default the dialect's own)."""
     text = parse_error_text(error, example) if example is not None else str(error)
     return profile_for(dialect, profile).render("format_error_template", dialect, error=text)
+
+
+def parse_error_turn(
+    dialect: str, error: ParseError, profile: ProfileChoice, repo_path: str,
+) -> tuple[str, str]:
+    """A session's format error: (what was wrong with the example built from its profile, as
+    the user is shown it; the observation the model reads)."""
+    example = format_example(dialect, profile, repo_path)
+    return (parse_error_text(error, example),
+            format_parse_error(dialect, error, profile, example))
 
 
 def parse_error_text(error: ParseError, example: Example) -> str:

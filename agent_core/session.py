@@ -382,14 +382,10 @@ class Session:
 
     def _format_error(self, index: int, raw: str, error: ParseError) -> None:
         """The reply becomes a turn whose observation is the parse error; stop after N in a row."""
-        example = prompts.format_example(self.dialect, self.profile, self.config.path_alias)
-        stuck = self._stuck.format_error(raw, example.prose)
+        stuck = self._stuck.format_error(raw)
+        shown, told = prompts.parse_error_turn(self.dialect, error, self.profile, self.config.path_alias)
         nudge = prompts.first_reply_nudge(raw, not self.records and not self.state.format_errors)
-        observation = prompts.with_notice(
-            prompts.format_parse_error(self.dialect, error, self.profile, example),
-            join_notices(self._turn_notice, nudge, stuck),
-        )
-        shown = prompts.parse_error_text(error, example)
+        observation = prompts.with_notice(told, join_notices(self._turn_notice, nudge, stuck))
         self._emit(FormatError(index, raw, shown, self.state.format_errors + 1, observation))
         stop = self._stuck_stop(stuck)
         if stop is not None:

@@ -19,10 +19,10 @@ counts towards `count`; the session shows it to the user too and may stop after 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_core.actions import Action, Bash, action_to_dict
+from agent_core.formats.examples import EXAMPLE_HEADER, TOOLS_LEAD
 from agent_core.steps import Observation
 
 SAME_ACTION_RUN = 3
@@ -30,6 +30,9 @@ ALTERNATION_RUN = 6
 # Feedback shorter than this is too generic ("no", "wrong") to count as echoed.
 MIN_ECHOED_FEEDBACK = 8
 TRY_ELSE = "try something else"
+# How the lines of a format error's own words begin (its example's header and tool line): no
+# action holds them, so a reply with one echoes the error instead of acting.
+ERROR_WORDS = (EXAMPLE_HEADER, TOOLS_LEAD)
 
 
 @dataclass(frozen=True)
@@ -93,12 +96,11 @@ class StuckDetector:
             self._feedback = feedback.strip()
         return notice
 
-    def format_error(self, raw: str, shown: Sequence[str]) -> str | None:
-        """Report a reply that could not be parsed; `shown` are the lines of the format error's
-        own words (no action holds them) that the model saw."""
+    def format_error(self, raw: str) -> str | None:
+        """Report a reply that could not be parsed."""
         previous = self._turns[-1] if self._turns else None
         self._turns.append(_Turn("", raw.strip()))
-        copied = [line for line in shown if line.strip() and line.strip() in raw]
+        copied = [line.strip() for line in raw.splitlines() if line.strip().startswith(ERROR_WORDS)]
         if copied:
             return self._stuck(
                 f"You repeated the format error's words ({copied[0][:60]!r}) instead of acting: "

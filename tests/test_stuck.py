@@ -65,15 +65,15 @@ def test_reply_echoing_the_format_errors_words():
     detector = StuckDetector()
     example = format_example("toolcall")
     echo = f"{EXAMPLE_HEADER}\nI will look at it.\n{example.tools}"
-    notice = detector.format_error(echo, example.prose)
+    notice = detector.format_error(echo)
     assert "repeated the format error's words" in notice and "instead of acting" in notice
-    assert detector.format_error("I am not sure what to do.", example.prose) is None
+    assert detector.format_error("I am not sure what to do.") is None
 
 
 def test_the_same_unparseable_reply_twice():
     detector = StuckDetector()
-    assert detector.format_error("hmm", "") is None
-    assert "same unparseable reply" in detector.format_error("hmm", "")
+    assert detector.format_error("hmm") is None
+    assert "same unparseable reply" in detector.format_error("hmm")
 
 
 def test_echoing_the_rejection_feedback_and_rejecting_the_same_action_twice():

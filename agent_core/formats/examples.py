@@ -45,12 +45,6 @@ class Example:
         """What the format error shows, after the problem."""
         return f"{EXAMPLE_HEADER}\n{self.reply}\n{self.tools}"
 
-    @property
-    def prose(self) -> tuple[str, ...]:
-        """The example's lines that no action holds: an unparseable reply that contains one
-        echoes the format error instead of acting (`agent_core.stuck`)."""
-        return (EXAMPLE_HEADER, self.tools)
-
 
 def example_action(tools: Sequence[ToolWords], repo_path: str = REPO_PATH) -> Action:
     """Viewing the repository's root: with the editor where there is one, else `ls`."""
