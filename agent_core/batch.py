@@ -50,6 +50,7 @@ from agent_core.git.errors import WorkspaceError
 from agent_core.git.runner import GitRunner
 from agent_core.prompt_types import Prompt, Usage
 from agent_core.sanitize import json_safe
+from agent_core.user_files import read_user_text
 from agent_core.session import Session, SessionConfig, new_session_id
 from agent_core.steps import Approve, Decision, Quit
 from agent_core.trajectory import TrajectoryWriter, read_trajectory
@@ -88,10 +89,7 @@ def id_problem(instance_id: str) -> str | None:
 def load_instances(path: Path | str) -> list[Instance]:
     """Parse and check an instances file; relative `repo` paths are relative to the file."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise BatchError(f"cannot read instances file {path}: {exc.strerror}") from exc
+    lines = read_user_text(path, f"instances file {path}", BatchError).splitlines()
     instances: list[Instance] = []
     seen: set[str] = set()
     for number, line in enumerate(lines, 1):

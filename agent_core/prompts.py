@@ -17,11 +17,13 @@ knows them (`to_model`, from the executor's `PathMap`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from agent_core.actions import Action
 from agent_core.formats import DIALECTS, Turn, get_dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.examples import REPO_PATH, Example, ToolWords, build_example
 from agent_core.formats.prompting import LEADING_THOUGHT, chat_messages, completion_text
 from agent_core.profiles import Profile, ProfileError, load_profile
 from agent_core.prompt_types import Prompt
@@ -32,8 +34,10 @@ __all__ = [
     "Profile",
     "Turn",
     "build_prompt",
+    "format_example",
     "format_observation",
     "format_parse_error",
+    "parse_error_turn",
     "format_rejection",
     "format_user_command",
     "format_user_message",
@@ -178,9 +182,58 @@ def submit_review_text(message: str, diff: str, issue: str) -> str:
     return message.replace("{{diff}}", diff).replace("{{problem_statement}}", issue) + "\n"
 
 
-def format_parse_error(dialect: str, error: ParseError, profile: ProfileChoice = None) -> str:
-    """What the model reads when its reply could not be used."""
-    return profile_for(dialect, profile).render("format_error_template", dialect, error=str(error))
+def format_parse_error(
+    dialect: str, error: ParseError, profile: ProfileChoice = None, example: Example | None = None,
+) -> str:
+    """What the model reads when its reply could not be used: the problem and `example` (by
+    default the dialect's own)."""
+    text = parse_error_text(error, example) if example is not None else str(error)
+    return profile_for(dialect, profile).render("format_error_template", dialect, error=text)
+
+
+def parse_error_turn(
+    dialect: str, error: ParseError, profile: ProfileChoice, repo_path: str,
+) -> tuple[str, str]:
+    """A session's format error: (what was wrong with the example built from its profile, as
+    the user is shown it; the observation the model reads)."""
+    example = format_example(dialect, profile, repo_path)
+    return (parse_error_text(error, example),
+            format_parse_error(dialect, error, profile, example))
+
+
+def parse_error_text(error: ParseError, example: Example) -> str:
+    """What was wrong with a reply, then `example` (a session's, built from its profile)."""
+    return f"{error.problem}\n{example.text}"
+
+
+# Said after a first reply that is prose with no action at all (generic chat models explain the
+# fix instead of making it). navtui's own words.
+PROSE_NUDGE = (
+    "Your reply was prose with no action, and here nothing happens without one: nothing you "
+    "write outside an action is run or changed. Work through actions, one per reply (look at the "
+    "files, edit them, run the tests), and call submit once the fix is made."
+)
+
+
+# What an attempt at an action in any dialect starts with (a call that failed is no prose).
+ACTION_ATTEMPT = re.compile(r'<tool_call|<function|\{\s*"(?:name|arguments)"|^\s*Action\b', re.M)
+
+
+def first_reply_nudge(raw: str, first: bool) -> str | None:
+    """`PROSE_NUDGE` for the session's `first` reply when it is prose: no attempt at an action
+    in any format."""
+    return PROSE_NUDGE if first and not ACTION_ATTEMPT.search(raw) else None
+
+
+def format_example(dialect: str, profile: ProfileChoice = None, repo_path: str = REPO_PATH) -> Example:
+    """The example a format error shows a session's model: a complete reply in `dialect` on
+    `repo_path`, naming the tools its prompt offers (the profile's, where the prompt carries
+    them; else the dialect's own)."""
+    chosen = get_dialect(dialect)
+    offered = [ToolWords(tool.name, tuple(argument.name for argument in tool.arguments))
+               for tool in profile_for(dialect, profile).spec.tools
+               if chosen.profile_tools and tool.name in chosen.kinds]
+    return build_example(chosen.render, offered or chosen.tools, repo_path)
 
 
 def format_rejection(dialect: str, feedback: str, profile: ProfileChoice = None) -> str:

@@ -382,12 +382,11 @@ class Session:
 
     def _format_error(self, index: int, raw: str, error: ParseError) -> None:
         """The reply becomes a turn whose observation is the parse error; stop after N in a row."""
-        stuck = self._stuck.format_error(raw, error.example)
-        observation = prompts.with_notice(
-            prompts.format_parse_error(self.dialect, error, self.profile),
-            join_notices(self._turn_notice, stuck),
-        )
-        self._emit(FormatError(index, raw, str(error), self.state.format_errors + 1, observation))
+        stuck = self._stuck.format_error(raw)
+        shown, told = prompts.parse_error_turn(self.dialect, error, self.profile, self.config.path_alias)
+        nudge = prompts.first_reply_nudge(raw, not self.records and not self.state.format_errors)
+        observation = prompts.with_notice(told, join_notices(self._turn_notice, nudge, stuck))
+        self._emit(FormatError(index, raw, shown, self.state.format_errors + 1, observation))
         stop = self._stuck_stop(stuck)
         if stop is not None:
             raise stop

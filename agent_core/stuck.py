@@ -6,8 +6,10 @@ the user's feedback, or a reply that could not be parsed. A turn is *stuck* when
 * the same action comes 3 times in a row,
 * the same action gets the same observation (or the same rejection) twice in a row,
 * two actions alternate A, B, A, B, A, B,
-* an unparseable reply copies the shape shown in the format error, or repeats the previous
-  unparseable reply word for word,
+* an unparseable reply copies the format error's own words (its example's header or tool line:
+  `agent_core.formats.examples`) instead of acting, or repeats the previous unparseable reply
+  word for word (a model that copies the example's action as it is runs a valid action, and
+  repeating it is caught as a repeated action),
 * a command quotes the user's rejection feedback (`echo "..."`) instead of acting on it.
 
 Each stuck turn yields one sentence for the model ("You repeated ...; try something else.") and
@@ -17,10 +19,10 @@ counts towards `count`; the session shows it to the user too and may stop after 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from agent_core.actions import Action, Bash, action_to_dict
+from agent_core.formats.examples import EXAMPLE_HEADER, TOOLS_LEAD
 from agent_core.steps import Observation
 
 SAME_ACTION_RUN = 3
@@ -28,7 +30,9 @@ ALTERNATION_RUN = 6
 # Feedback shorter than this is too generic ("no", "wrong") to count as echoed.
 MIN_ECHOED_FEEDBACK = 8
 TRY_ELSE = "try something else"
-PLACEHOLDER = re.compile(r"\b[A-Z][A-Z]+_[A-Z_]+\b")
+# How the lines of a format error's own words begin (its example's header and tool line): no
+# action holds them, so a reply with one echoes the error instead of acting.
+ERROR_WORDS = (EXAMPLE_HEADER, TOOLS_LEAD)
 
 
 @dataclass(frozen=True)
@@ -57,11 +61,6 @@ def observation_key(observation: Observation | None) -> str:
     if observation is None:
         return ""
     return f"{observation.exit_code}\0{observation.error}\0{observation.output}"
-
-
-def shape_lines(example: str) -> list[str]:
-    """The lines of a format error's shape that hold a placeholder (e.g. `TOOL_NAME`)."""
-    return [line.strip() for line in example.splitlines() if PLACEHOLDER.search(line)]
 
 
 def echoes(command: str, feedback: str) -> bool:
@@ -97,16 +96,16 @@ class StuckDetector:
             self._feedback = feedback.strip()
         return notice
 
-    def format_error(self, raw: str, example: str) -> str | None:
-        """Report a reply that could not be parsed; `example` is the shape the error showed."""
+    def format_error(self, raw: str) -> str | None:
+        """Report a reply that could not be parsed."""
         previous = self._turns[-1] if self._turns else None
         self._turns.append(_Turn("", raw.strip()))
-        copied = [line for line in shape_lines(example) if line in raw]
+        copied = [line.strip() for line in raw.splitlines() if line.strip().startswith(ERROR_WORDS)]
         if copied:
             return self._stuck(
-                "You repeated the shape shown in the format error "
-                f"({copied[0]!r}) instead of writing a real call: replace every CAPITALISED "
-                f"placeholder with a real tool and its arguments; {TRY_ELSE}."
+                f"You repeated the format error's words ({copied[0][:60]!r}) instead of acting: "
+                "write your own reasoning, then one action with a real tool and its arguments; "
+                f"{TRY_ELSE}."
             )
         if previous is not None and previous == self._turns[-1]:
             return self._stuck(f"You repeated the same unparseable reply; {TRY_ELSE}.")

@@ -129,8 +129,8 @@ def _trim_notice(fault: ContextTooLong, before: int, after: int, index: int) -> 
     if fault.prompt_tokens is not None:
         said.append(f"it counted {fault.prompt_tokens} in the prompt")
     why = f" ({' and '.join(said)})" if said else ""
-    return (f"the server refused the prompt as too long{why}: trimmed it from {before} to "
-            f"{after} tokens (navtui's count) and retried step {index}")
+    return (f"{fault.refused_by} refused the prompt as too long{why}: trimmed it from {before} "
+            f"to {after} tokens (navtui's count) and retried step {index}")
 
 
 def deadline_timer(max_time: float | None, started: float | None,
@@ -147,12 +147,14 @@ def deadline_timer(max_time: float | None, started: float | None,
 
 
 def fit_server_window(backend: object, config: SessionConfig) -> list[str]:
-    """Fit prompts to the context window the server states (`context_window` of a backend that
-    reads it), where it is smaller than the configured one; the notice that says so."""
+    """Fit prompts to the context window the backend states (`context_window` of a server that
+    reports one, or of a local model: its max_position_embeddings), where it is smaller than
+    the configured one; the notice that says so (`window_source` names whose window it is)."""
     window = getattr(backend, "context_window", None)
     if not (isinstance(window, int) and config.max_new_tokens < window < config.context_window):
         return []
-    said = (f"the server's context window is {window} tokens: prompts are fitted to it, not to "
+    source = getattr(backend, "window_source", "the server's context window")
+    said = (f"{source} is {window} tokens: prompts are fitted to it, not to "
             f"{config.context_window}")
     config.context_window = window
     return [said]

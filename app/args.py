@@ -9,6 +9,8 @@ it to know which settings the config file may hold.
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import sys
 from typing import Any, NoReturn
 
@@ -27,12 +29,14 @@ class CliError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error exits 1 (2 means "stopped by a limit" for navtui), and every
-    option added (here, in its argument groups or its mutually exclusive groups) is recorded in
-    `self.options`."""
+    """argparse, but a usage error exits 1 (2 means "stopped by a limit" for navtui) and names
+    the flag or choice a typo was probably meant to be; no flag is taken by a prefix
+    (`--mode` is not `--model`); and every option added (here, in its argument groups or its
+    mutually exclusive groups) is recorded in `self.options`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._recording = False  # argparse's own set-up (its groups, -h) is no setting
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self.options = OptionTable(prefix_chars=self.prefix_chars, allow_abbrev=self.allow_abbrev)
         self._recording = True
@@ -51,9 +55,40 @@ class Parser(argparse.ArgumentParser):
         group = super().add_mutually_exclusive_group(required=required)
         return OptionGroup(group, self.options, self.options.new_exclusive_group())
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._argv = list(sys.argv[1:] if args is None else args)  # for `error`'s hint
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
+        flags = ["--help", *(flag for option in self.options for flag in option.flags)]
+        unknown = [word for word in getattr(self, "_argv", ())
+                   if word.startswith("--") and " " not in word and word != "--"
+                   and word.split("=", 1)[0] not in flags]
+        if unknown:  # a typo (the first one argparse trips on may be the flag it hides)
+            message = f"unrecognized arguments: {' '.join(unknown)}"
+        hint = typo_hint(message, flags)
+        self.exit(1, f"{self.prog}: error: {message}{hint}\n")
+
+
+UNRECOGNIZED = re.compile(r"^unrecognized arguments: (?P<words>.*)$")
+INVALID_CHOICE = re.compile(r"invalid choice: '(?P<word>[^']*)' \(choose from (?P<choices>.*)\)$")
+
+
+def typo_hint(message: str, flags: list[str]) -> str:
+    """`; did you mean --issue?` for argparse's `unrecognized arguments: --issu x` (and the
+    same for an invalid choice), when a flag or choice is close; else ""."""
+    if found := UNRECOGNIZED.match(message):
+        for word in found["words"].split():
+            flag = word.split("=", 1)[0]
+            if flag.startswith("-") and (close := difflib.get_close_matches(flag, flags, n=1)):
+                return f"; did you mean {close[0]}?"
+        return "; `navtui --help` lists the flags"
+    if found := INVALID_CHOICE.search(message):
+        choices = [choice.strip(" '") for choice in found["choices"].split(",")]
+        if close := difflib.get_close_matches(found["word"], choices, n=1):
+            return f"; did you mean {close[0]!r}?"
+    return ""
 
 
 def backend_help() -> str:
@@ -181,14 +216,20 @@ def add_patch_scope_args(group: Parser | OptionGroup) -> None:
 
 
 def positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
 def positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
     return value

@@ -27,6 +27,7 @@ from agent_core.finish import FinishReason
 from agent_core.session import Session
 from agent_core.steps import Quit
 from agent_core.trajectory import TrajectoryError
+from agent_core.user_files import read_user_text
 from agent_core.workspace import Workspace, WorkspaceError
 from app.args import CliError, Parser, batch_parser, build_parser
 from app.commands import SUBCOMMANDS, not_a_subcommand, resume_line
@@ -118,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
                 "the interactive app needs a terminal, and stdin/stdout are not one here: "
                 "add --auto to run headless, or --plain to answer on stdin"
             )
+    check_output_paths(args)
     workspace = open_repo(args.repo)
     workspace.check_free()
     if args.resume == "last":
@@ -138,13 +140,29 @@ def run(args: argparse.Namespace) -> int:
     return run_headless(args, workspace, issue, mode)
 
 
+def check_output_paths(args: argparse.Namespace) -> None:
+    """`--trajectory` and `--patch-out` can be written, checked before the model loads (the
+    session would otherwise stop at its first event, or lose its patch at the end); their
+    folders are made now, as they would be then."""
+    for flag, given in (("--trajectory", args.trajectory), ("--patch-out", args.patch_out)):
+        if not given:
+            continue
+        path = Path(given).expanduser()
+        if path.is_dir():
+            raise CliError(f"{flag} {given} is a directory; give a file name in it")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            reason = ("a file is in its way" if isinstance(error, (FileExistsError, NotADirectoryError))
+                      else error.strerror or error)
+            raise CliError(f"{flag} {given}: cannot make its folder {path.parent} ({reason}); "
+                           "choose another path") from None
+
+
 def read_issue(args: argparse.Namespace) -> str | None:
     if args.issue_file:
-        try:
-            text = Path(args.issue_file).expanduser().read_text(encoding="utf-8")
-        except OSError as error:
-            reason = error.strerror or error
-            raise CliError(f"cannot read --issue-file {args.issue_file}: {reason}") from None
+        path = Path(args.issue_file).expanduser()
+        text = read_user_text(path, f"--issue-file {args.issue_file}", CliError)
         if not text.strip():
             raise CliError(f"--issue-file {args.issue_file} is empty; write the issue into it")
         return text
@@ -238,12 +256,10 @@ def run_app(args: argparse.Namespace, workspace: Workspace, issue: str | None) -
     """The Textual app; the model loads in its worker after the first frame."""
     from agent_core.backends.hf_load import library_logs_to
     from agent_core.trajectory import repo_state_dir
-    from app.config import load_config
-    from app.keymap import check_keymap
+    from app.keymap import app_settings
     from app.tui import LoadRelay, run_tui
 
-    settings = load_config(build_parser(), also=(batch_parser(),))  # theme, keymap, allow rules (validated in `main`)
-    check_keymap(settings)  # its ids against the app's bindings, before the screen opens
+    settings = app_settings()  # theme, keymap, allow rules, before the screen opens
     resolved = backend_config(args)  # refuses bad model flags before the screen opens
     prompt_profile(args, resolved)  # ... and a prompt profile file with a mistake
     info = describe(resolved)

@@ -41,7 +41,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     command.name: command
     for command in (
         Subcommand("sessions", "[REPO]", "the sessions logged for a repository"),
-        Subcommand("export", "ID --format F [REPO]", "a session as replay, training data, …"),
+        Subcommand("export", "ID|last --format F [REPO]", "a session as replay, training data, …"),
         Subcommand("batch", "INSTANCES.jsonl --workers N",
                    "many instances headless, in worktrees"),
         Subcommand("demo", "[--keep] [--dir DIR]",

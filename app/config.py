@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_core.user_files import why_unreadable
 from app.options import Kind, Option
 
 if TYPE_CHECKING:
@@ -42,6 +43,10 @@ TABLES = ("keymap", "rules", "theme")
 RULE_KEYS = ("allow_kinds", "allow_prefixes")
 # Options that are no settings: they act and exit.
 NOT_SETTINGS = frozenset({"help", "version"})
+# Options that belong to one run (its issue, the session it resumes, where its log and patch
+# go): stored in the file they would be wrong for every other run (`resume = "last"` refused
+# every `--issue`).
+RUN_ONLY = frozenset({"issue", "issue_file", "resume", "force", "patch_out", "trajectory"})
 
 
 class ConfigError(Exception):
@@ -92,7 +97,7 @@ def config_path() -> Path:
 def settings_of(parser: Parser) -> dict[str, Option]:
     """Config key -> option, for every long option of `parser`."""
     return {key: option for key, option in parser.options.settings().items()
-            if option.dest not in NOT_SETTINGS}
+            if option.dest not in NOT_SETTINGS | RUN_ONLY}
 
 
 def load_config(
@@ -109,7 +114,7 @@ def load_config(
     except FileNotFoundError:
         return Config(path)
     except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read the config file {path}: {error}") from None
+        raise ConfigError(f"cannot read the config file {path}: {why_unreadable(path, error)}") from None
     return parse_config(text, path, (*also, parser))
 
 
@@ -134,10 +139,16 @@ def _check(data: dict[str, Any], text: str, path: Path, settings: dict[str, Opti
                 raise fail(None, key, f"must be a table: write [{key}] on its own line")
             continue
         option = settings.get(key)
+        if key in RUN_ONLY:
+            flag = "--" + key.replace("_", "-")
+            raise fail(None, key, f"belongs to one run, not to the config file: give {flag} on "
+                                  "the command line")
         if option is None:
             known = ", ".join(sorted(settings))
             raise fail(None, key, f"unknown setting; the settings are the long flags: {known}, "
                                   f"and the tables [{'], ['.join(TABLES)}]")
+        if value == "" and option.kind is Kind.VALUE and option.default is None:
+            continue  # "" keeps the built-in default, as the template's commented lines say
         try:
             config.options[option.dest] = convert(option, value)
         except (argparse.ArgumentTypeError, ValueError, TypeError) as error:
@@ -184,7 +195,7 @@ def convert(option: Option, value: Any) -> Any:
 
 def _convert_one(option: Option, value: Any) -> Any:
     if isinstance(value, (bool, list, dict)) or not isinstance(value, (str, int, float)):
-        raise ValueError(f"must be {'a number' if option.type in (int, float) else 'a string'}, "
+        raise ValueError(f"must be {'a number' if _takes_number(option) else 'a string'}, "
                          f"got {_toml(value)}")
     if option.type is None and not isinstance(value, str):
         raise ValueError(f'must be a string: write "{value}"')
@@ -192,6 +203,14 @@ def _convert_one(option: Option, value: Any) -> Any:
     if option.choices is not None and converted not in option.choices:
         raise ValueError(f"must be one of {', '.join(map(str, option.choices))}, got {_toml(value)}")
     return converted
+
+
+def _takes_number(option: Option) -> bool:
+    """The option's type makes numbers (int, float, or a checked kind of them)."""
+    try:
+        return option.type is not None and isinstance(option.type("1"), (int, float))
+    except (argparse.ArgumentTypeError, ValueError, TypeError):
+        return False
 
 
 def _toml(value: Any) -> str:
@@ -370,7 +389,8 @@ def render(config: Config, parser: Parser) -> str:
 
 def template(parser: Parser) -> str:
     """A new config file: every setting commented out, with its default and help."""
-    lines = ["# navtui settings: a flag on the command line wins over its setting here.", ""]
+    lines = ["# navtui settings: a flag on the command line wins over its setting here;",
+             '# a setting left at "" keeps its built-in default.', ""]
     for key, option in settings_of(parser).items():
         default = parser.get_default(option.dest)
         value = _toml(default) if default not in (None, "") else '""'

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,19 +117,28 @@ def add_demo_args(parser: argparse.ArgumentParser) -> None:
 
 
 def demo_main(options: argparse.Namespace) -> int:
-    """Run the demo; returns the app's exit code."""
+    """Run the demo with the config file's keymap, theme and rules; returns the app's exit
+    code."""
+    from app.config import ConfigError
+    from app.keymap import app_settings
     from app.tui import run_tui
 
+    try:
+        settings = app_settings()
+    except ConfigError as error:
+        print(f"navtui demo: {error}", file=sys.stderr)
+        return 1
     chosen = options.dir
     root = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="navtui-demo-")) / "stats"
     if chosen and root.exists() and any(root.iterdir()):
-        print(f"navtui demo: {root} is not empty; pick a new directory with --dir")
+        print(f"navtui demo: {root} is not empty; pick a new directory with --dir", file=sys.stderr)
         return 1
     repo = make_demo_repo(root)
     delay = 0.0 if options.fast else 0.02
     kept = bool(chosen) or options.keep
     try:
-        code = run_tui(demo_session(repo, delay=delay), repo=repo, resumable=kept)
+        code = run_tui(demo_session(repo, delay=delay), repo=repo, resumable=kept,
+                       settings=settings)
     finally:
         if not kept:
             shutil.rmtree(root.parent, ignore_errors=True)

@@ -94,6 +94,7 @@ class DemoBackend(Backend):
     """A scripted model that reads the conversation it is given (see the module docstring)."""
 
     name = "demo"
+    generates = False
 
     def __init__(self, beats: list[Beat], *, chunk_size: int = 4, delay: float = 0.02) -> None:
         self.beats = beats

@@ -21,7 +21,6 @@ from rich.text import Text
 from agent_core.actions import Action, Bash
 from agent_core.backends.base import LoadProgress
 from agent_core.binary_shown import binary_shown
-from agent_core.backends.token_estimate import CHARS_PER_TOKEN
 from agent_core.events import (
     Event,
     FormatError,
@@ -44,6 +43,7 @@ from agent_core.git.control import split_control_diff
 from agent_core.sanitize import json_safe, visible
 from agent_core.steps import Approve, Decision, EditAction, Observation, Origin, Quit, Reject
 from agent_core.trajectory import event_to_dict, redact, redact_event
+from agent_core.turn_clock import TurnClock
 
 if TYPE_CHECKING:
     from agent_core.executor.paths import PathMap
@@ -237,8 +237,8 @@ class LoadLines:
 
 class TurnMeter:
     """A compact line per model turn on stderr: tokens and tok/s when the turn ends, redrawn
-    while it streams when stderr is a terminal. `rates=False` (a replay: no real generation)
-    leaves the rate out."""
+    from the first token on while it streams (an estimate: `~`) when stderr is a terminal.
+    `rates=False` (a replay: no real generation) leaves the rate out."""
 
     def __init__(self, stream: IO[str], *, live: bool, rates: bool = True,
                  redraw_every: float = 0.25) -> None:
@@ -246,28 +246,29 @@ class TurnMeter:
         self.live = live
         self.rates = rates
         self.redraw_every = redraw_every
-        self._started = 0.0
-        self._chars = 0
+        self._clock = TurnClock()
         self._drawn_at = 0.0
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TurnStarted):
-            self._started, self._chars, self._drawn_at = time.monotonic(), 0, 0.0
+            self._clock.start(time.monotonic())
+            self._drawn_at = 0.0
         elif isinstance(event, TokenStreamed):
-            self._chars += len(event.text)
             now = time.monotonic()
+            self._clock.feed(event.text, now)
             if self.live and now - self._drawn_at >= self.redraw_every:
                 self._drawn_at = now
-                seconds = now - self._started
-                self.stream.write(f"\r  step {event.index}: ~{self._chars / CHARS_PER_TOKEN:.0f}"
-                                  f" tokens · {seconds:.1f} s\x1b[K")
+                rate = self._clock.rate(now) if self.rates else 0.0
+                shown = f" · ~{rate:.1f} tok/s" if rate else ""
+                self.stream.write(f"\r  step {event.index}: ~{self._clock.tokens} tokens · "
+                                  f"{now - self._clock.started:.1f} s{shown}\x1b[K")
                 self.stream.flush()
         elif isinstance(event, UsageReported):
             self.stream.write(("\r\x1b[K" if self.live else "") + self.summary(event) + "\n")
             self.stream.flush()
 
     def summary(self, event: UsageReported) -> str:
-        usage, seconds = event.usage, time.monotonic() - self._started
+        usage, seconds = event.usage, time.monotonic() - self._clock.started
         line = f"  step {event.index}: {usage.new_tokens} tokens in {seconds:.1f} s"
         if self.rates and usage.tokens_per_second:
             line += f" · {usage.tokens_per_second:.1f} tok/s"

@@ -37,6 +37,7 @@ from agent_core.sanitize import json_safe, visible
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
 from app.args import add_batch_args, batch_parser, build_parser
 from app.progress_line import ProgressLine
+from app.where import last_session
 
 
 STATUS_STYLES = {"submitted": "green", "skipped": "dim", "error": "red",
@@ -111,8 +112,9 @@ def sessions_main(args: argparse.Namespace) -> int:
 
 
 def add_export_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("session", metavar="ID",
-                        help="session id (a unique prefix is enough) or a path to its .jsonl log")
+    parser.add_argument("session", metavar="ID|last",
+                        help="session id (a unique prefix is enough), `last` (the repository's "
+                             "newest) or a path to its .jsonl log")
     parser.add_argument("--format", "-f", required=True, choices=FORMATS, dest="format",
                         help="replay: a script for --backend replay; sft-toolcall / sft-text: "
                              "training data in each dialect's shape; swebench: a prediction; "
@@ -141,7 +143,8 @@ def export_main(args: argparse.Namespace) -> int:
     if not direct and (problem := _missing_repo(repo)):
         return _error(problem)
     try:
-        path = find_trajectory(repo, args.session)
+        session = last_session(repo.resolve(), "export") if args.session == "last" else args.session
+        path = find_trajectory(repo, session)
         skipped: list[str] = []
         rows = export(read_trajectory(path), args.format, _repo_or_none(repo),
                       tokenizer=args.tokenizer, skipped=skipped)

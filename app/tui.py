@@ -336,25 +336,38 @@ class NavApp(App[int]):
                 commit_patch_to_branch, self.repo, patch, choice.value,
                 f"navtui: {issue_title(issue, 70)}",
             )
-            return f"navtui: committed to branch {choice.value} ({commit[:10]}); your checkout is unchanged."
+            said = f"navtui: committed to branch {choice.value} ({commit[:10]})"
+            # The changes moved to the branch: the checkout is as it was before the session.
+            if not await self._undo_session():
+                return (f"{said}; the changes are also still in the working tree (files changed "
+                        "outside the session were not overwritten).")
+            return (f"{said}; the working tree is back to how it was before the session "
+                    f"(`git switch {choice.value}` to go on there).")
         if choice.kind == "patch":
             path = await asyncio.to_thread(save_patch, patch, choice.value)
             return f"navtui: patch saved to {path} (the changes are also still in the working tree)."
         if choice.kind == "discard":
-            assert self.main is not None
-            try:
-                await self.main.run_on_session(lambda session: session.undo(0))
-            except UnsafeRestore as refused:
-                asked = OverwriteScreen("Discard", refused.paths)
-                if not await self.push_screen_wait(asked):
-                    raise FinishError("nothing discarded: files changed outside the session") from None
-                await self.main.run_on_session(lambda session: session.undo(0, force=True))
+            if not await self._undo_session("Discard"):
+                raise FinishError("nothing discarded: files changed outside the session")
             return "navtui: discarded; the working tree is back to how it was before the session."
         if not patch.strip():
             return "navtui: the session changed no file."
         if not self.resumable:  # the repo goes away with the app: say nothing about its tree
             return "navtui: done."
         return "navtui: the changes are in the working tree."
+
+    async def _undo_session(self, doing: str = "Restore") -> bool:
+        """Put the working tree back to how it was before the session (your own uncommitted
+        work stays); files changed outside the session are overwritten only if the user says so
+        (False when not)."""
+        assert self.main is not None
+        try:
+            await self.main.run_on_session(lambda session: session.undo(0))
+        except UnsafeRestore as refused:
+            if not await self.push_screen_wait(OverwriteScreen(doing, refused.paths)):
+                return False
+            await self.main.run_on_session(lambda session: session.undo(0, force=True))
+        return True
 
     def _leave(self, code: int, message: str) -> None:
         session = self.main.session if self.main is not None else None

@@ -25,10 +25,11 @@ def open_repo(repo: str | None) -> Workspace:
         ) from None
 
 
-def last_session(root: Path) -> str:
-    """The id of the newest session logged for the repository at `root` (`--resume last`)."""
+def last_session(root: Path, doing: str = "resume") -> str:
+    """The id of the newest session logged for the repository at `root` (`--resume last`,
+    `navtui export last`); `doing` says what it was wanted for."""
     newest = next(iter_sessions(root, newest_first=True), None)
     if newest is None:
         raise TrajectoryError(f"no navtui session is logged in {root} yet, so there is none to "
-                              "resume: start one with `navtui`")
+                              f"{doing}: start one with `navtui`")
     return newest.id

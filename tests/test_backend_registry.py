@@ -167,7 +167,8 @@ def test_the_default_is_replay_with_a_script_then_openai_with_a_url_else_hf(tmp_
          '--backend replay needs --script FILE (JSON Lines of {"output": ...})'),
         (BackendConfig(),
          f"--backend hf needs --model: a preset ({', '.join(PRESETS)}), a Hugging Face id or "
-         "a local directory"),
+         "a local directory; or a server's model with --base-url URL; `navtui demo` tries the "
+         "app without a model"),
         (BackendConfig(model="./models/missing"),
          "--model ./models/missing: no such file or directory; check the path"),
         (BackendConfig(model="m", load_in_4bit=True, load_in_8bit=True),

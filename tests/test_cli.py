@@ -188,8 +188,10 @@ def test_bad_input_exits_1_with_a_clear_message(case, expected, git_repo, tmp_pa
 
 
 def test_4bit_without_bitsandbytes_exits_1(git_repo, tmp_path):
-    model_dir = tmp_path / "model"
+    model_dir = tmp_path / "model"  # (a folder that looks like a model: no weights load)
     model_dir.mkdir()
+    (model_dir / "config.json").write_text('{"model_type": "qwen3"}')
+    (model_dir / "model.safetensors").write_bytes(b"")
     result = navtui(
         "--auto", "--model", str(model_dir), "--load-in-4bit", "--issue", ISSUE, str(git_repo),
         env=shadow_without_bitsandbytes(tmp_path),

@@ -26,6 +26,8 @@ def test_presets_fill_model_adapter_dialect_and_window():
 def test_explicit_flags_override_a_preset(tmp_path):
     adapter = tmp_path / "my-adapter"
     adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")
+    (adapter / "adapter_model.safetensors").write_bytes(b"")
     config = resolve(BackendConfig(model="navigator-8b", adapter=str(adapter), dialect="xml"))
     assert config.model == "Qwen/Qwen3-8B" and config.adapter == str(adapter) and config.dialect == "xml"
 

@@ -62,7 +62,7 @@ def test_doctor_fails_on_an_unreachable_server_and_a_broken_config(tmp_path: Pat
     config.write_text("base_url = \"x\"\nmax_steps = \"lots\"\n")
     broken = doctor(hf_env(tmp_path, NAVTUI_CONFIG=str(config)))
     assert broken.returncode == 1
-    assert f"{config}:2: max_steps: invalid literal" in broken.stdout
+    assert f"{config}:2: max_steps: must be a whole number" in broken.stdout
 
 
 def test_doctor_without_the_local_extra_says_what_is_missing(tmp_path: Path):

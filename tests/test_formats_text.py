@@ -3,7 +3,8 @@
 import pytest
 
 from agent_core.actions import Bash, Edit, Read, Search, Submit
-from agent_core.formats import ParseError, parse, render
+from agent_core.formats import ParseError, get_dialect, parse, render
+from agent_core.formats.examples import EXAMPLE_HEADER
 from agent_core.formats import text as text_dialect
 
 
@@ -108,7 +109,8 @@ def test_failures_say_what_was_wrong_and_show_an_example(raw, fragment):
     message = str(info.value)
     assert fragment in message
     assert info.value.dialect == "text"
-    assert "Action: ACTION_TYPE" in message.split("placeholders):")[1]
+    assert message.endswith(get_dialect("text").example)
+    assert "Action: bash ls /testbed" in message.split(EXAMPLE_HEADER)[1]
 
 
 def test_render_shape():

@@ -4,11 +4,13 @@ The shapes are the ones Qwen2.5-Coder-0.5B-Instruct wrote through navtui (issue 
 """
 
 import random
+import re
 
 import pytest
 
 from agent_core.actions import Bash, Search, StrReplaceEditor
 from agent_core.formats import DIALECTS, ParseError, detect_dialect, get_dialect, parse
+from agent_core.formats.examples import build_example
 from tests.test_formats_fuzz import mutate
 
 GREP = '{"name": "bash", "arguments": {"command": "grep -rn \\"def parse\\" ."}}'
@@ -107,10 +109,15 @@ def test_xml_unknown_parameters_are_dropped_with_a_notice():
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_the_shape_shown_in_errors_is_not_a_runnable_reply(dialect):
-    example = get_dialect(dialect).example
-    with pytest.raises(ParseError):
-        parse(example, dialect)
+def test_the_example_shown_in_errors_is_a_complete_reply_without_placeholders(dialect):
+    """Qwen2.5-Coder-0.5B copied `TOOL_NAME` from the shape errors used to show: the example is
+    a real reply now, one that parses to a harmless action and names the real tools."""
+    example = build_example(get_dialect(dialect).render, get_dialect(dialect).tools)
+    assert get_dialect(dialect).example == example.text
+    assert parse(example.reply, dialect).action in (
+        StrReplaceEditor(command="view", path="/testbed"), Bash("ls /testbed"))
+    assert not re.search(r"\b[A-Z]{2,}(?:_[A-Z]+)*\b", example.text.replace("/testbed", ""))
+    assert all(kind in example.tools for kind in get_dialect(dialect).kinds)
 
 
 def test_fuzzed_untagged_replies_raise_only_parse_errors():
@@ -153,11 +160,13 @@ def test_a_real_model_shaped_untagged_reply_executes_end_to_end(git_repo, tmp_pa
     assert events[-1]["reason"] == "submitted"
 
 
-def test_the_auto_refusal_shows_shapes_not_commands():
+def test_the_auto_refusal_shows_one_real_action_in_each_format():
     from agent_core.formats import ambiguity
 
     message = ambiguity("I am thinking.")
-    assert "TOOL_NAME" in message and "FUNCTION_NAME" in message
-    for dialect in (*DIALECTS, "auto"):
-        with pytest.raises(ParseError):
-            parse(message, dialect)
+    assert "TOOL_NAME" not in message and "FUNCTION_NAME" not in message
+    assert "Action: bash ls (text)" in message
+    for dialect in ("toolcall", "xml"):
+        assert parse(message, dialect).action == Bash("ls")
+    with pytest.raises(ParseError, match="mixes formats"):
+        parse(message, "auto")

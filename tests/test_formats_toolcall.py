@@ -5,7 +5,8 @@ import json
 import pytest
 
 from agent_core.actions import Bash, StrReplaceEditor, Submit
-from agent_core.formats import ParseError, parse, render
+from agent_core.formats import ParseError, get_dialect, parse, render
+from agent_core.formats.examples import EXAMPLE_HEADER
 from agent_core.formats import toolcall
 
 
@@ -122,7 +123,8 @@ def test_failures_say_what_was_wrong_and_show_an_example(raw, fragment):
         parse(raw, "toolcall")
     assert fragment in str(info.value)
     assert info.value.dialect == "toolcall"
-    assert "<tool_call>" in str(info.value).split("placeholders):")[1]
+    assert str(info.value).endswith(get_dialect("toolcall").example)
+    assert '"name": "str_replace_editor"' in str(info.value).split(EXAMPLE_HEADER)[1]
 
 
 def test_render_matches_the_chat_template_shape():

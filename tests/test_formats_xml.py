@@ -3,7 +3,8 @@
 import pytest
 
 from agent_core.actions import Bash, Search, StrReplaceEditor, Submit
-from agent_core.formats import ParseError, parse, render
+from agent_core.formats import ParseError, get_dialect, parse, render
+from agent_core.formats.examples import EXAMPLE_HEADER
 from agent_core.formats import xml
 
 
@@ -78,7 +79,7 @@ def test_second_call_is_not_proposed_and_the_model_is_told():
         ("I should look at the code first.", "No function call found"),
         ("<function=python>\n<parameter=code>1</parameter>\n</function>", "no function named 'python'"),
         ("<function=bash>\n<parameter=command>ls\n</function>", "never closed"),
-        ("<function=bash>\nls -la\n</function>", "only <parameter=NAME>"),
+        ("<function=bash>\nls -la\n</function>", "only parameter blocks such as"),
         ("<function=bash>\n<parameter=command> </parameter>\n</function>", "non-empty `command`"),
         ("<function=bash>\n<parameter=cmd>a</parameter>\n<parameter=cmd>b</parameter>\n</function>", "given twice"),
         ("<function=search>\n<parameter=query>x</parameter>\n</function>", "no parameter(s) query"),
@@ -99,7 +100,8 @@ def test_failures_say_what_was_wrong_and_show_an_example(raw, fragment):
         parse(raw, "xml")
     assert fragment in str(info.value)
     assert info.value.dialect == "xml"
-    assert "<function=FUNCTION_NAME>" in str(info.value).split("placeholders):")[1]
+    assert str(info.value).endswith(get_dialect("xml").example)
+    assert "<function=str_replace_editor>" in str(info.value).split(EXAMPLE_HEADER)[1]
 
 
 def test_render_puts_one_line_values_inline_and_multi_line_values_on_their_own_lines():

@@ -66,13 +66,13 @@ def test_added_later_and_negatable_options_are_recorded():
     [
         ([], set()),
         (["repo"], {"repo"}),
-        (["--max-ti", "3", "repo"], {"max_time", "repo"}),  # an abbreviation, as argparse takes it
+        (["--max-ti", "3", "repo"], {"repo"}),  # no abbreviation is taken (`--mode` is no `--model`)
         (["--max-steps=4", "--load-in-8bit"], {"max_steps", "load_in_8bit"}),
         (["--writable", "a", "--writable", "b"], {"writable"}),
         (["--resume", "last", "--unknown-flag"], {"resume"}),
         (["--no-submit-review", "--json"], {"no_submit_review", "json"}),
         (["--model"], set()),  # does not parse: the real parse says why
-        (["--max-s", "3"], set()),  # ambiguous: --max-steps or --max-stuck
+        (["--max-s", "3"], {"repo"}),  # no flag: the real parse names it, and the one meant
         (["--", "--auto"], {"repo"}),
     ],
 )

@@ -6,8 +6,9 @@ import json
 
 from agent_core.actions import Bash, Search
 from agent_core.events import FormatError, Notice, StepExecuted, StepRejected
-from agent_core.formats import get_dialect
+from agent_core.formats.examples import EXAMPLE_HEADER
 from agent_core.policy import AutoPolicy
+from agent_core.prompts import format_example
 from agent_core.steps import Observation, Reject
 from agent_core.stored_turns import stored_turn
 from agent_core.stuck import StuckDetector
@@ -60,18 +61,19 @@ def test_alternating_two_actions_three_times():
     assert "same two actions in turn" in notices[5] and "bash `ls`" in notices[5]
 
 
-def test_reply_copying_the_format_error_shape():
+def test_reply_echoing_the_format_errors_words():
     detector = StuckDetector()
-    example = get_dialect("toolcall").example
-    notice = detector.format_error(example, example)
-    assert "shape shown in the format error" in notice and "TOOL_NAME" in notice
-    assert detector.format_error("I am not sure what to do.", example) is None
+    example = format_example("toolcall")
+    echo = f"{EXAMPLE_HEADER}\nI will look at it.\n{example.tools}"
+    notice = detector.format_error(echo)
+    assert "repeated the format error's words" in notice and "instead of acting" in notice
+    assert detector.format_error("I am not sure what to do.") is None
 
 
 def test_the_same_unparseable_reply_twice():
     detector = StuckDetector()
-    assert detector.format_error("hmm", "") is None
-    assert "same unparseable reply" in detector.format_error("hmm", "")
+    assert detector.format_error("hmm") is None
+    assert "same unparseable reply" in detector.format_error("hmm")
 
 
 def test_echoing_the_rejection_feedback_and_rejecting_the_same_action_twice():
@@ -137,12 +139,27 @@ def test_echo_loop_of_the_example_command_stops_as_stuck(git_repo, tmp_path):
     assert events[-1]["reason"] == "stuck"
 
 
-def test_echo_of_the_shown_shape_stops_as_stuck(git_repo, tmp_path):
-    example = get_dialect("toolcall").example
-    result, events = run_auto(tmp_path, git_repo, "toolcall", [example] * 8)
+def test_echo_of_the_format_errors_words_stops_as_stuck(git_repo, tmp_path):
+    echo = f"{EXAMPLE_HEADER}\nI will look at the code."
+    result, events = run_auto(tmp_path, git_repo, "toolcall", [echo] * 8)
     assert result.returncode == 2, result.stderr
     errors = [e for e in events if e["type"] == "FormatError"]
-    assert len(errors) == 2 and "shape shown in the format error" in errors[-1]["observation"]
+    assert len(errors) == 2 and "repeated the format error's words" in errors[-1]["observation"]
+    assert events[-1]["reason"] == "stuck"
+
+
+def test_a_model_copying_the_example_runs_it_and_stops_as_stuck_when_it_keeps_on(git_repo, tmp_path):
+    """The example is a real action (view the repository): copied once it runs, which is a fine
+    first step; copied again and again it is a repeated action with the same result."""
+    example = format_example("toolcall").reply
+    result, events = run_auto(tmp_path, git_repo, "toolcall", ["The bug is in ops.py.", *[example] * 7])
+    assert result.returncode == 2, result.stderr
+    [error] = [e for e in events if e["type"] == "FormatError"]
+    assert '{"name": "str_replace_editor", "arguments": {"command": "view", "path": "/testbed"}}' in error["observation"]
+    executed = [e for e in events if e["type"] == "StepExecuted"]
+    assert len(executed) == 3 and executed[0]["record"]["action"] == {
+        "kind": "str_replace_editor", "command": "view", "path": "/testbed"}
+    assert "calc" in executed[0]["record"]["observation"]["output"]
     assert events[-1]["reason"] == "stuck"
 
 

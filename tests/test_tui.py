@@ -357,6 +357,10 @@ async def test_finish_commit_to_branch_keeps_the_checkout(git_repo: Path):
     assert git(git_repo, "symbolic-ref", "--short", "HEAD").strip() == "main"
     shown = git(git_repo, "show", "navtui/average-is-off-by-one:calc/ops.py")
     assert "return sum(values) / len(values)" in shown
+    # What the message says is true: the change moved to the branch, the checkout is as before.
+    assert git(git_repo, "status", "--porcelain") == ""
+    assert "the working tree is back to how it was before the session" in app.result_message
+    assert "git switch navtui/average-is-off-by-one" in app.result_message
 
 
 async def test_finish_save_patch(git_repo: Path, tmp_path: Path):

@@ -193,10 +193,12 @@ async def test_the_session_thread_hears_whether_the_session_diff_is_on_screen(gi
         heard: list[bool] = []
         real = driver.show_session_diff
         driver.show_session_diff = lambda shown: (heard.append(shown), real(shown))[1]
-        for _ in range(3):  # output -> step diff -> session diff -> step diff
+        for _ in range(2):  # output -> step diff -> session diff
             await pilot.press("d")
             await pilot.pause()
-        await pilot.click("#lower PaneTabs", offset=(2, 0))  # the output tab, by the mouse
+        await pilot.click("#lower PaneTabs", offset=(12, 0))  # the step diff tab, by the mouse
+        await pilot.pause()
+        await pilot.click("#lower PaneTabs", offset=(2, 0))  # the output tab
         await pilot.pause()
         assert heard == [False, True, False, False]
         assert app.main.query_one(LowerPane).active == OUTPUT

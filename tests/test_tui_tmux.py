@@ -25,7 +25,9 @@ def test_the_footer_at_80x24_always_shows_quit_and_help(git_repo: Path, tmp_path
     tmux_pane.wait_for("sleep 30")
     tmux_pane.wait_for("u Undo")
     footer_shows("a Approve", "u Undo")  # the most keys at once: a proposal, and undo
-    tmux_pane.send("s")  # the steps panel: rewind joins them
+    tmux_pane.send("s")  # the steps panel, focused
+    tmux_pane.wait_for("╭─ Steps")
+    tmux_pane.send("Up")  # step 1 chosen: rewind joins the keys
     tmux_pane.wait_for("w Rewind")
     footer_shows("a Approve", "u Undo")
     tmux_pane.send("s", "a")

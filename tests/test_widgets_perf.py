@@ -63,15 +63,15 @@ async def test_timeline_updates_one_entry_without_repainting_the_others():
         timeline.refresh = lambda *regions, **kw: (repainted.append(regions), real_refresh(*regions, **kw))[1]
         timeline.set_step(6, "pending", "bash six")
         timeline.set_step(3, "rejected")
-        assert [r.height for regions in repainted for r in regions] == [1, 1]  # one line each
-        assert [r.y for regions in repainted for r in regions] == [5, 2]
+        assert [r.height for regions in repainted for r in regions] == [1, 1, 1]  # one line each
+        assert [r.y for regions in repainted for r in regions] == [5, 4, 2]  # (4: the highlight left it)
         assert not timeline.screen._layout_required  # no layout of the screen asked for
         timeline.refresh = real_refresh
         await pilot.pause()
         assert line(timeline, 2).startswith("✗ 3 bash step 3")
         assert line(timeline, 5).startswith("? 6 bash six")
         assert line(timeline, 1).startswith("✓ 2 bash step 2")
-        assert timeline.highlighted_step == 1  # the first entry got the highlight; it stays
+        assert timeline.highlighted_step == 6  # the highlight follows the newest entry
 
         timeline.set_step(6, "executed", "bash six, edited")
         await pilot.pause()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Self
+
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.widgets import Log
@@ -43,6 +46,11 @@ class OutputLog(Log):
 
     def __init__(self, *, max_lines: int = 2_000, id: str | None = None) -> None:
         super().__init__(max_lines=max_lines, highlight=False, auto_scroll=False, id=id)
+
+    def write_lines(self, lines: Iterable[str], scroll_end: bool | None = None) -> Self:
+        """As `Log.write_lines`, but a blank line stays a line (`Log` splits each line again,
+        and `"".splitlines()` is no line at all)."""
+        return super().write_lines([line or " " for line in lines], scroll_end)
 
     def show_observation(self, title: str, observation: Observation | None) -> None:
         """Replace the log's content with `title` and the observation's output."""

@@ -68,9 +68,10 @@ class TimelineEntry:
 class StepTimeline(SteadyScrollbars, can_focus=True):
     """Entries keyed by step index, in index order; `set_step` adds or updates one.
 
-    `highlighted` is the position (0-based line) of the highlighted entry, or None. While the
-    last entry is in view, a new one is brought into view (the list follows the session); once
-    the user scrolls up, it stays where they left it.
+    `highlighted` is the position (0-based line) of the highlighted entry, or None; it follows
+    each new last entry while it is on the last one (the newest step is the one selected until
+    the user picks another). While the last entry is in view, a new one is brought into view
+    (the list follows the session); once the user scrolls up, it stays where they left it.
     """
 
     DEFAULT_CSS = css_beside(__file__)
@@ -117,12 +118,14 @@ class StepTimeline(SteadyScrollbars, can_focus=True):
         entry = self.entries.get(index)
         if entry is None:
             self.entries[index] = TimelineEntry(index, status, summary or "")
+            on_last = self.highlighted is None or self.highlighted == len(self.steps) - 1
             if self.steps and index < self.steps[-1]:
                 self._insert(index)
+                on_last = self.highlighted is None
             else:
                 self._append(index)
-            if self.highlighted is None:
-                self.highlighted = len(self.steps) - 1
+            if on_last:
+                self._follow(len(self.steps) - 1)
             return
         if entry.status == status and (summary is None or summary == entry.summary):
             return
@@ -172,6 +175,15 @@ class StepTimeline(SteadyScrollbars, can_focus=True):
         self.refresh()
         if self.highlighted is not None and self.highlighted >= len(self.steps):
             self.highlighted = len(self.steps) - 1 if self.steps else None
+
+    def _follow(self, position: int) -> None:
+        """Move the highlight to the entry just added (and drawn) without scrolling: `_append`
+        decides what is in view, and a user who scrolled up stays where they are."""
+        old = self.highlighted
+        self.set_reactive(StepTimeline.highlighted, position)
+        if old != position:
+            self._refresh_position(old)
+        self.post_message(self.StepHighlighted(self.highlighted_step))
 
     def position_of(self, index: int) -> int:
         """The line of step `index` (ValueError if it is not in the timeline)."""
@@ -260,6 +272,11 @@ class StepTimeline(SteadyScrollbars, can_focus=True):
         self._lines.clear()
         self._grown()
         self.refresh()
+
+    def allow_focus(self) -> bool:
+        """Not while hidden (below 110 columns until `s`): keys would move a highlight nobody
+        sees, and enter open a step (a dialog closing gave it the focus)."""
+        return self.display
 
     def on_focus(self) -> None:
         self._refresh_position(self.highlighted)

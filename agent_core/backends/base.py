@@ -57,6 +57,9 @@ class Backend(Protocol):
     notices: Sequence[str] = ()
     # `count_tokens` is exact (the model's own tokenizer), not an estimate.
     exact_counts: bool = True
+    # Its text is generated now (False: a recording replayed, whose pace says nothing): front
+    # ends show a live tokens/s only for a backend that generates.
+    generates: bool = True
     # The text the model last read, chat template applied, where the backend renders it.
     last_rendered: str | None = None
     # (path, body) of the last request sent, where the backend talks to a server.

@@ -14,12 +14,30 @@ def split_credentials(url: str) -> tuple[str, str | None]:
 
     The key goes out as the Bearer token, never in the URL (httpx would send URL credentials as
     Basic auth, which OpenAI-compatible servers refuse), and the URL shown anywhere has none."""
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # not a URL at all: `check_base_url` says so
+        return url, None
     if "@" not in parts.netloc:
         return url, None
     userinfo, host = parts.netloc.rsplit("@", 1)
     user, _, password = userinfo.partition(":")
     return urlunsplit(parts._replace(netloc=host)), unquote(password or user) or None
+
+
+def check_base_url(url: str) -> str | None:
+    """Why `url` cannot be a server's address (None when it can): one line with the fix."""
+    example = "e.g. http://localhost:8000/v1"
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (a port out of range raises here)
+    except ValueError as error:
+        return f"--base-url {url!r} is not a URL ({error}); {example}"
+    if parts.scheme not in ("http", "https"):
+        return f"--base-url must start with http:// or https://, got {url!r}; {example}"
+    if not parts.hostname or any(c.isspace() for c in url.strip()):
+        return f"--base-url {url!r} names no host; {example}"
+    return None
 
 
 def secret_values(api_key: str | None, base_url: str | None) -> list[str]:

@@ -59,16 +59,18 @@ class ServerFault(BackendError):
 
 
 class ContextTooLong(ServerFault):
-    """The server refused the prompt as longer than its context window.
+    """The server (or a local model, `refused_by`) refused the prompt as longer than its
+    context window.
 
-    `limit` is the server's window and `prompt_tokens` its count of the prompt, where it said.
+    `limit` is the window and `prompt_tokens` its count of the prompt, where it said.
     """
 
     def __init__(self, message: str, limit: int | None = None,
-                 prompt_tokens: int | None = None) -> None:
+                 prompt_tokens: int | None = None, refused_by: str = "the server") -> None:
         super().__init__(message)
         self.limit = limit
         self.prompt_tokens = prompt_tokens
+        self.refused_by = refused_by
 
 
 class StreamDropped(ServerFault):

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent_core.backends.base import Backend, BackendError, ProgressCallback, Prompt, Usage
+from agent_core.backends.faults import ContextTooLong
 from agent_core.backends.hf_load import (
     LoadClock,
     describe,
@@ -58,6 +59,16 @@ def render_prompt(
     raise BackendError("empty prompt: neither messages nor text were given")
 
 
+def model_window(config: Any) -> int | None:
+    """The positions a model can take (`max_position_embeddings` of its config, or of its text
+    model's), where the config says."""
+    for source in (config, getattr(config, "text_config", None)):
+        value = getattr(source, "max_position_embeddings", None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
 class _TurnClock:
     """A transformers stopping criterion: stop on an event or a stop string; time the tokens."""
 
@@ -90,6 +101,7 @@ class HFBackend(Backend):
     """A Backend running a local transformers model, optionally with a LoRA adapter."""
 
     name = "hf"
+    window_source = "the model's own window (max_position_embeddings in its config)"
 
     def __init__(
         self,
@@ -136,6 +148,8 @@ class HFBackend(Backend):
             merge_adapter=merge_adapter,
             clock=clock,
         )
+        # Its own window: a session fits its prompts to it (`turn_retry.fit_server_window`)
+        self.context_window = model_window(self.model.config)
         clock.report("tokenizer")
         self.tokenizer = load_tokenizer(model, adapter)
         if self.model.device.type == "cpu":
@@ -204,6 +218,12 @@ class HFBackend(Backend):
         """Yield the reply in chunks; `last_usage` is set when the turn ends (cancelled or not)."""
         self.last_rendered = self.render(prompt)
         ids = self.tokenizer.encode(self.last_rendered, add_special_tokens=False)
+        if self.context_window and len(ids) + prompt.max_new_tokens > self.context_window:
+            raise ContextTooLong(
+                f"{self.label} takes at most {self.context_window} tokens "
+                f"(max_position_embeddings in its config.json): the prompt is {len(ids)} and the "
+                f"reply may add {prompt.max_new_tokens}; lower --max-new-tokens or use a model "
+                "with a larger window", self.context_window, len(ids), refused_by="the model")
         if not self._busy.acquire(blocking=False):
             raise BackendError("the model is already generating: cancel that turn first")
         try:

@@ -6,9 +6,10 @@ Registering it imports none of the `local` extra: `check` only looks the package
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 from agent_core.backends.base import Backend, BackendError, ProgressCallback
+from agent_core.backends.hf_load import cpu_threads
+from agent_core.backends.local_dirs import check_local
 from agent_core.backends.presets import PRESETS
 from agent_core.backends.spec import BackendConfig, BackendSpec
 
@@ -22,31 +23,33 @@ LOCAL_INSTALL = (
 )
 
 
+# Said with "needs --model": what else there is for someone who has no model yet.
+NO_MODEL_ALTERNATIVES = ("or a server's model with --base-url URL; `navtui demo` tries the app "
+                         "without a model")
+
+
 def missing_local_packages() -> list[str]:
     """The packages of the `local` extra that are not installed (none are imported)."""
     return [name for name in LOCAL_PACKAGES if importlib.util.find_spec(name) is None]
 
 
-def _is_path_like(ref: str) -> bool:
-    return ref.startswith(("/", ".", "~")) or ref.count("/") > 1
-
-
 def check(config: BackendConfig) -> None:
-    """Refuse, with the fix, what would otherwise fail after minutes of loading."""
+    """Refuse, with the fix, what would otherwise fail after seconds or minutes of loading: the
+    model first (a new user without one is told to give one, not to install torch for it)."""
+    if not config.model:
+        raise BackendError(
+            f"--backend hf needs --model: a preset ({', '.join(PRESETS)}), a Hugging Face id "
+            f"or a local directory; {NO_MODEL_ALTERNATIVES}"
+        )
+    check_local("--model", config.model, "model")
+    check_local("--adapter", config.adapter, "adapter")
     missing = missing_local_packages()
     if missing:
         raise BackendError(
             f"--backend hf runs the model on this machine and needs {', '.join(missing)}: "
             f"install {LOCAL_INSTALL}; or use a server with --base-url URL"
         )
-    if not config.model:
-        raise BackendError(
-            f"--backend hf needs --model: a preset ({', '.join(PRESETS)}), a Hugging Face id "
-            "or a local directory"
-        )
-    for flag, ref in (("--model", config.model), ("--adapter", config.adapter)):
-        if ref and _is_path_like(ref) and not Path(ref).expanduser().exists():
-            raise BackendError(f"{flag} {ref}: no such file or directory; check the path")
+    cpu_threads(config.threads)  # a bad $NAVTUI_THREADS is refused now, not after the load
 
 
 def create(config: BackendConfig, progress: ProgressCallback | None, _backoff: object) -> Backend:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from agent_core.backends.backoff import ServerBackoff
 from agent_core.backends.base import Backend, BackendError
+from agent_core.backends.credentials import check_base_url
+from agent_core.backends.local_dirs import check_local
 from agent_core.backends.spec import BackendConfig, BackendSpec
 
 
@@ -12,8 +14,11 @@ def check(config: BackendConfig) -> None:
         raise BackendError(
             "--backend openai needs --base-url, e.g. --base-url http://localhost:8000/v1"
         )
+    if problem := check_base_url(config.base_url):
+        raise BackendError(problem)
     if not config.model:
         raise BackendError("--backend openai needs --model: the model name the server serves")
+    check_local("--tokenizer", config.tokenizer, "tokenizer")
 
 
 def create(config: BackendConfig, _progress: object, shared_backoff: ServerBackoff | None) -> Backend:

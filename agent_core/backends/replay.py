@@ -16,6 +16,7 @@ from pathlib import Path
 from agent_core.backends.base import Backend, BackendError, Prompt, Usage
 from agent_core.backends.token_estimate import estimate_prompt_tokens, estimate_text_tokens
 from agent_core.finish import FinishReason
+from agent_core.user_files import why_unreadable
 
 
 class ScriptExhausted(BackendError):
@@ -31,7 +32,7 @@ def load_script(path: Path) -> list[str]:
     except FileNotFoundError:
         raise BackendError(f"replay script not found: {path}; check the --script path") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise BackendError(f"cannot read replay script {path}: {exc}") from None
+        raise BackendError(f"cannot read replay script {path}: {why_unreadable(path, exc)}") from None
     outputs: list[str] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -56,6 +57,7 @@ class ReplayBackend(Backend):
     """A Backend that streams pre-written turns."""
 
     name = "replay"
+    generates = False
 
     def __init__(self, script: Path, *, chunk_size: int = 8, delay: float = 0.0) -> None:
         if chunk_size < 1:

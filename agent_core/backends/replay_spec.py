@@ -9,6 +9,8 @@ from agent_core.backends.spec import BackendConfig, BackendSpec
 
 
 def check(config: BackendConfig) -> None:
+    if config.script and Path(config.script).expanduser().is_dir():
+        raise BackendError(f"--script {config.script} is a directory; give the script's file")
     if config.script and not Path(config.script).expanduser().is_file():
         raise BackendError(f"replay script not found: {config.script}; check the --script path")
 

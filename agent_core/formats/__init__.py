@@ -21,7 +21,7 @@ import importlib
 import pkgutil
 from collections.abc import Iterable
 
-from agent_core.actions import Action
+from agent_core.actions import Action, Bash
 from agent_core.formats.dialect import Dialect, Turn
 from agent_core.formats.errors import ParseError
 from agent_core.formats.translate import translate
@@ -125,13 +125,10 @@ def parse(raw: str, dialect: str = "auto") -> ProposedStep:
 def ambiguity(raw: str) -> str:
     """Why `auto` could not pick a dialect."""
     found = [name for name, d in REGISTRY.items() if d.span(raw) is not None]
-    if not found:
-        return (  # shapes with placeholders: a model copying them gets no runnable command
-            "No action found. Propose one action, shaped `Action: ACTION_TYPE ARGUMENTS` (text), "
-            '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARGUMENT_NAME": "VALUE"}}</tool_call> '
-            "(toolcall) or <function=FUNCTION_NAME><parameter=PARAMETER_NAME>VALUE</parameter>"
-            "</function> (xml)."
-        )
+    if not found:  # one real action in each format, never a shape a model could copy as it is
+        shown = ", ".join(f"{' '.join(d.render(Bash('ls')).split())} ({name})"
+                          for name, d in REGISTRY.items())
+        return f"No action found. End your reply with exactly one action, such as {shown}."
     return (
         f"The reply mixes formats ({', '.join(found)}): write exactly one action in one format."
     )

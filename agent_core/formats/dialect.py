@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_core.actions import Action
+from agent_core.formats.examples import ToolWords
 from agent_core.steps import ProposedStep
 
 ReadFile = Callable[[str], str]
@@ -39,7 +40,7 @@ class Dialect:
     render: Callable[..., str]  # (action, thought="") -> the text the model writes
     span: Callable[[str], tuple[int, int] | None]  # where the first action lies, or None
     kinds: frozenset[str]  # the action kinds it can express
-    example: str  # the shape of a turn, with placeholders (not runnable), quoted in format errors
+    example: str  # a complete reply that parses, and its tools (`examples.py`), quoted in format errors
     stop_after: tuple[str, ...]  # generation ends after these; they stay in the output
     stop_before: tuple[str, ...]  # generation ends before these; they are cut
     default_profile: str  # the prompt profile used unless the preset or the user picks another
@@ -52,6 +53,10 @@ class Dialect:
     # Lower-case hints in a model's, adapter's or preset's name that give this dialect away
     # (`--dialect auto` before the first reply, see `agent_core.formats.dialect_from_names`)
     name_hints: tuple[str, ...] = ()
+    # Its tools as a format error's example names them, and whether its prompt carries the
+    # profile's tools instead (then the example names those: `prompts.format_example`)
+    tools: tuple[ToolWords, ...] = ()
+    profile_tools: bool = False
 
     def edit_text(self, action: Action) -> str:
         return self.editable(action) if self.editable else self.render(action)

@@ -40,6 +40,7 @@ from agent_core.actions import Action, Bash, Edit, Read, Search, Submit
 from agent_core.formats.common import extra_actions_notice
 from agent_core.formats.dialect import Dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.examples import ToolWords, build_example
 from agent_core.formats.prompting import build_completion
 from agent_core.formats.translate import to_text
 from agent_core.steps import ProposedStep
@@ -55,11 +56,11 @@ STOP_BEFORE: list[str] = [
 TYPES = ("bash", "read", "search", "edit", "submit")
 KINDS = frozenset(TYPES)
 
-EXAMPLE = (
-    "Thought: YOUR REASONING\nAction: ACTION_TYPE ARGUMENTS\n"
-    "ACTION_TYPE ARGUMENTS is one of: bash COMMAND, read FILE, search PATTERN [PATH], "
-    "edit FILE START END (replacement lines on the next lines), submit."
-)
+# The actions as the R2E card's prompt writes them (`bash <command>`), with what the parser also reads.
+TOOLS = (ToolWords("bash", written="bash <command>"), ToolWords("read", written="read <file>"),
+         ToolWords("search", written="search <pattern> [<path>]"),
+         ToolWords("edit", written="edit <file> <start> <end> (the new lines on the lines below)"),
+         ToolWords("submit"))
 
 ACTION_LINE = re.compile(r"^[ \t]*Action:[ \t]*", re.MULTILINE)
 END_LINE = re.compile(
@@ -323,6 +324,8 @@ def render(action: Action, thought: str = "") -> str:
     return f"Thought: {thought}\n{line}" if thought else line
 
 
+EXAMPLE = build_example(render, TOOLS).text  # (quoted in every ParseError of this dialect)
+
 DIALECT = Dialect(
     name=NAME,
     parse=parse,
@@ -330,6 +333,7 @@ DIALECT = Dialect(
     span=span,
     kinds=KINDS,
     example=EXAMPLE,
+    tools=TOOLS,
     stop_after=tuple(STOP_AFTER),
     stop_before=tuple(STOP_BEFORE),
     default_profile="r2e-card",

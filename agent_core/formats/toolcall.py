@@ -40,6 +40,7 @@ from agent_core.formats.common import (
 )
 from agent_core.formats.dialect import Dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.examples import ToolWords, build_example
 from agent_core.formats.prompting import chat_builder
 from agent_core.formats.translate import to_editor
 from agent_core.steps import ProposedStep
@@ -54,13 +55,8 @@ CLOSE = "</tool_call>"
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
-EXAMPLE = (
-    "YOUR REASONING\n"
-    "<tool_call>\n"
-    '{"name": "TOOL_NAME", "arguments": {"ARGUMENT_NAME": "VALUE"}}\n'
-    "</tool_call>\n"
-    "TOOL_NAME is bash (arguments: command), str_replace_editor (command, path, ...) or submit."
-)
+TOOLS = (ToolWords("bash", ("command",)), ToolWords("str_replace_editor", EDITOR_PARAMS),
+         ToolWords("submit"))
 
 # Whitespace, and an opening ``` fence some models put around the JSON.
 BODY_START = re.compile(r"\s*(?:```[a-z]*\s*)?")
@@ -318,6 +314,8 @@ def editable(action: Action) -> str:
     return f"{OPEN}\n{body}\n{CLOSE}"
 
 
+EXAMPLE = build_example(render, TOOLS).text  # (quoted in every ParseError of this dialect)
+
 DIALECT = Dialect(
     name=NAME,
     parse=parse,
@@ -325,6 +323,8 @@ DIALECT = Dialect(
     span=span,
     kinds=KINDS,
     example=EXAMPLE,
+    tools=TOOLS,
+    profile_tools=True,
     stop_after=tuple(STOP_AFTER),
     stop_before=tuple(STOP_BEFORE),
     default_profile="swesmith",

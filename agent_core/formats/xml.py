@@ -36,6 +36,7 @@ from agent_core.formats.common import (
 )
 from agent_core.formats.dialect import Dialect
 from agent_core.formats.errors import ParseError
+from agent_core.formats.examples import ToolWords, build_example
 from agent_core.formats.prompting import chat_builder
 from agent_core.formats.translate import to_editor
 from agent_core.steps import ProposedStep
@@ -45,12 +46,8 @@ STOP_AFTER: list[str] = ["</function>"]
 STOP_BEFORE: list[str] = []
 KINDS = frozenset({"bash", "str_replace_editor", "search", "submit"})
 
-EXAMPLE = (
-    "YOUR REASONING\n\n"
-    "<function=FUNCTION_NAME>\n<parameter=PARAMETER_NAME>VALUE</parameter>\n</function>\n"
-    "FUNCTION_NAME is bash (parameter: command), str_replace_editor (command, path, ...), "
-    "search (search_term, path) or submit."
-)
+TOOLS = (ToolWords("bash", ("command",)), ToolWords("str_replace_editor", EDITOR_PARAMS),
+         ToolWords("search", ("search_term", "path")), ToolWords("submit"))
 UNCLOSED_NOTICE = (
     "Note: your call had no closing </function>; it was read to the end of your reply. "
     "End every call with </function>."
@@ -108,8 +105,9 @@ def read_function(text: str, match: re.Match[str], dialect: str, example: str) -
         param = PARAM_OPEN.match(text, pos)
         if param is None:
             raise ParseError(
-                f"Inside <function={match.group(1)}> only <parameter=NAME>value</parameter> "
-                f"blocks may appear, closed by </function>; found {text[pos:pos + 30]!r}.",
+                f"Inside <function={match.group(1)}> only parameter blocks such as "
+                f"<parameter=command>ls</parameter> may appear, closed by </function>; found "
+                f"{text[pos:pos + 30]!r}.",
                 dialect,
                 example,
             )
@@ -196,7 +194,8 @@ def parse(text: str) -> ProposedStep:
     if match is None:
         raise ParseError(
             "No function call found. End every reply with exactly one call, starting with "
-            "<function=NAME> and ending with </function>.",
+            "<function= and the function's name (e.g. <function=bash>) and ending with "
+            "</function>.",
             NAME,
             EXAMPLE,
         )
@@ -259,6 +258,8 @@ def render(action: Action, thought: str = "") -> str:
     return f"{thought}\n\n{call}" if thought else call
 
 
+EXAMPLE = build_example(render, TOOLS).text  # (quoted in every ParseError of this dialect)
+
 DIALECT = Dialect(
     name=NAME,
     parse=parse,
@@ -266,6 +267,7 @@ DIALECT = Dialect(
     span=span,
     kinds=KINDS,
     example=EXAMPLE,
+    tools=TOOLS,
     stop_after=tuple(STOP_AFTER),
     stop_before=tuple(STOP_BEFORE),
     default_profile="swesmith",

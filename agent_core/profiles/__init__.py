@@ -33,6 +33,7 @@ from agent_core.profiles.schema import (
     spec_of,
     template_base,
 )
+from agent_core.user_files import read_user_text
 
 HERE = Path(__file__).resolve().parent
 PROFILES = tuple(sorted(p.stem for p in HERE.glob("*.yaml")))
@@ -139,10 +140,10 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _read(path: Path) -> dict[str, Any]:
     """The file's own mapping, checked against the profile's shape (ProfileError names the file,
     line and key)."""
+    text = read_user_text(path, f"prompt profile {path}", ProfileError)
     try:
-        text = path.read_text(encoding="utf-8")
         data = yaml.load(text, Loader=_SAFE_LOADER)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+    except yaml.YAMLError as error:
         raise ProfileError(f"cannot read prompt profile {path}: {error}") from None
     if not isinstance(data, dict):
         raise ProfileError(f"prompt profile {path} is not a YAML mapping")

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -46,7 +46,8 @@ class EditScreen(ModalScreen[Action | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save & run", id="navtui.edit.save", priority=True,
                 tooltip="Parse the edited action and run it"),
-        Binding("ctrl+e", "external", "$EDITOR", id="navtui.edit.external",
+        # Priority: the text area's own ctrl+e (end of line) would take the key first.
+        Binding("ctrl+e", "external", "$EDITOR", id="navtui.edit.external", priority=True,
                 tooltip="Edit in your $EDITOR"),
         Binding("escape", "cancel", "Cancel", id="navtui.modal.cancel", tooltip="Keep the proposal as it is"),
     ]
@@ -79,8 +80,14 @@ class EditScreen(ModalScreen[Action | None]):
 
     def action_external(self) -> None:
         area = self.query_one(TextArea)
-        with self.app.suspend():
-            edited = edit_in_external_editor(area.text)
+        try:
+            with self.app.suspend():
+                edited = edit_in_external_editor(area.text)
+        except (SuspendNotSupported, OSError) as error:
+            why = "this terminal cannot hand over to another program" if isinstance(
+                error, SuspendNotSupported) else f"cannot start the editor: {error.strerror or error}"
+            self.query_one("#edit-error", Static).update(f"$EDITOR: {why}; edit the action here")
+            return
         area.load_text(edited)
 
     def action_cancel(self) -> None:

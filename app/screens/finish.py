@@ -38,7 +38,8 @@ class FinishScreen(Screen[FinishChoice]):
         Binding("k", "choose('keep')", "Keep", id="navtui.finish.keep",
                 tooltip="Leave the changes in the working tree"),
         Binding("b", "choose('branch')", "Branch", id="navtui.finish.branch",
-                tooltip="Commit the changes to a new branch; your checkout stays as it is"),
+                tooltip="Commit the changes to a new branch; the working tree goes back to "
+                "how it was before the session"),
         Binding("p", "choose('patch')", "Save patch", id="navtui.finish.patch",
                 tooltip="Write the session's patch to a file"),
         Binding("x", "discard", "Discard", id="navtui.finish.discard",

@@ -65,7 +65,7 @@ from app.stream_split import StreamSplit
 from widgets.action_card import ActionCard, action_summary
 from widgets.diff_view import DiffView
 from widgets.issue_pane import IssuePane
-from widgets.lower_pane import SESSION_DIFF, STEP_DIFF, LowerPane
+from widgets.lower_pane import OUTPUT, SESSION_DIFF, STEP_DIFF, LowerPane
 from widgets.output_log import OutputLog
 from widgets.plain_text import plain
 from widgets.status_bar import StatusBar
@@ -113,9 +113,9 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         Binding("g", "continue", "Go on", id="navtui.continue",
                 tooltip="Let the model propose again after a stop"),
         Binding("d", "diff", "Diff", id="navtui.diff", show=False,
-                tooltip="Switch between step and session diff"),
+                tooltip="Output, step diff, session diff, in turn"),
         Binding("s", "toggle_steps", "Steps", id="navtui.steps", show=False,
-                tooltip="Show or hide the step timeline"),
+                tooltip="Focus the step timeline (shown if hidden); again: hide it"),
         Binding("question_mark", "help", "Help", id="navtui.help", tooltip="All keys, as mapped now"),
         Binding("q", "quit_session", "Quit", id="navtui.quit",
                 tooltip="Quit; the session is saved and resumable"),
@@ -426,6 +426,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
 
     async def _on_turn(self, event: TurnStarted) -> None:
         self._turn_started, self._turn_index = time.monotonic(), event.index
+        self._status.turn_started(self._turn_started)
         self._split = StreamSplit(self.session.config.dialect if self.session else "auto")
         self._status.step = event.index
         card, thinking = self._card, f"Step {event.index}: the model is thinking…"
@@ -434,12 +435,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         await self._thoughts.begin_turn(f"Step {event.index}")
 
     def _on_usage(self, event: UsageReported) -> None:
-        status = self._status
-        status.context_used = event.context_tokens
-        status.context_limit = event.context_limit
-        status.estimated = event.context_estimated or event.usage.estimated
-        if not event.usage.estimated:  # tokens/s only from real token counts
-            status.tokens_per_second = event.usage.tokens_per_second
+        self._status.show_usage(event)
 
     async def _on_format_error(self, event: FormatError) -> None:
         self.generating = False
@@ -483,6 +479,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
 
     async def _on_paused(self, event: Paused) -> None:
         await self._thoughts.end_turn()
+        self._status.turn_ended()
         card, stopped = self._card, "Stopped. g lets the model go on · m sends it a message"
         self._batch.view("card", lambda: card.show_status("idle", stopped))
         self.generating, self.paused = False, True
@@ -502,6 +499,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
     async def _on_tokens(self, event: TokenStreamed) -> None:
         """Thought text goes to the stream as it arrives; the action's raw markup never does."""
         self._status.waiting = ""  # the server sends again
+        self._status.streamed(event.text, time.monotonic(), getattr(self.session.backend, "generates", True))
         split = self._split
         was_in_action = split.in_action
         shown = split.feed(event.text)
@@ -566,8 +564,6 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         # (the user's own step replaces what the card showed; the model's keeps its action there)
         self._batch.view("card", lambda: card.show_record(record), replaces=record.origin is Origin.USER)
         self.executed_steps = len(self._executed_records())
-        # (a proposal that waited beside the user's command is announced again right after)
-        self.pending, self.running = None, False
         # (a proposal that waited beside the user's command is announced again right after)
         self.pending, self.running = None, False
 
@@ -651,7 +647,6 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         self.session_diff_tab_shown = event.tab == SESSION_DIFF
         self.session_diff_in_view()
 
-
     def action_approve(self) -> None:
         self._decide(Approve())
 
@@ -680,12 +675,16 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
             self.paused = False
             self.driver.send(Continue())
 
-    def action_diff(self) -> None:
+    def action_diff(self) -> None:  # output, step diff, session diff, output, ...
         lower = self._lower
-        lower.active = SESSION_DIFF if lower.active == STEP_DIFF else STEP_DIFF
+        lower.active = {OUTPUT: STEP_DIFF, STEP_DIFF: SESSION_DIFF}.get(lower.active, OUTPUT)
 
     def action_toggle_steps(self) -> None:
-        self.toggle_class("-show-steps")
+        """Focus the timeline (its arrows choose `w`'s step), shown if hidden; focused: hide it."""
+        timeline, shown = self._timeline, self._timeline.display
+        if not shown or timeline.has_focus:
+            self.toggle_class("-show-steps")  # (a timeline takes the focus once it shows)
+        self.call_after_refresh(self.set_focus, None if shown and timeline.has_focus else timeline)
         self.refresh_bindings()
 
     def key_rows(self) -> list[KeyRow]:
