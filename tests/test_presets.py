@@ -47,6 +47,8 @@ def test_preset_fills_the_hf_backend_config():
 def test_explicit_flags_override_the_preset(tmp_path):
     adapter = tmp_path / "my-adapter"
     adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")  # a folder that holds an adapter
+    (adapter / "adapter_model.safetensors").write_bytes(b"")
     config = resolve(
         BackendConfig(backend="hf", model="r2e-30b", adapter=str(adapter), dialect="xml", context_window=8192)
     )
