@@ -289,6 +289,10 @@ class SharedBackend(Backend):
     def last_usage(self) -> Usage | None:
         return getattr(self._local, "usage", None)
 
+    @last_usage.setter
+    def last_usage(self, usage: Usage | None) -> None:
+        self._local.usage = usage
+
     def stream(self, prompt: Prompt) -> Iterator[str]:
         with self._lock:
             try:

@@ -222,6 +222,6 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 def _finish_reason(value: object) -> FinishReason:
     """A logged finish reason; one this navtui does not know reads as an error."""
     try:
-        return FinishReason(value)
+        return FinishReason(str(value))
     except ValueError:
         return FinishReason.ERROR

@@ -20,7 +20,7 @@ from agent_core.git_notices import control_left_notices, outside_notice, repo_co
 from agent_core.actions import Action, Bash, Submit, action_from_dict, action_to_dict
 from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.faults import ServerFault
-from agent_core.context import ContextFitter, ContextOverflow, Fitted
+from agent_core.context import ContextFitter, ContextOverflow
 from agent_core.events import (
     Event,
     FormatError,
@@ -261,7 +261,7 @@ class Session:
         index = self.state.next_index()
         self._emit(TurnStarted(index))
         try:
-            fitted = self._fit_context()
+            fitted = self._context_fitter().fit(self.state.turns)
         except ContextOverflow as overflow:
             raise SessionStop(FinishReason.LIMIT, f"context window full: {overflow}") from None
         trimmed = (fitted.capped, fitted.elided)
@@ -273,7 +273,7 @@ class Session:
                 )
             )
         self._trimmed = trimmed
-        turn = generate_with_retries(self._generate, index, fitted, self._fitter[1],
+        turn = generate_with_retries(self._generate, index, fitted, self._context_fitter(),
                                      self.state.turns, self.config.max_new_tokens,
                                      self._emit, self._cancelled.is_set)
         if turn.finish is not None:
@@ -309,8 +309,8 @@ class Session:
         self._emit(Notice(shown))
         self._turn_notice = told
 
-    def _fit_context(self) -> Fitted:
-        """This turn's prompt from the session's fitter (a new one when the dialect changed)."""
+    def _context_fitter(self) -> ContextFitter:
+        """The session's fitter (a new one when the dialect changed)."""
         if self._fitter is None or self._fitter[0] != self.dialect:
             fitter = ContextFitter(
                 self._build_prompt,
@@ -319,7 +319,7 @@ class Session:
                 count_added=self.backend.count_added_tokens,
             )
             self._fitter = (self.dialect, fitter)
-        return self._fitter[1].fit(self.state.turns)
+        return self._fitter[1]
 
     def _build_prompt(self, turns: list[prompts.Turn]) -> Prompt:
         return prompts.build_prompt(
@@ -371,7 +371,8 @@ class Session:
         try:
             step = formats.parse(raw, self.config.dialect)
         except ParseError as error:
-            return self._format_error(index, raw, error)
+            self._format_error(index, raw, error)
+            return None
         step.notice = join_notices(step.notice, self._turn_notice)
         if self.config.dialect == "auto":
             self.config.dialect = step.dialect

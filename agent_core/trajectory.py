@@ -491,7 +491,7 @@ class SessionsIndex:
             stat.st_size,
             stat.st_mtime_ns,
         )
-        if current and "decisions" in (entry.get("facts") or {}):  # older entries lack counts
+        if entry is not None and current and "decisions" in (entry.get("facts") or {}):  # older entries lack counts
             try:
                 return _summary(entry["facts"], path)
             except (KeyError, TypeError, ValueError, OverflowError, OSError):

@@ -67,7 +67,7 @@ def generate_with_retries(
             return TurnOutcome(generate(index, fitted.prompt), fitted, told=told)
         except ServerUnavailable as fault:
             reason = FinishReason.SERVER_UNAVAILABLE
-            return TurnOutcome(None, fitted, (reason, f"{fault.reason}: {fault}"))
+            return TurnOutcome(None, fitted, (reason, f"{fault.why}: {fault}"))
         except StreamDropped as fault:
             drops += 1
             if drops > MAX_DROPS:

@@ -270,11 +270,11 @@ class Workspace:
         self._tips = self._store.tips(session_id)
         self._heal()
         self._raw.point_head(self._checkpoints[-1].commit)
-        last = self._snapshots[self._checkpoints[-1].commit]
-        self._guard.told = last.control
+        newest = self._snapshots[self._checkpoints[-1].commit]
+        self._guard.told = newest.control
         self._control.adopt(self._guard.told)
-        self._gitlinks = set(self._nested.trees(last.nested))
-        self.made_git.begin(held=self.made_git.named(last.made))
+        self._gitlinks = set(self._nested.trees(newest.nested))
+        self.made_git.begin(held=self.made_git.named(newest.made))
         return self.checkpoints
 
     def check_free(self) -> None:

@@ -53,10 +53,6 @@ class Backend(Protocol):
 
     name: str
     last_usage: Usage | None
-    # Lines for the user, shown as notices when a session starts (e.g. a device advice).
-    notices: Sequence[str] = ()
-    # `count_tokens` is exact (the model's own tokenizer), not an estimate.
-    exact_counts: bool = True
     # Its text is generated now (False: a recording replayed, whose pace says nothing): front
     # ends show a live tokens/s only for a backend that generates.
     generates: bool = True
@@ -64,6 +60,16 @@ class Backend(Protocol):
     last_rendered: str | None = None
     # (path, body) of the last request sent, where the backend talks to a server.
     last_request: tuple[str, dict[str, Any]] | None = None
+
+    @property
+    def notices(self) -> Sequence[str]:
+        """Lines for the user, shown as notices when a session starts (e.g. a device advice)."""
+        return ()
+
+    @property
+    def exact_counts(self) -> bool:
+        """`count_tokens` is exact (the model's own tokenizer), not an estimate."""
+        return True
 
     def stream(self, prompt: Prompt) -> Iterator[str]:
         """Yield text chunks as they are generated; stops at EOS, a stop string or `cancel()`."""
@@ -93,3 +99,4 @@ class Backend(Protocol):
     def skip(self, turns: int) -> None:
         """Pass over `turns` outputs that a resumed session's log already consumed: a scripted
         backend moves past them; a model generates afresh, so by default nothing happens."""
+        return None

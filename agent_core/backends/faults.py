@@ -34,6 +34,7 @@ import re
 from typing import Any
 
 from agent_core.backends.base import BackendError
+from agent_core.finish import FinishReason
 
 # (limit, prompt) patterns, tried in order; each names the groups it has.
 _LIMIT_PATTERNS = (
@@ -106,11 +107,13 @@ class WindowFull(ContextTooLong):
 
 
 class ServerUnavailable(ServerFault):
-    """The server stayed busy (429/503) past the total deadline; `reason` names it briefly."""
+    """The server stayed busy (429/503) past the total deadline; `why` names it briefly."""
 
-    def __init__(self, message: str, reason: str) -> None:
+    reason = FinishReason.SERVER_UNAVAILABLE
+
+    def __init__(self, message: str, why: str) -> None:
         super().__init__(message)
-        self.reason = reason
+        self.why = why
 
 
 def context_too_long(message: str, body: dict[str, Any] | None = None) -> ContextTooLong | None:

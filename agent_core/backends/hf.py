@@ -133,10 +133,10 @@ class HFBackend(Backend):
         self._identity: dict[str, Any] | None = None
         quantization = quantization_config(load_in_4bit, load_in_8bit)
         # Lines for the user (the session shows them as notices when it starts).
-        self.notices: list[str] = []
+        self._notices: list[str] = []
         advice = quantization_advice(load_in_4bit, load_in_8bit)
         if advice:
-            self.notices.append(advice)
+            self._notices.append(advice)
         if load_in_8bit and dtype == "auto":
             dtype = "float16"
         self.model: Any = load_model(
@@ -153,7 +153,7 @@ class HFBackend(Backend):
         clock.report("tokenizer")
         self.tokenizer = load_tokenizer(model, adapter)
         if self.model.device.type == "cpu":
-            self.notices.append(use_cpu_threads(threads))
+            self._notices.append(use_cpu_threads(threads))
         clock.report("ready")
         self.last_usage: Usage | None = None
         self.last_rendered: str | None = None  # the text of the last prompt, template applied
@@ -161,6 +161,11 @@ class HFBackend(Backend):
         self._halt = threading.Event()
         self._busy = threading.Lock()
         self._added = AddedTokenCounter(self.tokenizer, self._template_kwargs())
+
+    @property
+    def notices(self) -> list[str]:
+        """Advice on quantization and CPU threads, shown when the session starts."""
+        return self._notices
 
     def __repr__(self) -> str:
         return f"HFBackend({self.label!r})"
@@ -187,7 +192,7 @@ class HFBackend(Backend):
             self._identity = {
                 "backend": self.name,
                 "model": weights_identity(self.model_ref, model),
-                "adapter": adapter_identity(self.adapter_ref, adapter) if adapter else None,
+                "adapter": adapter_identity(self.adapter_ref or adapter, adapter) if adapter else None,
                 "tokenizer": tokenizer_identity(self.tokenizer),
                 "generation": {
                     "do_sample": bool(config.do_sample),

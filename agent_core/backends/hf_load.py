@@ -10,7 +10,7 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -179,6 +179,7 @@ def counting_weights(clock: LoadClock, phase: str) -> Iterator[None]:
     (a no-op bar: progress bars are off); it is swapped for a counting one meanwhile. With
     another transformers layout nothing is swapped and the phase is reported without a count.
     """
+    loading: Any
     try:
         from transformers import core_model_loading as loading
     except ImportError:
@@ -190,7 +191,7 @@ def counting_weights(clock: LoadClock, phase: str) -> Iterator[None]:
         return
 
     def counted(iterable: Iterable[Any], *args: Any, **kwargs: Any) -> Iterator[Any]:
-        total = len(iterable) if hasattr(iterable, "__len__") else 0
+        total = len(iterable) if isinstance(iterable, Sized) else 0
         every = max(1, total // 100)
         for done, item in enumerate(iterable, 1):
             yield item
@@ -364,7 +365,7 @@ def load_tokenizer(model: str, adapter: str | None) -> Any:
     """The adapter's own tokenizer when its directory has one, else the base model's."""
     from transformers import AutoTokenizer
 
-    source = adapter if _has_tokenizer(adapter) else model
+    source = adapter if adapter is not None and _has_tokenizer(adapter) else model
     try:
         return AutoTokenizer.from_pretrained(source)
     except OSError as exc:

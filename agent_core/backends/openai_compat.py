@@ -375,7 +375,7 @@ class OpenAIBackend(Backend):
             if strict:
                 raise ServerUnavailable(self._scrub(
                     f"{why}; the session is kept: `navtui --resume ID` continues it"),
-                    reason="server loading") from None
+                    why="server loading") from None
             return None
         self._wire.reached = True
         if self._cancelled.is_set():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +107,7 @@ def send(wire: Wire, path: str, body: dict[str, Any],
 
 
 def _open(wire: Wire, path: str, body: dict[str, Any],
-          headers: dict[str, str]) -> Iterator[Waiting]:
+          headers: dict[str, str]) -> Generator[Waiting, None, httpx.Response]:
     """Send the request (generator: yields its waits, returns the response). 429/503 wait until
     the total deadline (then `ServerUnavailable`); so do refused connections once the server has
     answered before (it is restarting), while a server never reached is retried a few times
@@ -138,7 +138,7 @@ def _open(wire: Wire, path: str, body: dict[str, Any],
                     f"{wire.base_url} stopped accepting connections ({reason(exc)}) and "
                     f"did not come back within {now - busy_since:.0f} s; the session is "
                     "kept: `navtui --resume ID` continues it"
-                ), reason="server unreachable") from None
+                ), why="server unreachable") from None
             wire.busy.release(False)
             if refused >= CONNECT_RETRIES:
                 raise BackendError(wire.scrub(
@@ -187,7 +187,7 @@ def _open(wire: Wire, path: str, body: dict[str, Any],
             raise ServerUnavailable(
                 wire.scrub(_busy_message(wire.base_url, status, message, busy_retries,
                                          now - busy_since)),
-                reason=f"server busy (HTTP {status})",
+                why=f"server busy (HTTP {status})",
             )
         wire.busy.release(False)
         too_long = context_too_long(message, parsed) if status in CONTEXT_STATUSES else None

@@ -24,11 +24,12 @@ def check(config: BackendConfig) -> None:
 def create(config: BackendConfig, _progress: object, shared_backoff: ServerBackoff | None) -> Backend:
     from agent_core.backends.openai_compat import OpenAIBackend
 
-    options = {} if config.request_timeout is None else {"timeout": config.request_timeout}
-    return OpenAIBackend(
-        config.base_url or "", config.model or "", api_key=config.api_key,
-        tokenizer=config.tokenizer, shared_backoff=shared_backoff, **options,
-    )
+    if config.request_timeout is None:
+        return OpenAIBackend(config.base_url or "", config.model or "", api_key=config.api_key,
+                             tokenizer=config.tokenizer, shared_backoff=shared_backoff)
+    return OpenAIBackend(config.base_url or "", config.model or "", api_key=config.api_key,
+                         tokenizer=config.tokenizer, shared_backoff=shared_backoff,
+                         timeout=config.request_timeout)
 
 
 BACKEND = BackendSpec(

@@ -40,7 +40,7 @@ def load_script(path: Path) -> list[str]:
         where = f"{path}:{number}"
         try:
             turn = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise BackendError(
                 f"{where}: not valid JSON ({exc.msg}); each line must be one object like "
                 '{"output": "<raw model text>"}'

@@ -48,7 +48,8 @@ def listed_window(entry: dict[str, Any] | None) -> int | None:
     `meta.n_ctx`)."""
     if not entry:
         return None
-    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    found = entry.get("meta")
+    meta: dict[str, Any] = found if isinstance(found, dict) else {}
     for value in (entry.get("max_model_len"), meta.get("n_ctx")):
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value

@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,8 @@ class _Failed:
         self.error = error
 
 
-def pump(source: Iterator[Any], tick: float = 0.25, name: str = "navtui-reader") -> Iterator[Any]:
+def pump(source: Iterator[Any], tick: float = 0.25,
+         name: str = "navtui-reader") -> Generator[Any, None, None]:
     """`source`'s items, with an `Idle` for every `tick` seconds without one; see the module
     docstring."""
     items: queue.Queue[Any] = queue.Queue(QUEUE_SIZE)

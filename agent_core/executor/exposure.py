@@ -106,14 +106,15 @@ def find_exposure(
         lexical = os.path.abspath(os.path.expanduser(str(path)))
         if lexical != real:
             aliases.append((lexical, real))
-    kept, refused = [], []
-    for path in sorted({os.path.realpath(p) for p in set(wanted) if p and os.path.isabs(p)}):
-        if not os.path.exists(path) or (_shown(path, seen_anyway) and not _in_any(path, homes)):
+    kept: list[str] = []
+    refused: list[str] = []
+    for found in sorted({os.path.realpath(p) for p in set(wanted) if p and os.path.isabs(p)}):
+        if not os.path.exists(found) or (_shown(found, seen_anyway) and not _in_any(found, homes)):
             continue
-        if _in_any(path, denied) or any(_under(home, path) for home in homes) or path == "/":
-            refused.append(path)
-        elif not _in_any(path, kept):
-            kept.append(path)
+        if _in_any(found, denied) or any(_under(home, found) for home in homes) or found == "/":
+            refused.append(found)
+        elif not _in_any(found, kept):
+            kept.append(found)
     masked = sorted(d for d in denied if os.path.lexists(d) and not os.path.islink(d)
                     and any(_under(d, top) and d != top for top in kept))
     # A link is made only where nothing shows it already (bwrap refuses to make it over a file).

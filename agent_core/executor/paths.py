@@ -9,10 +9,10 @@ import re
 import shlex
 import stat
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from agent_core.actions import Action, Bash
+from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor
 from agent_core.steps import Observation, StepRecord
 
 
@@ -280,7 +280,7 @@ class PathMap:
         """`action` as the user is shown it: its bash command or its path with the real root."""
         if isinstance(action, Bash):
             return replace(action, command=self.to_user(action.command))
-        if any(field.name == "path" for field in fields(action)) and action.path:
+        if isinstance(action, Read | Search | Edit | StrReplaceEditor) and action.path:
             return replace(action, path=self.to_user(action.path))
         return action
 

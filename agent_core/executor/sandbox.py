@@ -202,8 +202,8 @@ class Bubblewrap:
                  "--tmpfs", "/var/tmp"]
         for home in sorted(self._hidden_homes()):
             args += ["--tmpfs", home]
-        for path in self.exposure.paths:
-            args += ["--ro-bind", path, path]
+        for shown in self.exposure.paths:
+            args += ["--ro-bind", shown, shown]
         for alias, real in self.exposure.aliases:
             args += ["--symlink", real, alias]
         venv = self._venv()
@@ -212,8 +212,8 @@ class Bubblewrap:
             args += ["--bind", venv, venv]
         for path in self.writable:
             args += ["--bind", str(path), str(path)]
-        for path in self.exposure.masked:
-            args += _mask(path)
+        for hidden in self.exposure.masked:
+            args += _mask(hidden)
         args += ["--bind", str(self.root), str(MOUNT_POINT), *self._git.args()]
         args += ["--bind", str(private_dir), str(private_dir)]
         args += ["--chdir", str(MOUNT_POINT), "--", *command]

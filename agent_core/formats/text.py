@@ -158,7 +158,7 @@ def read_action(body: str) -> Action:
     body = body.lstrip(" \t\n")
     match = re.match(r"(\w+)", body)
     kind = match.group(1).lower() if match else ""
-    if kind not in TYPES:
+    if match is None or kind not in TYPES:
         shown = body.split("\n", 1)[0][:40]
         raise fail(
             f"Unknown action {shown!r}. The action must be one of: bash <command>, read <file>, "

@@ -168,15 +168,15 @@ def _build(kind: str, args: dict[str, Any]) -> Action:
     return Submit(result=None if result is None else str(result))
 
 
-def read_call(text: str, start: int) -> tuple[Action, int, str | None]:
-    """The action whose body starts at `start` (just after `<tool_call>`), where it ends, and a
-    notice about ignored arguments.
+def read_call(text: str, start: int) -> tuple[Action, str | None, int]:
+    """The action whose body starts at `start` (just after `<tool_call>`), a notice about
+    ignored arguments, and where the call ends.
 
     The body is JSON (optionally in a ``` fence) or a Qwen3-Coder `<function=...>` block. Reading
     it before looking for `</tool_call>` lets argument values contain that tag.
     """
     body = BODY_START.match(text, start)
-    pos = body.end()
+    pos = body.end() if body is not None else start
     if text.startswith(("{", "["), pos):
         obj, end = decode_json_call(text, pos)
         return *tool_action(obj["name"], call_arguments(obj)), end

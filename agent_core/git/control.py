@@ -337,8 +337,8 @@ class ControlFiles:
         listing = self._git.run("ls-tree", "-r", "-z", target).split(b"\0")
         modes = {}
         for entry in filter(None, listing):
-            meta, path = entry.split(b"\t", 1)
-            modes[os.fsdecode(path)] = meta.split()[0].decode()
+            meta, name = entry.split(b"\t", 1)
+            modes[os.fsdecode(name)] = meta.split()[0].decode()
         wanted = [c for c in changes if c.new_blob is not None]
         blobs = self._git.cat_blobs([c.new_blob for c in wanted if c.new_blob])
         contents = dict(zip((c.path for c in wanted), blobs))

@@ -37,11 +37,12 @@ class IgnoredScan:
 
 
 def _size(n: int) -> str:
+    amount = float(n)
     for unit in ("B", "kB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return str(n)
+        if amount < 1000 or unit == "GB":
+            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
+        amount /= 1000
+    return str(amount)
 
 
 def _walk(root: Path, top: str, git_entries: set[str]) -> list[tuple[str, os.stat_result]]:

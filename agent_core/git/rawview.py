@@ -117,7 +117,8 @@ class RawView:
             if os.path.lexists(path) and not (name == "HEAD" and _plain_head(_read(path))):
                 rewritten.append(name)
             if name == "HEAD":
-                self._head = _read(path) if _plain_head(_read(path)) else self._head
+                found = _read(path)
+                self._head = found if found is not None and _plain_head(found) else self._head
                 self._write_head()
             else:
                 path.write_text(text, encoding="utf-8")

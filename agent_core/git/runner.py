@@ -211,7 +211,8 @@ class GitRunner:
         kept = _SPLIT_PRIVATE_INDEX if index in self.split_indexes else _PRIVATE_INDEX
         settings = (*_UNTRACKED_CACHE, *kept, *self.raw.args(self._env))
         full = {**self._env, **self.raw.env(), "GIT_INDEX_FILE": str(index), **(env or {})}
-        return ["git", *settings, *SAFE_CONFIG, *self._filters.args(), *args], full
+        filters = self._filters.args() if self._filters is not None else ()
+        return ["git", *settings, *SAFE_CONFIG, *filters, *args], full
 
     def run(
         self,
@@ -260,7 +261,10 @@ class GitRunner:
         out, err = process.communicate()
         if process.returncode not in ok_codes:
             message = err.decode("utf-8", "replace").strip()
-            raise WorkspaceError(f"`git {process.args[-1]}` failed in {self.root}: {message}")
+            argv = process.args
+            last = argv[-1] if isinstance(argv, list | tuple) else argv
+            raise WorkspaceError(f"`git {os.fsdecode(str(last))}` failed in {self.root}: "
+                                 f"{message}")
         return out
 
     def cat_blobs(self, ids: list[str]) -> Iterator[bytes]:

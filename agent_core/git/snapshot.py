@@ -177,11 +177,13 @@ class SnapshotEngine:
         rules_changed = list_ignored and self._control.touched()  # info/exclude, excludesFile
         watched = self._watch if trust_watch and not rules_changed else None
         described: list[str] | None = None  # entries made or removed, as the watch saw them
+        paths: list[str] = []  # what the watch saw change, where it could tell
         if watched is not None and watched.quiet():
             run_meanwhile(meanwhile)
             changed: list[tuple[str, str]] | None = []
             looked = False
-        elif watched is not None and (paths := watched.changed_paths()) is not None:
+        elif watched is not None and (seen := watched.changed_paths()) is not None:
+            paths = seen
             # What changed lies in the directories the events named: no `git status` (and
             # no `meanwhile`, which bets on a step that changed nothing).
             changed, looked = [("W", path) for path in covering_directories(paths)], True

@@ -16,6 +16,7 @@ import os
 import stat
 import zlib
 from collections.abc import Callable, Iterable
+from typing import Literal
 from pathlib import Path
 
 from agent_core.git.object_files import write_read_only
@@ -108,7 +109,7 @@ class TreePatcher:
         except LookupError:  # a tree read on the way is gone from the store (or malformed)
             return None
 
-    def _lookup(self, tree: bytes, parts: tuple[bytes, ...]) -> tuple[bytes, bytes] | None | bool:
+    def _lookup(self, tree: bytes, parts: tuple[bytes, ...]) -> tuple[bytes, bytes] | None | Literal[False]:
         """(mode, raw id) of `parts` in `tree`; None when it is not there; False when a
         directory on the way is not a tree or cannot be read."""
         for depth, name in enumerate(parts):

@@ -19,9 +19,9 @@ def progress_callback(method: str, emit: Callable[[dict[str, Any]], None]) -> An
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             self.started = time.monotonic()
 
-        def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None,
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
                    **kwargs: Any) -> None:
-            if "loss" not in (logs or {}):
+            if logs is None or "loss" not in logs:
                 return
             step, total = state.global_step, state.max_steps
             elapsed = time.monotonic() - self.started

@@ -74,20 +74,20 @@ def _make(method: str, model: Any, tokenizer: Any, dataset: Any, common: dict[st
     if method == "sft":
         from trl import SFTConfig, SFTTrainer
 
-        config = SFTConfig(**common, max_length=max_length, completion_only_loss=True)
-        return SFTTrainer(model=model, args=config, train_dataset=dataset,
+        sft = SFTConfig(**common, max_length=max_length, completion_only_loss=True)
+        return SFTTrainer(model=model, args=sft, train_dataset=dataset,
                           processing_class=tokenizer, callbacks=[callback])
     if method == "dpo":
         from trl import DPOConfig, DPOTrainer
 
-        config = DPOConfig(**common, max_length=max_length, loss_type=["sigmoid", "sft"])
-        return DPOTrainer(model=model, args=config, train_dataset=dataset,
+        dpo = DPOConfig(**common, max_length=max_length, loss_type=["sigmoid", "sft"])
+        return DPOTrainer(model=model, args=dpo, train_dataset=dataset,
                           processing_class=tokenizer, callbacks=[callback])
     if method == "kto":
         from trl import KTOConfig, KTOTrainer
 
         # KTO's KL term compares each completion with another row's: two rows a batch at least.
-        config = KTOConfig(**{**common, "per_device_train_batch_size": 2}, max_length=max_length)
-        return KTOTrainer(model=model, args=config, train_dataset=dataset,
+        kto = KTOConfig(**{**common, "per_device_train_batch_size": 2}, max_length=max_length)
+        return KTOTrainer(model=model, args=kto, train_dataset=dataset,
                           processing_class=tokenizer, callbacks=[callback])
     raise ValueError(f"unknown method {method!r}")

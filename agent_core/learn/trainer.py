@@ -246,7 +246,7 @@ class Finetune:
         return get_peft_model(model, config)
 
     def _measure(self, model: Any, tokenizer: Any, phases: list[Phase]) -> dict[str, float | None]:
-        pairs = {"train": [], "held_out": []}
+        pairs: dict[str, list[Any]] = {"train": [], "held_out": []}
         for phase in phases:
             pairs["train"] += chosen_pairs(phase.method, [r.data for r in phase.train])
             pairs["held_out"] += chosen_pairs(phase.method, [r.data for r in phase.held_out])
