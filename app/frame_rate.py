@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-import textual.screen
+from app.textual_patches import use_frame_period
 
 FRAMES_PER_SECOND = 240
 
@@ -28,4 +28,4 @@ FRAMES_PER_SECOND = 240
 def use_navtui_frame_rate() -> None:
     """Screens started from now on draw at `FRAMES_PER_SECOND`, unless `TEXTUAL_FPS` is set."""
     if "TEXTUAL_FPS" not in os.environ:
-        textual.screen.UPDATE_PERIOD = 1 / FRAMES_PER_SECOND
+        use_frame_period(1 / FRAMES_PER_SECOND)

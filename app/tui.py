@@ -219,7 +219,7 @@ class NavApp(App[int]):
     @work(thread=True, exit_on_error=False, group="load", name="load")
     def _load(self, make: Callable[[], Session]) -> None:
         session = make()
-        self.call_from_thread(self._attach, session)
+        self.call_from_thread(self._attach_session, session)
 
     def on_load_progressed(self, message: LoadProgressed) -> None:
         self._load_progress = message.progress
@@ -243,7 +243,7 @@ class NavApp(App[int]):
             self._load_timer.stop()
             self._load_timer = None
 
-    def _attach(self, session: Session) -> None:
+    def _attach_session(self, session: Session) -> None:
         self._stop_loading_clock()
         if self.main is None or not self.main.is_attached or self.main.load_stopped:
             session.close()

@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from agent_core.actions import Bash
 from agent_core.steps import Observation
-from app.screens.arranged_once import ArrangedOnce
+from app.textual_patches import ArrangedOnce
 from widgets.action_card import ActionCard
 from widgets.output_log import OutputLog
 from widgets.thought_stream import ThoughtStream

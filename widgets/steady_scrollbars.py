@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from textual.geometry import Size
 from textual.scroll_view import ScrollView
 
+from app.textual_patches import keep_scrollbars_on_same_size
 
+
+@keep_scrollbars_on_same_size
 class SteadyScrollbars(ScrollView):
     """A `ScrollView` that a layout of the screen leaves alone when its size did not change.
 
@@ -17,10 +19,3 @@ class SteadyScrollbars(ScrollView):
     step with its lines itself (when lines are added or dropped), so a layout only has to tell
     it about a new size.
     """
-
-    def _size_updated(
-        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
-    ) -> bool:
-        if size == self._size and container_size == self.container_size:
-            return False
-        return super()._size_updated(size, virtual_size, container_size, layout)

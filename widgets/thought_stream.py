@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.geometry import Size
 from textual.widget import MountError, Widget
 from textual.widgets import Static
 
 from agent_core.sanitize import visible
+from app.textual_patches import resize_without_layout
 from widgets._css import css_beside
 from widgets.plain_text import plain
 from widgets.turn_text import TurnText
@@ -30,7 +30,7 @@ class FoldedTurn(Static, can_focus=True):
     """A finished turn folded to one line (its title and first line); Enter or a click unfolds
     it to its full text (plain, not Markdown: a few cheap widgets however long the session)."""
 
-    BINDINGS = [Binding("enter", "toggle", "Unfold", id="thought_stream.toggle_turn")]
+    BINDINGS = [Binding("enter", "toggle_turn", "Unfold", id="thought_stream.toggle_turn")]
 
     def __init__(self, title: str, text: str) -> None:
         self.title = title
@@ -44,13 +44,13 @@ class FoldedTurn(Static, can_focus=True):
     def folded(self) -> bool:
         return self.has_class("-folded")
 
-    def action_toggle(self) -> None:
+    def action_toggle_turn(self) -> None:
         folded = not self.folded
         self.set_class(folded, "-folded")
         self.update(self.line if folded else f"▾ {self.title}\n{self.full_text}")
 
     def on_click(self) -> None:
-        self.action_toggle()
+        self.action_toggle_turn()
 
 
 @dataclass
@@ -67,6 +67,9 @@ class HeldTurn:
         return self.shown if self.shown is not None else "".join(self.parts)
 
 
+# A layout just arranged the turns: their new total height (the virtual size) moves the
+# scrollbar, without asking for another layout of the screen in the next frame.
+@resize_without_layout
 class ThoughtStream(VerticalScroll):
     """One `TurnText` per model turn; the last `open_turns` stay Markdown, older ones are folded
     to one line each (`FoldedTurn`), and turns past `max_turns` are dropped, so the widgets
@@ -115,12 +118,6 @@ class ThoughtStream(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield self._spacer
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
-                      layout: bool = True) -> bool:
-        """A layout just arranged the turns: their new total height (the virtual size) moves the
-        scrollbar, without asking for another layout of the screen in the next frame."""
-        return super()._size_updated(size, virtual_size, container_size, layout=False)
 
     def on_mount(self) -> None:
         self.anchor()

@@ -178,7 +178,7 @@ class TurnText(Widget):
         self._take_pending()
         width = self.content_size.width
         if width:
-            self._render(width)
+            self._bring_up_to_date(width)
         if self._height != height or not width:
             self.refresh(layout=True)
         elif self._top != top:  # a live turn capped at the view: every line it shows moved
@@ -219,12 +219,12 @@ class TurnText(Widget):
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         self._cap = container.height
-        self._render(width)
+        self._bring_up_to_date(width)
         return self._height
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
-        self._render(width)
+        self._bring_up_to_date(width)
         index = self._top + y
         if index >= self._line_count - 1:
             self.painted_length = self._rendered_length
@@ -248,7 +248,7 @@ class TurnText(Widget):
             self._scrolled_back = max(self._scrolled_back - 3, 0)
             self.refresh()
 
-    def _render(self, width: int) -> None:
+    def _bring_up_to_date(self, width: int) -> None:
         """Bring the lines up to date for `width`: new finished blocks, then the tail."""
         if width <= 0:
             return

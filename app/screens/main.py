@@ -34,19 +34,7 @@ from agent_core.events import (
     UsageReported,
     Waiting,
 )
-from agent_core.sanitize import visible
-from agent_core.steps import (
-    GIT_WARNINGS_KEY, Approve, Decision, Origin, Reject, StepRecord,
-)
-from app.config import AllowRules
-from app.keys import PALETTE, KeyRow, key_rows
-from app.screens.arranged_once import ArrangedOnce
-from app.screens.ending import INTERRUPT_AGAIN, SessionEnding
-from app.screens.help import HelpScreen
-from app.screens.phase import Phase
-from app.screens.render_batch import FooterRefresh, RenderBatch
-from app.screens.step_dialogs import StepDialogs
-from app.session_driver import (
+from agent_core.driver import (
     AutoApproved,
     Call,
     Close,
@@ -61,6 +49,19 @@ from app.session_driver import (
     SetAuto,
     UndoRefused,
 )
+from agent_core.policy import Approvals
+from agent_core.sanitize import visible
+from agent_core.steps import (
+    GIT_WARNINGS_KEY, Approve, Decision, Origin, Reject, StepRecord,
+)
+from app.config import AllowRules
+from app.keys import PALETTE, KeyRow, key_rows
+from app.screens.ending import INTERRUPT_AGAIN, SessionEnding
+from app.screens.help import HelpScreen
+from app.screens.phase import Phase
+from app.screens.render_batch import FooterRefresh, RenderBatch
+from app.screens.step_dialogs import StepDialogs
+from app.textual_patches import ArrangedOnce
 from app.stream_split import StreamSplit
 from widgets.action_card import ActionCard, action_summary
 from widgets.diff_view import DiffView
@@ -267,12 +268,10 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
             return
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
-        self.driver = SessionDriver(session, self.inbox, auto=self.auto)
+        rules = self.app_rules  # the config file's [rules]
+        self.driver = SessionDriver(session, self.inbox, auto=self.auto, approvals=Approvals(
+            allow_kinds=rules.allow_kinds, allow_prefixes=rules.allow_prefixes))
         self.session_diff_in_view()
-        for kind in self.app_rules.allow_kinds:  # from the config file's [rules]
-            self.driver.rules.allow_kind(kind)
-        for prefix in self.app_rules.allow_prefixes:
-            self.driver.rules.allow_prefix(prefix)
         status = self.query_one(StatusBar)
         info = session.config.backend_info
         model = str(info.get("model") or info.get("name") or session.backend.name)
