@@ -1,6 +1,10 @@
 """Who decides on a proposal: the front end (ask) or nobody (auto); and which proposals the
 user's always-allow rules pass without asking.
 
+`Approvals` is the one answer to "is this approved without asking, and why": every front end
+(the TUI's driver, `--plain`, `--auto`, batch) asks it, so auto mode, the config's `[rules]` and
+the rules added during a session mean the same everywhere.
+
 Command-prefix rules are matched on parsed shell syntax, never on raw text: a command is split at
 `;`, `&&`, `||`, `|`, `&` and newlines into simple commands, and *every* one of them must start
 with an allowed prefix (whole words). Anything whose effect cannot be read off its words —
@@ -11,7 +15,7 @@ command substitution, redirections, subshells, unbalanced quotes — never match
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from agent_core.actions import Bash, StrReplaceEditor
@@ -37,13 +41,23 @@ class AutoPolicy:
 
 
 class AskPolicy:
-    """Hand every proposal to a front end (TUI, stdin prompt) and return its answer."""
+    """Approve what `approvals` passes (telling `announce` why); hand every other proposal to a
+    front end (a stdin prompt) and return its answer."""
 
-    def __init__(self, ask: Callable[[StepProposed], Decision]) -> None:
+    def __init__(self, ask: Callable[[StepProposed], Decision],
+                 approvals: Approvals | None = None,
+                 announce: Callable[[StepProposed, str], None] | None = None) -> None:
         self.ask = ask
+        self.approvals = approvals or Approvals()
+        self.announce = announce
 
     def decide(self, proposal: StepProposed) -> Decision:
-        return self.ask(proposal)
+        reason = self.approvals.reason(proposal)
+        if reason is None:
+            return self.ask(proposal)
+        if self.announce is not None:
+            self.announce(proposal, reason)
+        return Approve()
 
 
 def split_simple_commands(command: str) -> list[list[str]] | None:
@@ -109,3 +123,34 @@ class RulesPolicy:
         if isinstance(action, Bash):
             return command_matches_any(action.command, self.allow_prefixes)
         return False
+
+
+class Approvals:
+    """What is approved without asking, and why: auto mode, then the always-allow rules (the
+    config's `[rules]` and those the user adds during the session)."""
+
+    def __init__(self, *, auto: bool = False, allow_kinds: Iterable[str] = (),
+                 allow_prefixes: Iterable[str] = ()) -> None:
+        self.auto = auto
+        self.rules = RulesPolicy(set(allow_kinds), [])
+        for prefix in allow_prefixes:
+            self.rules.allow_prefix(prefix)
+
+    @property
+    def rule_count(self) -> int:
+        return len(self.rules.allow_kinds) + len(self.rules.allow_prefixes)
+
+    def reason(self, proposal: StepProposed) -> str | None:
+        """Why `proposal` needs no answer from the user ("auto mode", "an always-allow rule"),
+        or None when it does."""
+        if self.auto:
+            return "auto mode"
+        if self.rules.allows(proposal):
+            return "an always-allow rule"
+        return None
+
+    def label(self) -> str:
+        """How a status line shows the policy: `auto`, `ask` or `ask (+N rules)`."""
+        if self.auto:
+            return "auto"
+        return f"ask (+{self.rule_count} rules)" if self.rule_count else "ask"

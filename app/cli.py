@@ -187,9 +187,11 @@ def run_headless(
     args: argparse.Namespace, workspace: Workspace, issue: str | None, mode: str
 ) -> int:
     """`--auto` / `--plain`: run to the end, printing a transcript or JSON lines."""
-    from agent_core.policy import AskPolicy, AutoPolicy, Policy
+    from agent_core.policy import Approvals, AskPolicy, AutoPolicy, Policy
+    from app.config import load_config
     from app.headless import (
-        JsonLines, LoadLines, StdinPrompter, Transcript, TurnMeter, transcript_console,
+        JsonLines, LoadLines, StdinPrompter, Transcript, TurnMeter, approved_line,
+        transcript_console,
     )
 
     console = transcript_console(stderr=args.json)
@@ -216,7 +218,10 @@ def run_headless(
         policy: Policy = AutoPolicy()
     else:
         ask = StdinPrompter(session.parse_edit, console, lambda text: read_line(text, console.file))
-        policy = AskPolicy(ask)
+        rules = load_config(build_parser(), also=(batch_parser(),)).rules  # as the app's
+        approvals = Approvals(allow_kinds=rules.allow_kinds, allow_prefixes=rules.allow_prefixes)
+        policy = AskPolicy(ask, approvals,
+                           lambda proposal, why: console.print(approved_line(proposal, why)))
     try:
         if mode == "plain" and session.finished is not None:  # resumed after its submit
             text = ask_to_continue(console.file)

@@ -302,6 +302,11 @@ EDIT_HELP = (
 )
 
 
+def approved_line(proposal: StepProposed, why: str) -> Text:
+    """What `--plain` prints for a proposal it approved without asking (the app's toast)."""
+    return Text(f"step {proposal.index} approved without asking: {why}", style="green")
+
+
 class StdinPrompter:
     """`--plain`: asks on stdin what to do with each proposal. EOF on stdin means quit."""
 

@@ -10,7 +10,7 @@ from agent_core.actions import Bash
 from agent_core.backends.base import Usage
 from agent_core.events import StepProposed, TokenStreamed, TurnStarted, UsageReported
 from agent_core.steps import Approve, Origin
-from app.session_driver import Close, Decide, EventInbox, SessionDriver, UserCommand
+from agent_core.driver import Close, Decide, EventInbox, SessionDriver, UserCommand
 from tests.fixtures.tui import make_session
 
 
@@ -128,7 +128,7 @@ def test_the_format_error_stop_reads_right_when_the_dialect_is_auto(git_repo: Pa
 
 
 def test_policy_changes_are_commands_and_the_driver_says_what_it_approved(git_repo: Path):
-    from app.session_driver import Allow, AutoApproved, PolicyChanged, SessionDiffReady, SetAuto
+    from agent_core.driver import Allow, AutoApproved, PolicyChanged, SessionDiffReady, SetAuto
 
     turns = [("One.", Bash("echo 1 > one.txt")), ("Two.", Bash("echo 2 > two.txt")),
              ("Three.", Bash("git status")), ("Four.", Bash("ls"))]
@@ -174,7 +174,7 @@ def test_policy_changes_are_commands_and_the_driver_says_what_it_approved(git_re
 
 
 def test_auto_mode_diffs_the_session_only_after_steps_that_changed_it_and_at_a_pace(git_repo: Path):
-    from app.session_driver import SessionDiffReady, SessionDiffs
+    from agent_core.driver import SessionDiffReady, SessionDiffs
     from agent_core.events import StepExecuted
 
     turns = [("Look.", Bash("ls")), ("One.", Bash("echo 1 > one.txt")), ("Look.", Bash("ls")),
@@ -216,7 +216,7 @@ def test_auto_mode_diffs_the_session_only_after_steps_that_changed_it_and_at_a_p
 
 
 def test_in_auto_mode_a_session_diff_no_one_sees_waits_for_the_slow_pace_until_it_is_shown(git_repo: Path):
-    from app.session_driver import SessionDiffReady, SessionDiffs
+    from agent_core.driver import SessionDiffReady, SessionDiffs
     from agent_core.events import StepExecuted
 
     turns = [(f"Edit {n}.", Bash(f"echo {n} >> one.txt")) for n in range(6)]

@@ -9,11 +9,11 @@ import time
 from textual import work
 from textual.message import Message
 
+from agent_core.driver import Decide
 from agent_core.events import SessionFinished
 from agent_core.finish import FinishReason
 from agent_core.steps import Quit
 from app.screens.quit import QuitScreen
-from app.session_driver import Decide
 from widgets.action_card import ActionCard
 from widgets.diff_view import split_diff
 from widgets.plain_text import plain

@@ -7,6 +7,7 @@ from __future__ import annotations
 from textual import work
 
 from agent_core.actions import Bash, StrReplaceEditor
+from agent_core.driver import Allow, Undo, UndoRefused, UserCommand, UserMessage
 from agent_core.steps import Approve, EditAction, Reject, StepStatus
 from app.config import save_allow_rule
 from app.screens.allow import AllowPrefixScreen
@@ -15,7 +16,6 @@ from app.screens.edit import EditScreen, edit_text
 from app.screens.message import MessageScreen
 from app.screens.reject import RejectScreen
 from app.screens.step_detail import StepDetailScreen
-from app.session_driver import Allow, Undo, UndoRefused, UserCommand, UserMessage
 from widgets.action_card import ActionCard, user_edits_summary
 from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import ThoughtStream

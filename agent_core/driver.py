@@ -1,4 +1,6 @@
-"""Runs a Session in one worker thread for the TUI: commands go in, events come out in order.
+"""Runs a Session in one worker thread for a front end (the TUI): commands go in, events come
+out in order. What it approves on its own is `agent_core.policy.Approvals`' call, the same one
+`--plain` and `--auto` make.
 
 One channel each way: the UI sends commands (`SessionDriver.send`), the driver puts the
 session's events and its own (`DriverEvent`) in an `EventInbox` the UI drains. The session's
@@ -28,7 +30,7 @@ from agent_core.events import (
     TurnStarted,
 )
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
-from agent_core.policy import RulesPolicy
+from agent_core.policy import Approvals
 from agent_core.steps import Approve, Decision
 
 if TYPE_CHECKING:
@@ -308,11 +310,12 @@ class SessionDriver:
     with commands (`SetAuto`, `Allow`) and learns the result from `PolicyChanged`.
     """
 
-    def __init__(self, session: Session, inbox: EventInbox, *, auto: bool = False) -> None:
+    def __init__(self, session: Session, inbox: EventInbox, *, auto: bool = False,
+                 approvals: Approvals | None = None) -> None:
         self.session = session
         self.inbox = inbox
-        self.rules = RulesPolicy(allow_kinds=set(), allow_prefixes=[])
-        self.auto = auto
+        self.approvals = approvals or Approvals()
+        self.approvals.auto = auto
         self.paused = False
         self.diffs = SessionDiffs(session, inbox)
         self.diffs.set_auto(auto)
@@ -337,24 +340,18 @@ class SessionDriver:
         """Thread-safe: the session diff came on screen, or went (see `SessionDiffs`)."""
         self.diffs.set_shown(shown)
 
-    def policy_label(self) -> str:
-        if self.auto:
-            return "auto"
-        rules = len(self.rules.allow_kinds) + len(self.rules.allow_prefixes)
-        return f"ask (+{rules} rules)" if rules else "ask"
+    @property
+    def auto(self) -> bool:
+        return self.approvals.auto
 
-    def _approval_reason(self, proposal: StepProposed) -> str | None:
-        if self.auto:
-            return "auto mode"
-        if self.rules.allows(proposal):
-            return "an always-allow rule"
-        return None
+    def policy_label(self) -> str:
+        return self.approvals.label()
 
     def _forward(self, event: Event) -> None:
         """Session thread: pass `event` to the UI. A proposal the driver will approve on its own
         goes out together with its `AutoApproved`, so the UI never asks the user about it; a
         tree that moved (a step that changed it, an undo) asks for a fresh session diff."""
-        reason = self._approval_reason(event) if isinstance(event, StepProposed) else None
+        reason = self.approvals.reason(event) if isinstance(event, StepProposed) else None
         if isinstance(event, StepProposed) and reason is not None:
             self._announced = event.index
             self.inbox.put_together([event, AutoApproved(event.index, reason)])
@@ -384,7 +381,7 @@ class SessionDriver:
         while True:
             if session.finished is None and session.pending is not None:
                 proposal = session.pending
-                reason = self._approval_reason(proposal)
+                reason = self.approvals.reason(proposal)
                 if reason is not None:
                     if self._announced != proposal.index:
                         self.inbox.put(AutoApproved(proposal.index, reason))
@@ -435,14 +432,13 @@ class SessionDriver:
 
     def _change_policy(self, command: SetAuto | Allow) -> None:
         if isinstance(command, SetAuto):
-            self.auto = command.on
+            self.approvals.auto = command.on
             self.diffs.set_auto(command.on)
         elif command.prefix:
-            self.rules.allow_prefix(command.prefix)
+            self.approvals.rules.allow_prefix(command.prefix)
         elif command.kind:
-            self.rules.allow_kind(command.kind)
-        rules = len(self.rules.allow_kinds) + len(self.rules.allow_prefixes)
-        self.inbox.put(PolicyChanged(self.auto, rules, self.policy_label()))
+            self.approvals.rules.allow_kind(command.kind)
+        self.inbox.put(PolicyChanged(self.auto, self.approvals.rule_count, self.policy_label()))
 
     def _call(self, command: Call) -> None:
         try:
