@@ -286,7 +286,10 @@ class SessionDiffs:
                                      else self._due(started, took) - time.monotonic())
                 if self._closed:
                     return
-                (first, last), self._wanted = self._wanted, None
+                wanted, self._wanted = self._wanted, None
+                if wanted is None:
+                    continue
+                first, last = wanted
             started = time.monotonic()
             try:
                 diff = self.session.workspace.diff(first, last)
