@@ -11,28 +11,28 @@ from __future__ import annotations
 
 import re
 
-# Markers that open the action, per dialect (auto: any of them). Matched at any position except
-# `Action:`, which must open a line.
-ACTION_MARKERS: dict[str, tuple[str, ...]] = {
-    "toolcall": ("<tool_call>",),
-    "xml": ("<function=",),
-    "text": ("Action:",),
-}
-ACTION_MARKERS["auto"] = tuple(m for markers in ACTION_MARKERS.values() for m in markers)
+from agent_core.formats import DIALECTS, Dialect, get_dialect
+
 # Text dropped wherever it appears in the thought.
 DROPPED = ("<think>", "</think>")
-LINE_START_ONLY = frozenset({"Action:"})
-MARKER_STARTS = frozenset(m[0] for m in (*DROPPED, *ACTION_MARKERS["auto"]))
 THOUGHT_PREFIX = re.compile(r"\A\s*Thought:[ \t]*")
-# The action's name, for "the model is writing a bash action".
-ACTION_NAME = re.compile(r'"name"\s*:\s*"([\w-]+)"|<function=([\w-]+)|Action:[ \t]*(\w+)')
+
+
+def _dialects(name: str) -> list[Dialect]:
+    """The dialect named (`auto` or one navtui does not know: every dialect)."""
+    return [get_dialect(d) for d in ((name,) if name in DIALECTS else DIALECTS)]
 
 
 class StreamSplit:
     """Feed chunks with `feed`; it returns the thought text that may be shown now."""
 
     def __init__(self, dialect: str) -> None:
-        self.markers = ACTION_MARKERS.get(dialect, ACTION_MARKERS["auto"])
+        dialects = _dialects(dialect)  # the action's markers are the dialect's (`Dialect`)
+        self.markers = tuple(m for d in dialects for m in d.action_markers)
+        self.line_start_only = frozenset(
+            m for d in dialects if d.markers_at_line_start for m in d.action_markers)
+        self.marker_starts = frozenset(m[0] for m in (*DROPPED, *self.markers))
+        self.action_names = re.compile("|".join(d.action_name for d in dialects if d.action_name))
         self.thought = ""  # shown so far
         self.action = ""  # the raw action text, from its first marker on
         self._held = ""  # text whose meaning waits on the next chunk
@@ -45,7 +45,7 @@ class StreamSplit:
     @property
     def action_name(self) -> str:
         """The action's name once the model has written it ("" before)."""
-        match = ACTION_NAME.search(self.action)
+        match = self.action_names.search(self.action)
         return next((g for g in match.groups() if g), "") if match else ""
 
     def feed(self, chunk: str) -> str:
@@ -87,14 +87,14 @@ class StreamSplit:
 
     def _marker_at(self, text: str, i: int) -> tuple[str, bool] | None:
         """The marker starting at `i` and whether all of it has arrived, or None."""
-        if text[i] not in MARKER_STARTS:
+        if text[i] not in self.marker_starts:
             return None
         for marker in (*DROPPED, *self.markers):
             piece = text[i : i + len(marker)]
             complete = piece == marker
             if not complete and not (i + len(piece) == len(text) and marker.startswith(piece)):
                 continue
-            if marker in LINE_START_ONLY and not _at_line_start(text, i, self.thought):
+            if marker in self.line_start_only and not _at_line_start(text, i, self.thought):
                 continue
             return marker, complete
         return None

@@ -224,3 +224,19 @@ def test_stream_split_passes_thought_and_holds_back_the_action_in_every_dialect(
                     at += size
                 assert shown.strip() == thought, (dialect, splitter_dialect, shown)
                 assert split.action_name in ("str_replace_editor", "bash")
+
+
+def test_the_stream_markers_are_the_dialects_own():
+    """Each dialect states how its action opens in a stream; the splitter knows no other."""
+    from agent_core.formats import DIALECTS, get_dialect
+    from app.stream_split import StreamSplit
+
+    for name in DIALECTS:
+        dialect = get_dialect(name)
+        assert dialect.action_markers and dialect.action_name, name
+        split = StreamSplit(name)
+        assert split.markers == dialect.action_markers
+        assert split.feed(f"Looking.\n{dialect.render(Bash('ls'))}").strip() == "Looking."
+        assert split.action_name == "bash"
+    every = StreamSplit("auto").markers
+    assert set(every) == {m for name in DIALECTS for m in get_dialect(name).action_markers}

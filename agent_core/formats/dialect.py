@@ -57,6 +57,12 @@ class Dialect:
     # profile's tools instead (then the example names those: `prompts.format_example`)
     tools: tuple[ToolWords, ...] = ()
     profile_tools: bool = False
+    # How a streaming front end finds the action in a reply still arriving: the text that opens
+    # it (`line_start`: only where it opens a line), and a pattern whose first group that
+    # matched names the action's kind or tool as soon as it is written.
+    action_markers: tuple[str, ...] = ()
+    markers_at_line_start: bool = False
+    action_name: str = ""
 
     def edit_text(self, action: Action) -> str:
         return self.editable(action) if self.editable else self.render(action)

@@ -340,4 +340,7 @@ DIALECT = Dialect(
     build_prompt=build_completion,
     equivalent=to_text,
     name_hints=("r2e",),
+    action_markers=("Action:",),
+    markers_at_line_start=True,
+    action_name=r"Action:[ \t]*(\w+)",
 )

@@ -332,4 +332,6 @@ DIALECT = Dialect(
     equivalent=to_editor,
     editable=editable,
     name_hints=("navigator",),
+    action_markers=(OPEN,),
+    action_name=r'"name"\s*:\s*"([\w-]+)"|<function=([\w-]+)',
 )

@@ -274,4 +274,6 @@ DIALECT = Dialect(
     build_prompt=chat_builder(None, tools=False),
     equivalent=to_editor,
     name_hints=("swe-smith", "swesmith", "swe-agent"),
+    action_markers=("<function=",),
+    action_name=r"<function=([\w-]+)",
 )
