@@ -46,8 +46,7 @@ from agent_core.executor import Executor
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.exports import model_name
 from agent_core.finish import FinishReason
-from agent_core.git.errors import WorkspaceError
-from agent_core.git.runner import GitRunner
+from agent_core.git import GitRunner, WorkspaceError
 from agent_core.prompt_types import Prompt, Usage
 from agent_core.sanitize import json_safe
 from agent_core.user_files import read_user_text
@@ -265,7 +264,7 @@ def _checked(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedPr
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """git through navtui's runner (none of the repository's hooks or filters run)."""
-    result = GitRunner(repo).run_full(*args, ok_codes=tuple(range(256)))
+    result = GitRunner(repo).attempt(*args)
     return subprocess.CompletedProcess(
         result.args, result.returncode,
         result.stdout.decode("utf-8", "replace"), result.stderr.decode("utf-8", "replace"),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from agent_core.git.runner import GitRunner
+from agent_core.git import GitRunner
 
 SLUG = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 DEFAULT_URL = "https://github.com"
@@ -89,8 +89,8 @@ class RepoFinder:
                  "GIT_CONFIG_VALUE_0": "always"}
         if partial.is_dir() and not partial.is_symlink():
             shutil.rmtree(partial)  # an earlier clone that did not finish
-        result = GitRunner(target.parent, identity=False).run_full("clone", "--bare", "--quiet", "--", source, str(partial),
-                                 env=allow, ok_codes=tuple(range(256)))
+        result = GitRunner(target.parent, identity=False).attempt(
+            "clone", "--bare", "--quiet", "--", source, str(partial), env=allow)
         if result.returncode != 0:
             said = result.stderr.decode("utf-8", "replace").strip().splitlines()
             raise RepoError(f"cannot clone {slug} from {source}: {said[-1] if said else 'failed'}"
@@ -100,8 +100,7 @@ class RepoFinder:
 
 
 def has_commit(repo: Path, commit: str) -> bool:
-    result = GitRunner(repo, identity=False).run_full(
-        "cat-file", "-e", f"{commit}^{{commit}}", ok_codes=tuple(range(256)))
+    result = GitRunner(repo, identity=False).attempt("cat-file", "-e", f"{commit}^{{commit}}")
     return result.returncode == 0
 
 

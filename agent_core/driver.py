@@ -29,7 +29,7 @@ from agent_core.events import (
     TokenStreamed,
     TurnStarted,
 )
-from agent_core.git.errors import UnsafeRestore, WorkspaceError
+from agent_core.git import UnsafeRestore, WorkspaceError
 from agent_core.policy import Approvals
 from agent_core.steps import Approve, Decision
 

@@ -52,7 +52,7 @@ from agent_core import formats, prompts
 from agent_core.actions import Action, Bash
 from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
 from agent_core.finish import FinishReason
-from agent_core.git.runner import GitRunner
+from agent_core.git import GitRunner
 from agent_core.patch_scope import patch_scope
 from agent_core.redaction import was_cut
 from agent_core.steps import EditAction, Observation, Origin, Reject, StepRecord
@@ -163,7 +163,7 @@ class _Renderer:
 
 
 def _git(repo: Path, *args: str) -> str:
-    result = GitRunner(repo).run_full(*args, ok_codes=tuple(range(256)))
+    result = GitRunner(repo).attempt(*args)
     if result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip()
         raise ExportError(f"git {' '.join(args)} failed in {repo}: {message}")

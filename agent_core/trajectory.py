@@ -70,7 +70,7 @@ from agent_core.events import (
     UserMessage,
 )
 from agent_core.finish import FinishReason
-from agent_core.git.runner import GitRunner
+from agent_core.git import GitRunner
 from agent_core.redaction import (  # importable from here as before
     CUT_MARKER,
     MIN_SECRET_LENGTH,

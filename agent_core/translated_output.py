@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agent_core.actions import Action
 from agent_core.executor import Executor
-from agent_core.git.runner import GitRunner
+from agent_core.git import GitRunner
 from agent_core.steps import Observation
 
 
@@ -27,7 +27,7 @@ class TreeUnavailable(Exception):
 
 
 def _extract(repo: Path, commit: str, into: Path) -> None:
-    result = GitRunner(repo).run_full("archive", "--format=tar", commit, ok_codes=tuple(range(256)))
+    result = GitRunner(repo).attempt("archive", "--format=tar", commit)
     if result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip()
         raise TreeUnavailable(f"git archive {commit} failed in {repo}: {message}")

@@ -21,34 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_core.git.commits import commit_tree
-from agent_core.git.control import ControlFiles
-from agent_core.git.diffs import DiffCaps, TreeDiffs
-from agent_core.git.errors import UnsafeRestore, WorkspaceError
-from agent_core.git.guard import ControlGuard
-from agent_core.git.head import HeadState, HeadWatcher, move_head
-from agent_core.git.ignored import IgnoredCaps
-from agent_core.git.ignored_store import IgnoredStore
-from agent_core.git.lock import acquire, check_free, release
-from agent_core.git.made_git import MadeGitEntries
-from agent_core.git.messages import checkpoint_message as _message
-from agent_core.git.messages import parse_message as _parse_message
-from agent_core.git.modes import restore_modes, save_modes
-from agent_core.git.nested import NestedTrees, gitlinks_after
-from agent_core.git.quarantine import Quarantine
-from agent_core.git.refs import write_ref
-from agent_core.git.rawview import RawView
-from agent_core.git.repo import clear_operation_state, find_repo
-from agent_core.git.runner import GitRunner
-from agent_core.git.session_refs import (
-    REF_ROOT, check_session_id, delete_refs, session_ids, session_refs,
-)
-from agent_core.git.snapshot import Snapshot, SnapshotEngine
-from agent_core.git.step_objects import keep_step
-from agent_core.git.survival import SurvivalStore, ref_intact
-from agent_core.git.treeops import apply_tree
-from agent_core.git.user_index import (
-    clear_user_marks, copy_user_index, restore_user_index, staged_commit,
+from agent_core.git import (
+    REF_ROOT, ControlFiles, ControlGuard, DiffCaps, GitRunner, HeadState, HeadWatcher, IgnoredCaps,
+    IgnoredStore, MadeGitEntries, NestedTrees, Quarantine, RawView, Snapshot, SnapshotEngine,
+    SurvivalStore, TreeDiffs, UnsafeRestore, WorkspaceError, acquire, apply_tree, check_free,
+    check_session_id, checkpoint_message as _message, clear_operation_state, clear_user_marks,
+    commit_tree, copy_user_index, delete_refs, find_repo, gitlinks_after, keep_step, move_head,
+    parse_message as _parse_message, ref_intact, release, restore_modes, restore_user_index,
+    save_modes, session_ids, session_refs, staged_commit, write_ref,
 )
 from agent_core.steps import Checkpoint
 

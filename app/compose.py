@@ -18,7 +18,7 @@ from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
 from agent_core.executor import Executor
 from agent_core.executor.sandbox import Launcher, SandboxSettings, resolve_sandbox
-from agent_core.git.patches import write_patch
+from agent_core.git import write_patch
 from agent_core.profiles import ProfileError
 from agent_core.prompts import check_profile
 from agent_core.session import Session, SessionConfig, new_session_id

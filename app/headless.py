@@ -39,7 +39,7 @@ from agent_core.events import (
 )
 from agent_core.finish import FinishReason
 from agent_core.formats import ParseError
-from agent_core.git.control import split_control_diff
+from agent_core.git import split_control_diff
 from agent_core.sanitize import json_safe, visible
 from agent_core.steps import Approve, Decision, EditAction, Observation, Origin, Quit, Reject
 from agent_core.trajectory import event_to_dict, redact, redact_event

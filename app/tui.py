@@ -27,10 +27,10 @@ from textual.worker import Worker, WorkerState
 
 from agent_core.events import SessionFinished
 from agent_core.finish import FinishReason
-from agent_core.git.errors import UnsafeRestore
+from agent_core.git import BranchError, UnsafeRestore, branch_for, commit_patch_to_branch
 from app.commands import resume_line
 from app.config import AllowRules, Config
-from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch
+from app.finish import FinishError, save_patch
 from app.frame_rate import use_navtui_frame_rate
 from app.screens.confirm import OverwriteScreen
 from app.screens.finish import FinishChoice, FinishScreen
@@ -306,7 +306,7 @@ class NavApp(App[int]):
                 continue
             try:
                 outcome = await self._apply(choice, patch, issue)
-            except (FinishError, OSError) as error:
+            except (FinishError, BranchError, OSError) as error:
                 self.notify(str(error), title="Could not do that", severity="error", timeout=15)
                 continue
             if reason == FinishReason.ERROR:  # said again after the app closes, with its fix

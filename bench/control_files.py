@@ -39,8 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_core.git import nested  # noqa: E402
-from agent_core.git.control import ControlFiles  # noqa: E402
-from agent_core.git.runner import GitRunner  # noqa: E402
+from agent_core.git import ControlFiles, GitRunner # noqa: E402
 from agent_core.workspace import Workspace  # noqa: E402
 
 BASELINE_COMMIT = "b8aa02a"

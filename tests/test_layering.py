@@ -89,3 +89,29 @@ def test_agent_core_modules_stay_under_700_lines():
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 700
     }
     assert long == {}
+
+
+def test_nothing_outside_agent_core_git_imports_its_insides():
+    """`agent_core/git/__init__.py` is the package's one door: modules elsewhere in the product
+    import what it exports, never one of its modules (tests may look inside)."""
+    root = Path(agent_core.__path__[0]).parent
+    git_dir = root / "agent_core" / "git"
+    import agent_core.git as face
+
+    insides = {path.stem for path in git_dir.glob("*.py")} - {"__init__", *face.__all__}
+    offenders = []
+    for folder in ("agent_core", "app", "widgets"):
+        for path in sorted((root / folder).rglob("*.py")):
+            if git_dir in path.parents:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names = {alias.name for alias in node.names}
+                    if node.module.startswith("agent_core.git.") or (
+                            node.module == "agent_core.git" and names & insides):
+                        offenders.append(f"{path.relative_to(root)}: from {node.module}")
+                elif isinstance(node, ast.Import):
+                    offenders += [f"{path.relative_to(root)}: import {alias.name}"
+                                  for alias in node.names
+                                  if alias.name.startswith("agent_core.git.")]
+    assert offenders == []

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.finish import FinishError, branch_for, commit_patch_to_branch, save_patch, slugify
+from agent_core.git import BranchError, branch_for, commit_patch_to_branch, slugify
+from app.finish import save_patch
 from tests.fixtures.repos import git
 
 FIX = (
@@ -53,14 +54,14 @@ def test_commit_to_branch_leaves_head_index_and_tree_alone(git_repo: Path):
 
 
 def test_commit_to_branch_errors_say_what_to_do(git_repo: Path):
-    with pytest.raises(FinishError, match="no changes"):
+    with pytest.raises(BranchError, match="no changes"):
         commit_patch_to_branch(git_repo, "", "navtui/x", "m")
     git(git_repo, "branch", "navtui/taken")
-    with pytest.raises(FinishError, match="exists already"):
+    with pytest.raises(BranchError, match="exists already"):
         commit_patch_to_branch(git_repo, FIX, "navtui/taken", "m")
     (git_repo / "calc/ops.py").write_text("def average(values):\n    return 0\n")
     git(git_repo, "commit", "-qam", "rewrite ops")
-    with pytest.raises(FinishError, match="Save the patch instead"):
+    with pytest.raises(BranchError, match="Save the patch instead"):
         commit_patch_to_branch(git_repo, FIX, "navtui/late", "m")
     assert "navtui/late" not in git(git_repo, "branch", "--list")
 

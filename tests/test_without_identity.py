@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.finish import commit_patch_to_branch
+from agent_core.git import commit_patch_to_branch
 from tests.fixtures.repos import git
 from tests.test_session import FIX_SCRIPTS, FIXED_LINE, write_script
 

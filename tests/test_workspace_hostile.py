@@ -6,7 +6,8 @@ from pathlib import Path
 
 from agent_core.workspace import Workspace
 from agent_core.git.patches import write_patch
-from app.finish import commit_patch_to_branch, save_patch
+from agent_core.git import commit_patch_to_branch
+from app.finish import save_patch
 from tests.fixtures.repos import git
 from tests.test_workspace_support import bash, files
 

@@ -27,8 +27,7 @@ import subprocess
 from pathlib import Path
 
 from agent_core.executor.git_views import GitViews
-from agent_core.git.git_entries import DOT_GIT, GitEntry, GitEntryScan
-from agent_core.git.runner import SAFE_CONFIG, git_env
+from agent_core.git import DOT_GIT, SAFE_CONFIG, GitEntry, GitEntryScan, git_env
 
 # How many git dirs get an overlay of their own; beyond, they are bound read-only.
 OVERLAY_LIMIT = 200

@@ -243,6 +243,11 @@ class GitRunner:
             raise WorkspaceError(f"`git {args[0]}` failed in {self.root}: {message}")
         return result
 
+    def attempt(self, *args: str, env: dict[str, str] | None = None
+                ) -> subprocess.CompletedProcess[bytes]:
+        """Run `git args` whatever its exit code: the caller reads `returncode` and stderr."""
+        return self.run_full(*args, env=env, ok_codes=tuple(range(256)))
+
     def spawn(
         self, *args: str, index: Path | None = None, env: dict[str, str] | None = None,
     ) -> subprocess.Popen[bytes]:
