@@ -50,13 +50,13 @@ from typing import Any
 
 from agent_core import formats, prompts
 from agent_core.actions import Action, Bash
-from agent_core.events import StepExecuted, StepRejected, StepUndone, UserMessage
 from agent_core.finish import FinishReason
 from agent_core.git import GitRunner
+from agent_core.history import standing_messages, standing_records
 from agent_core.patch_scope import patch_scope
 from agent_core.redaction import was_cut
 from agent_core.steps import EditAction, Observation, Origin, Reject, StepRecord
-from agent_core.trajectory import Trajectory, live_records
+from agent_core.trajectory import Trajectory
 from agent_core.translated_output import TreeUnavailable, translated_output
 
 FORMATS = ("replay", "sft-toolcall", "sft-text", "swebench", "sft", "dpo", "kto")
@@ -83,7 +83,7 @@ def effective_steps(trajectory: Trajectory, *, rejected: bool = False) -> list[S
     rejected proposals still standing too."""
     steps: list[Step] = []
     before: str | None = None
-    for record in live_records(trajectory.events):
+    for record in standing_records(trajectory.events):
         if rejected and isinstance(record.decision, Reject):
             steps.append(Step(record, record.proposed.action, False, False, before, True))
             continue
@@ -191,21 +191,6 @@ def session_profile(trajectory: Trajectory, dialect: str) -> str | None:
     return trajectory.config.get("prompt_profile") if trajectory.dialect == dialect else None
 
 
-def live_messages(trajectory: Trajectory) -> list[tuple[int, str]]:
-    """(step it follows, text) of each message the user wrote to the model and did not undo."""
-    messages: list[tuple[int, str]] = []
-    records = 0
-    for event in trajectory.events:
-        if isinstance(event, (StepExecuted, StepRejected)):
-            records = event.record.index
-        elif isinstance(event, UserMessage):
-            messages.append((records, event.text))
-        elif isinstance(event, StepUndone):
-            records = min(records, event.to_index)
-            messages = [m for m in messages if m[0] <= event.to_index]
-    return messages
-
-
 def training_history(
     trajectory: Trajectory, dialect: str, repo: Path | None = None
 ) -> tuple[list[prompts.Turn], set[int]]:
@@ -214,7 +199,7 @@ def training_history(
     messages are turns with an empty assistant text."""
     renderer = _Renderer(trajectory, dialect, repo)
     profile = session_profile(trajectory, dialect)
-    messages = live_messages(trajectory)
+    messages = standing_messages(trajectory.events)
     turns: list[prompts.Turn] = []
     rejected: set[int] = set()
 
@@ -298,7 +283,7 @@ def final_patch(trajectory: Trajectory, repo: Path | None) -> str:
     assert last is not None
     base = last.ref.rsplit("/", 1)[0] + "/0"
     changed = _git(repo, "diff", "--name-only", "--no-renames", "-z", base, last.commit)
-    scope = patch_scope(live_records(trajectory.events), [p for p in changed.split("\0") if p],
+    scope = patch_scope(standing_records(trajectory.events), [p for p in changed.split("\0") if p],
                         keep_pycache=bool(trajectory.config.get("keep_pycache")))
     return _git(repo, "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
                 base, last.commit, "--", *(f":(exclude,literal){p}" for p in scope.exclude))

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_core import prompts
+from agent_core import history, prompts
 from agent_core.backends.base import Backend
 from agent_core.events import (
     Event,
@@ -38,7 +38,7 @@ from agent_core.events import (
 )
 from agent_core.executor import Executor
 from agent_core.finish import FinishReason
-from agent_core.session import AUTO_PROMPT_DIALECT, Session, SessionConfig
+from agent_core.session import Session, SessionConfig
 from agent_core.session_state import SessionState
 from agent_core.steps import StepRecord
 from agent_core.trajectory import Trajectory, TrajectoryError, read_trajectory, resume_refusal
@@ -74,13 +74,11 @@ def load_state(trajectory: Trajectory) -> ResumeState:
         )
     config = dict(starts[-1].config)
     config["dialect"] = trajectory.dialect
-    # The shape observations were written in (the session's default while "auto" is unsettled).
-    dialect = AUTO_PROMPT_DIALECT if config["dialect"] == "auto" else config["dialect"]
     return ResumeState(
         session_id=trajectory.session_id,
         issue=trajectory.issue,
         config=config,
-        state=SessionState.fold(trajectory.events, dialect),
+        state=history.fold(trajectory.events, config["dialect"]),
     )
 
 

@@ -2,15 +2,14 @@
 
 `SessionState.apply(event)` is the only place a session's records, conversation, pending
 proposal, format-error count and finish change. The live `Session` applies each event it emits
-before its listeners see it; `agent_core.resume` folds the logged events through the same
-`apply` (`SessionState.fold`), so a resumed session starts from exactly the state the live one
-had. The reducer does no I/O: whatever it needs is in the events (each decided step carries its
+before its listeners see it; every reader of a log folds the logged events through the same
+`apply` (`agent_core.history.fold`), so a resumed session starts from exactly the state the live
+one had, and exports and learning see what it saw. The reducer does no I/O: whatever it needs is in the events (each decided step carries its
 conversation turn, see `agent_core.stored_turns`; format errors and user messages carry theirs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agent_core import prompts
@@ -47,20 +46,14 @@ class SessionState:
     from before the session stored them lack."""
 
     dialect: str
+    keep_turns: bool = True  # False: records, messages and finish only (the conversation unbuilt)
     records: list[StepRecord] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)
+    messages: list[Entry] = field(default_factory=list)  # the user's, as they wrote them
     pending: StepProposed | None = None
     finished: SessionFinished | None = None
     format_errors: int = 0  # consecutive unparseable replies
     model_turns_used: int = 0  # model outputs consumed (a replay script skips past them)
-
-    @classmethod
-    def fold(cls, events: Iterable[Event], dialect: str) -> SessionState:
-        """The state after `events`, in order."""
-        state = cls(dialect)
-        for event in events:
-            state.apply(event)
-        return state
 
     @property
     def turns(self) -> list[prompts.Turn]:
@@ -78,10 +71,11 @@ class SessionState:
             self.pending = event
             self.format_errors = 0
         elif isinstance(event, FormatError):
-            observation = event.observation or prompts.format_parse_error(
-                self.dialect, ParseError(event.message, self.dialect)
-            )
-            self.entries.append(Entry(event.index, prompts.Turn(event.raw, observation)))
+            if self.keep_turns:
+                observation = event.observation or prompts.format_parse_error(
+                    self.dialect, ParseError(event.message, self.dialect)
+                )
+                self.entries.append(Entry(event.index, prompts.Turn(event.raw, observation)))
             self.format_errors = event.consecutive
             self.model_turns_used += 1
         elif isinstance(event, (StepRejected, StepExecuted)):
@@ -89,8 +83,10 @@ class SessionState:
         elif isinstance(event, UserMessage):
             self.finished = None  # a message after a finish (a submit) goes on with the session
             step = self.records[-1].index if self.records else 0
-            note = event.observation or prompts.format_user_message(self.dialect, event.text)
-            self.entries.append(Entry(step, prompts.Turn("", note)))
+            self.messages.append(Entry(step, prompts.Turn("", event.text)))
+            if self.keep_turns:
+                note = event.observation or prompts.format_user_message(self.dialect, event.text)
+                self.entries.append(Entry(step, prompts.Turn("", note)))
         elif isinstance(event, StepUndone):
             self.drop_after(event.to_index)
             self.pending = None
@@ -100,7 +96,7 @@ class SessionState:
             self.finished = event
 
     def _decided(self, record: StepRecord) -> None:
-        if record.status is not StepStatus.USER_EDITS:  # no turn in the conversation
+        if self.keep_turns and record.status is not StepStatus.USER_EDITS:  # (no turn: edits)
             self.entries.append(Entry(record.index, logged_turn(record, self.dialect)))
         self.records.append(record)
         self.pending = None
@@ -112,6 +108,7 @@ class SessionState:
         """Forget every step after `index` and the turns that belong to them."""
         self.records = [r for r in self.records if r.index <= index]
         self.entries = [e for e in self.entries if e.step <= index]
+        self.messages = [e for e in self.messages if e.step <= index]
 
 
 def logged_turn(record: StepRecord, dialect: str) -> prompts.Turn:

@@ -71,6 +71,7 @@ from agent_core.events import (
 )
 from agent_core.finish import FinishReason
 from agent_core.git import GitRunner
+from agent_core.history import standing_records
 from agent_core.redaction import (  # importable from here as before
     CUT_MARKER,
     MIN_SECRET_LENGTH,
@@ -90,7 +91,7 @@ __all__ = [
     "SMALL_FIELD_LIMIT", "SessionSummary", "SessionsIndex", "Trajectory", "TrajectoryError",
     "TrajectoryWriter", "cap_strings", "decision_from_dict", "decision_to_dict",
     "default_path", "event_from_dict", "event_to_dict", "find_trajectory", "iter_sessions",
-    "list_sessions", "live_records", "read_trajectory", "record_from_dict", "record_to_dict",
+    "list_sessions", "read_trajectory", "record_from_dict", "record_to_dict",
     "redact", "redact_event", "repo_state_dir", "resume_refusal", "scrub", "sessions_dir",
     "was_cut",
 ]
@@ -320,17 +321,6 @@ def read_trajectory(path: Path | str) -> Trajectory:
     return trajectory
 
 
-def live_records(events: Iterable[Event]) -> list[StepRecord]:
-    """Executed and rejected step records still standing after every undo, in order."""
-    records: list[StepRecord] = []
-    for event in events:
-        if isinstance(event, (StepExecuted, StepRejected)):
-            records.append(event.record)
-        elif isinstance(event, StepUndone):
-            records = [r for r in records if r.index <= event.to_index]
-    return records
-
-
 def resume_refusal(trajectory: Trajectory, *, submitted_ok: bool = False) -> str | None:
     """Why the logged session cannot be resumed now, or None when it can (`submitted_ok`: a
     session that submitted can, to go on with a message).
@@ -367,7 +357,7 @@ class SessionSummary:
 
 def _facts(trajectory: Trajectory) -> dict[str, Any]:
     """What a session's line in the list needs, as kept in the sessions index."""
-    live = live_records(trajectory.events)
+    live = standing_records(trajectory.events)
     executed = [r for r in live if r.checkpoint is not None]
     finished = trajectory.finished
     return {

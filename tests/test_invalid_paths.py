@@ -12,7 +12,8 @@ import pytest
 
 from agent_core.actions import Edit, Read, Search, StrReplaceEditor
 from agent_core.executor import Executor
-from agent_core.trajectory import live_records, read_trajectory, repo_state_dir
+from agent_core.history import standing_records
+from agent_core.trajectory import read_trajectory, repo_state_dir
 from tests.test_resume_cli import NAVTUI
 from tests.test_session import write_script
 
@@ -65,7 +66,7 @@ def test_a_logged_step_with_a_nul_path_resumes(git_repo: Path, tmp_path: Path):
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "Traceback" not in resumed.stderr
     [log] = repo_state_dir(git_repo).glob(f"**/{session_id}*.jsonl")
-    records = live_records(read_trajectory(log).events)
+    records = standing_records(read_trajectory(log).events)
     errors = [record.observation.error or "" for record in records[:2]]
     assert all("NUL byte" in error for error in errors), errors
     assert "def average" in records[2].observation.output

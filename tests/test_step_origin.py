@@ -9,7 +9,8 @@ from agent_core.actions import Bash, Submit
 from agent_core.steps import (
     Approve, Observation, Origin, ProposedStep, Reject, StepRecord, StepStatus,
 )
-from agent_core.trajectory import live_records, read_trajectory, record_from_dict, record_to_dict
+from agent_core.history import standing_records
+from agent_core.trajectory import read_trajectory, record_from_dict, record_to_dict
 
 RAN = {"output": "ok", "exit_code": 0, "truncated": False, "error": None, "total_chars": None}
 
@@ -43,7 +44,7 @@ def test_an_old_log_loads_with_each_steps_origin_and_status(tmp_path: Path):
         logged(5, {"turn": {"assistant_raw": True}}),
     ]) + "\n")
 
-    records = live_records(read_trajectory(log).events)
+    records = standing_records(read_trajectory(log).events)
 
     assert [(r.origin, r.status) for r in records] == [
         (Origin.USER, StepStatus.USER_EDITS),

@@ -1,9 +1,8 @@
 """Each model turn of a logged session with the exact prompt it had and what the user decided.
 
-`model_turns(trajectory)` folds over the log through the session's own reducer
-(`agent_core.session_state.SessionState`, as `agent_core.resume` does): turns are added as steps
-are decided, dropped by undo. At
-each `PromptSent` the conversation is snapshotted and the prompt rebuilt from it
+`model_turns(trajectory)` watches the one fold of the log (`agent_core.history.fold`, the
+session's own reducer, as resume and exports read it): turns are added as steps are decided,
+dropped by undo. At each `PromptSent` the conversation is snapshotted and the prompt rebuilt from it
 (`agent_core.prompt_log.rebuild`); the next model decision (or format error) is paired with it.
 Logs from before `PromptSent` get the prompt rebuilt untrimmed at `TurnStarted`.
 
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from agent_core import prompts
+from agent_core import history, prompts
 from agent_core.events import (
     Event,
     FormatError,
@@ -29,7 +28,6 @@ from agent_core.events import (
 )
 from agent_core.prompt_log import rebuild
 from agent_core.prompt_types import Prompt
-from agent_core.session import AUTO_PROMPT_DIALECT
 from agent_core.session_state import SessionState, logged_turn
 from agent_core.steps import EditAction, Origin, StepRecord
 from agent_core.trajectory import Trajectory, TrajectoryError
@@ -71,14 +69,14 @@ def _label(record: StepRecord) -> Label:
     return Label.EDITED if isinstance(record.decision, EditAction) else Label.APPROVED
 
 
-class _Fold:
-    """The conversation as the session had it, event by event (`SessionState`, the session's
-    own reducer, keeps it), and the model turns decided in it."""
+class _Watch:
+    """The model turns decided in a session, seen as its log is folded (`history.fold`): each
+    with the conversation as it stood then."""
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
         self.config: dict[str, Any] = {}
-        self.state = SessionState(self.dialect)
+        self.state = SessionState(self.dialect)  # the fold's, from its first event on
         # The next decision's prompt: rebuilt from its PromptSent, or (older logs) the turns as
         # they stood at TurnStarted, built when the decision comes.
         self.pending: tuple[Prompt, PromptSent] | list[prompts.Turn] | None = None
@@ -87,8 +85,7 @@ class _Fold:
 
     @property
     def dialect(self) -> str:
-        dialect = self.config.get("dialect") or self.trajectory.dialect
-        return AUTO_PROMPT_DIALECT if dialect == "auto" else dialect
+        return history.prompt_dialect(self.config.get("dialect") or self.trajectory.dialect)
 
     def untrimmed(self, turns: list[prompts.Turn]) -> Prompt:
         """The prompt of a log without `PromptSent`: every turn, the configured profile."""
@@ -101,9 +98,10 @@ class _Fold:
             profile=self.config.get("prompt_profile"),
         )
 
-    def feed(self, event: Event) -> None:
-        """Close the model turn `event` decides (on the conversation as it stood), then let the
-        session state take the event in."""
+    def before(self, event: Event, state: SessionState) -> None:
+        """Close the model turn `event` decides, on the conversation as it stood (the fold's
+        `state` takes the event in next)."""
+        self.state = state
         if isinstance(event, SessionStarted):
             self.config = dict(event.config)
             self.state.dialect = self.dialect
@@ -124,7 +122,6 @@ class _Fold:
                 self._close(record.index, record.proposed.raw, _label(record), record)
         elif isinstance(event, StepUndone):
             self.done = [t for t in self.done if t.index <= event.to_index]
-        self.state.apply(event)
 
     def _close(self, index: int, raw: str, label: Label, record: StepRecord | None) -> None:
         pending = self.pending if self.pending is not None else self.state.turns
@@ -141,7 +138,6 @@ class _Fold:
 
 def model_turns(trajectory: Trajectory) -> list[ModelTurn]:
     """Every model turn still standing after the session's undos, in order."""
-    fold = _Fold(trajectory)
-    for event in trajectory.events:
-        fold.feed(event)
-    return fold.done
+    watch = _Watch(trajectory)
+    history.fold(trajectory.events, watch.dialect, before=watch.before)
+    return watch.done
