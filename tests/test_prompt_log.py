@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.backends.hf import render_prompt
+from agent_core.backends.chat_template import render_prompt
 from agent_core.backends.identity import text_sha256
 from agent_core.backends.openai_compat import OpenAIBackend
 from agent_core.events import PromptSent
 from agent_core.executor import Executor
 from agent_core.learn.history import Label, model_turns
-from agent_core.learn.rows import template_kwargs
+from agent_core.backends.chat_template import template_kwargs
 from agent_core.prompt_log import request_sha256
 from agent_core.session import Session, SessionConfig
 from agent_core.steps import Approve, Reject

@@ -34,29 +34,7 @@ from agent_core.backends.identity import adapter_identity, tokenizer_identity, w
 from agent_core.backends.kv_cache import PrefixCache
 from agent_core.backends.stop_strings import StopScanner
 from agent_core.backends.token_count import AddedTokenCounter
-
-
-def render_prompt(
-    tokenizer: Any, prompt: Prompt, template_kwargs: dict[str, Any] | None = None,
-    label: str = "the model",
-) -> str:
-    """The prompt as the model reads it: messages through the tokenizer's chat template (ending
-    with the generation prompt), or the completion text as it is."""
-    if prompt.messages is not None:
-        if not tokenizer.chat_template:
-            raise BackendError(
-                f"{label} has no chat template: use a text-dialect prompt or a chat model"
-            )
-        return tokenizer.apply_chat_template(
-            prompt.messages,
-            tools=prompt.tools,
-            add_generation_prompt=True,
-            tokenize=False,
-            **(template_kwargs or {}),
-        )
-    if prompt.text:
-        return prompt.text
-    raise BackendError("empty prompt: neither messages nor text were given")
+from agent_core.backends.chat_template import render_prompt
 
 
 def model_window(config: Any) -> int | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_core.backends.base import Prompt
+from agent_core.backends.chat_template import render_without_generation_prompt
 
 
 class AddedTokenCounter:
@@ -22,15 +23,7 @@ class AddedTokenCounter:
 
     def rendered(self, prompt: Prompt) -> str:
         """The prompt as text, without the generation prompt (that is the same in both)."""
-        if prompt.text is not None:
-            return prompt.text
-        return self.tokenizer.apply_chat_template(
-            prompt.messages or [],
-            tools=prompt.tools,
-            add_generation_prompt=False,
-            tokenize=False,
-            **self.template_kwargs,
-        )
+        return render_without_generation_prompt(self.tokenizer, prompt, self.template_kwargs)
 
     def count(self, before: Prompt, after: Prompt) -> int | None:
         cached = self._last_before  # one read: another thread may replace it meanwhile

@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_core.backends.chat_template import assistant_turn_end, render_prompt, template_kwargs
 from agent_core.formats.prompting import LEADING_THOUGHT
 from agent_core.learn.history import Label, ModelTurn
 from agent_core.prompt_types import Prompt, text_sha256
 
 METHODS = ("sft", "dpo", "kto")
-_MARK = "\u2063navtui-end-of-turn\u2063"
 TEXT_TURN_END = "\n\nObservation:"
 
 
@@ -54,13 +54,6 @@ class Rows:
         return [row.data for row in self.rows]
 
 
-def template_kwargs(identity: dict[str, Any]) -> dict[str, Any]:
-    """The chat-template switches inference used (Qwen3's `enable_thinking`), from the log."""
-    generation = identity.get("generation") or {}
-    thinking = generation.get("enable_thinking", generation.get("thinking"))
-    return {} if thinking is None else {"enable_thinking": thinking}
-
-
 class Renderer:
     """Prompt and completion text as the model reads and writes them, with `tokenizer`'s chat
     template (None: only completion-text prompts can be rendered)."""
@@ -70,8 +63,6 @@ class Renderer:
         self._end: str | None = None
 
     def prompt(self, turn: ModelTurn) -> str:
-        from agent_core.backends.hf import render_prompt
-
         prompt = turn.prompt
         if prompt.messages is not None and self.tokenizer is None:
             raise RowError(
@@ -91,10 +82,7 @@ class Renderer:
         """What the chat template writes right after an assistant message's text (trailing
         whitespace aside), e.g. Qwen's `<|im_end|>`; the tokenizer's EOS token otherwise."""
         if self._end is None:
-            messages = [{"role": "user", "content": "u"}, {"role": "assistant", "content": _MARK}]
-            text = self.tokenizer.apply_chat_template(messages, tokenize=False)
-            after = text.split(_MARK, 1)[1].rstrip() if _MARK in text else ""
-            self._end = after or (self.tokenizer.eos_token or "")
+            self._end = assistant_turn_end(self.tokenizer)
         return self._end
 
     def check(self, turn: ModelTurn, text: str) -> None:
