@@ -10,8 +10,9 @@ or wrong in silence). Written against Textual 8.2.
 * `ArrangedOnce` (with `ReflowedCompositor`): the main screen's kind, whose layout counts as
   the fresh map and size of every widget it arranged, and which drops the layout requests that
   a layout already answered.
-* `keep_scrollbars_on_same_size`, `resize_without_layout`: class decorators for widgets whose
-  scrollbars or contents follow their own lines (see the widgets that use them).
+* `keep_scrollbars_on_same_size`, `resize_without_layout`: given to the widgets whose scrollbars
+  or contents follow their own lines (`SteadyScrollbars`, `ThoughtStream`) when this module is
+  imported (the main screen imports it), so the widgets themselves name nothing private.
 * `use_frame_period`: the screens' frame clock (see `app.frame_rate`).
 """
 
@@ -111,6 +112,16 @@ def resize_without_layout(cls: WidgetClass) -> WidgetClass:
     return cls
 
 
+def _patch_widgets() -> None:
+    """A layout that leaves a `SteadyScrollbars` its size is no resize; the thought stream's
+    new height moves its scrollbar without asking for another layout of the screen."""
+    from widgets.steady_scrollbars import SteadyScrollbars
+    from widgets.thought_stream import ThoughtStream
+
+    keep_scrollbars_on_same_size(SteadyScrollbars)
+    resize_without_layout(ThoughtStream)
+
+
 def use_frame_period(seconds: float) -> None:
     """Screens started from now on tick their frame clock every `seconds`."""
     textual.screen.UPDATE_PERIOD = seconds  # type: ignore[misc]
@@ -147,3 +158,6 @@ def check() -> list[str]:
     need(lambda: "UPDATE_PERIOD" in inspect.getsource(Screen._update_timer.fget),
          "Screen._update_timer reads UPDATE_PERIOD when it starts the frame clock")
     return problems
+
+
+_patch_widgets()

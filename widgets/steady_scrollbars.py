@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from textual.scroll_view import ScrollView
 
-from app.textual_patches import keep_scrollbars_on_same_size
 
-
-@keep_scrollbars_on_same_size
 class SteadyScrollbars(ScrollView):
     """A `ScrollView` that a layout of the screen leaves alone when its size did not change.
 
@@ -17,5 +14,6 @@ class SteadyScrollbars(ScrollView):
     the box around all its changes: the timeline's scrollbar at the left and a tab switch at the
     right made every such frame repaint the whole work area. The widget keeps its scrollbars in
     step with its lines itself (when lines are added or dropped), so a layout only has to tell
-    it about a new size.
+    it about a new size. (How: `app.textual_patches.keep_scrollbars_on_same_size`, applied by
+    the app, which alone touches Textual's private parts.)
     """

@@ -12,7 +12,6 @@ from textual.widget import MountError, Widget
 from textual.widgets import Static
 
 from agent_core.sanitize import visible
-from app.textual_patches import resize_without_layout
 from widgets._css import css_beside
 from widgets.plain_text import plain
 from widgets.turn_text import TurnText
@@ -67,9 +66,6 @@ class HeldTurn:
         return self.shown if self.shown is not None else "".join(self.parts)
 
 
-# A layout just arranged the turns: their new total height (the virtual size) moves the
-# scrollbar, without asking for another layout of the screen in the next frame.
-@resize_without_layout
 class ThoughtStream(VerticalScroll):
     """One `TurnText` per model turn; the last `open_turns` stay Markdown, older ones are folded
     to one line each (`FoldedTurn`), and turns past `max_turns` are dropped, so the widgets
