@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import subprocess
 import sys
 import tempfile
@@ -98,7 +99,7 @@ def ray_main(args: argparse.Namespace, instances: list[Instance]) -> int:
     argv = sys.argv[sys.argv.index("batch") + 1:] if "batch" in sys.argv else []
     flags = forwarded_flags(argv, args.instances)
     try:
-        ray.init(address=args.ray, logging_level="ERROR", log_to_driver=False)
+        ray.init(address=args.ray, logging_level=logging.ERROR, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
         print(f"navtui: cannot reach the Ray cluster at {args.ray}: {error}", file=sys.stderr)
         return 1

@@ -21,7 +21,7 @@ from typing import IO
 
 from agent_core.backends.base import BackendError, ProgressCallback
 from agent_core.backends.factory import describe
-from agent_core.events import Event
+from agent_core.events import Event, SessionFinished
 from agent_core.executor.sandbox import SandboxError
 from agent_core.finish import FinishReason
 from agent_core.session import Session
@@ -222,6 +222,7 @@ def run_headless(
         approvals = Approvals(allow_kinds=rules.allow_kinds, allow_prefixes=rules.allow_prefixes)
         policy = AskPolicy(ask, approvals,
                            lambda proposal, why: console.print(approved_line(proposal, why)))
+    finished: SessionFinished | None = None
     try:
         if mode == "plain" and session.finished is not None:  # resumed after its submit
             text = ask_to_continue(console.file)
@@ -235,7 +236,7 @@ def run_headless(
         session.close()
         if session.started:
             print(resume_line(session.id, workspace.root), file=sys.stderr)
-    return FinishReason(finished.reason).exit_code
+    return FinishReason(finished.reason if finished else FinishReason.QUIT).exit_code
 
 
 def ask_to_continue(out: IO[str]) -> str:

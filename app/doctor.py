@@ -139,7 +139,8 @@ def check_models(context: Context) -> list[Check]:
     """Each preset (and a configured Hub model): what the Hugging Face cache holds, how to fetch."""
     from agent_core.backends.presets import PRESETS
 
-    wanted = [(preset.name, preset.base, preset.adapter) for preset in PRESETS.values()]
+    wanted: list[tuple[str, str, str | None]] = [
+        (preset.name, preset.base, preset.adapter) for preset in PRESETS.values()]
     model, adapter = context.setting("model"), context.setting("adapter")
     if isinstance(model, str) and model.lower() not in PRESETS and model.count("/") == 1:
         wanted.append((f"{model} (config)", model, adapter if isinstance(adapter, str) else None))
@@ -192,7 +193,8 @@ def check_sandbox_here(context: Context) -> list[Check]:
 
     found = check_sandbox()
     if found.available and found.bwrap:
-        expose = tuple(Path(str(p)) for p in context.setting("expose") or [])
+        exposed = context.setting("expose")
+        expose = tuple(Path(str(p)) for p in (exposed if isinstance(exposed, list) else []))
         try:
             launcher = Bubblewrap(Path.cwd(), found.bwrap, expose=expose)
         except SandboxError as error:

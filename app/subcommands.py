@@ -35,7 +35,7 @@ from agent_core.batch_select import SelectionError, select
 from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.sanitize import json_safe, visible
 from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
-from app.args import add_batch_args, batch_parser, build_parser
+from app.args import Parser, add_batch_args, batch_parser, build_parser
 from app.progress_line import ProgressLine
 from app.where import last_session
 
@@ -168,7 +168,7 @@ def _repo_or_none(repo: Path) -> Path | None:
 # --- batch ------------------------------------------------------------------------------------
 
 
-def parse_batch_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
+def parse_batch_args(parser: Parser, argv: list[str]) -> argparse.Namespace | int:
     """The command line over the config file's settings (1 when the file is bad)."""
     from app.config import ConfigError, configure
 
