@@ -28,6 +28,7 @@ from urllib.parse import quote_from_bytes, unquote_to_bytes
 from agent_core.git.commits import commit_tree
 from agent_core.git.git_entries import DOT_GIT, GitEntry, GitEntryScan, work_tree_of
 from agent_core.git.object_files import store_object
+from agent_core.git.records import GITLINK_MODE, index_records, tree_records
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.tree_patch import serialize_tree
@@ -259,8 +260,7 @@ class MadeGitEntries:
             return
         listing = self._git.run_full("ls-files", "-s", "-z", "--", *trees,
                                      env={"GIT_LITERAL_PATHSPECS": "1"}).stdout
-        staged = [row.split(b"\t", 1)[1] for row in listing.split(b"\0")
-                  if row.startswith(b"160000 ") and b"\t" in row]
+        staged = [entry.path for entry in index_records(listing) if entry.mode == GITLINK_MODE]
         if staged:
             self._git.run("update-index", "-z", "--force-remove", "--stdin",
                           stdin=b"".join(path + b"\0" for path in staged))
@@ -361,12 +361,10 @@ class MadeGitEntries:
         if commit is None:
             return {}
         if commit not in self._held:
-            found = {}
-            for row in filter(None, self._git.run("ls-tree", "-z", commit).split(b"\0")):
-                meta, name = row.split(b"\t", 1)
-                mode, _, object_id = meta.decode().split()
-                found[_path(name.decode("ascii"))] = Held(mode, object_id)
-            self._held[commit] = found
+            self._held[commit] = {
+                _path(entry.path.decode("ascii")): Held(entry.mode, entry.object_id)
+                for entry in tree_records(self._git.run("ls-tree", "-z", commit))
+            }
         return self._held[commit]
 
     def left_in(self, commit: str | None) -> tuple[str, ...]:
@@ -442,11 +440,8 @@ class MadeGitEntries:
             os.mkdir(name, 0o755, dir_fd=parent)
             fd = os.open(name, _DIRECTORY, dir_fd=parent)
             try:
-                rows = self._git.run("ls-tree", "-z", object_id).split(b"\0")
-                for row in filter(None, rows):
-                    meta, child = row.split(b"\t", 1)
-                    child_mode, _, child_id = meta.split(b" ")
-                    self._write(fd, os.fsdecode(child), child_mode, child_id.decode())
+                for entry in tree_records(self._git.run("ls-tree", "-z", object_id)):
+                    self._write(fd, os.fsdecode(entry.path), entry.mode.encode(), entry.object_id)
             finally:
                 os.close(fd)
             return

@@ -30,6 +30,7 @@ from agent_core.git.adds import seed_entries
 from agent_core.git.commits import commit_tree
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.rawview import RawView
+from agent_core.git.records import GITLINK_MODE, index_records, raw_records, tree_records
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.treeops import apply_tree
@@ -72,19 +73,15 @@ def gitlinks_after(gitlinks: set[str], listing: bytes, staged: bool = False) -> 
     """The paths of submodules / nested repositories (mode 160000): all of them in `ls-files
     -s -z` output (`staged`), or `gitlinks` with those that came and went in `diff-tree -r -z`
     output."""
-    fields = listing.split(b"\0")
-    found: list[bytes] = []
-    now = set() if staged else set(gitlinks)
     if staged:
-        found = [f.split(b"\t", 1)[1] for f in fields if f.startswith(b"160000 ") and b"\t" in f]
-    else:
-        for meta, path in zip(fields[0::2], fields[1::2]):
-            modes = meta.lstrip(b":").split(b" ")[:2]
-            if modes[1:] == [b"160000"]:
-                found.append(path)
-            elif modes[:1] == [b"160000"]:
-                now.discard(os.fsdecode(path))
-    return now | set(map(os.fsdecode, found))
+        return {os.fsdecode(e.path) for e in index_records(listing) if e.mode == GITLINK_MODE}
+    now = set(gitlinks)
+    for change in raw_records(listing):
+        if change.new_mode == GITLINK_MODE:
+            now.add(os.fsdecode(change.path))
+        elif change.old_mode == GITLINK_MODE:
+            now.discard(os.fsdecode(change.path))
+    return now
 
 
 class NestedTrees:
@@ -196,11 +193,7 @@ class NestedTrees:
         if commit is None:
             return {}
         out = self._git.run("ls-tree", "-z", self.map_tree(commit))
-        found = {}
-        for entry in filter(None, out.split(b"\0")):
-            meta, name = entry.split(b"\t", 1)
-            found[_path_of(name.decode("ascii"))] = meta.split()[2].decode()
-        return found
+        return {_path_of(e.path.decode("ascii")): e.object_id for e in tree_records(out)}
 
     def changed_files(self, old: str | None, new: str | None) -> list[str]:
         """`PATH/file` for each file that differs inside a nested repository between two maps."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TREE_MODE = b"040000"
+from agent_core.git.errors import WorkspaceError
+from agent_core.git.records import TREE_MODE, leading_raw_records
+
 # `diff-tree`'s options; -t: changed trees are listed too (what the survival store copies);
 # they have no patch.
 RAW_PATCH_ARGS = ("-r", "-t", "-z", "--raw")
@@ -27,55 +29,36 @@ class RawPatch:
 def parse_raw_patch(out: bytes) -> RawPatch | None:
     """The output of `diff-tree` with `RAW_PATCH_ARGS` + `-p`, or None when its parts do not
     line up."""
-    entries: list[tuple[bytes, list[bytes]]] = []
-    trees: list[str] = []
-    position = 0
-    while out.startswith(b":", position):
-        end = out.find(b"\0", position)
-        if end < 0:
-            return None
-        meta = out[position + 1:end]
-        fields = meta.split(b" ")
-        if len(fields) != 5:
-            return None
-        count = 2 if fields[4][:1] in (b"R", b"C") else 1
-        paths = []
-        position = end + 1
-        for _ in range(count):
-            end = out.find(b"\0", position)
-            if end < 0:
-                return None
-            paths.append(out[position:end])
-            position = end + 1
-        if TREE_MODE in (fields[0], fields[1]):
-            if fields[1] == TREE_MODE:
-                trees.append(fields[3].decode("ascii"))
-        else:
-            entries.append((meta, paths))
+    try:
+        changes, position = leading_raw_records(out)
+    except WorkspaceError:
+        return None
+    files = [c for c in changes if TREE_MODE not in (c.old_mode, c.new_mode)]
+    trees = [c.new_id for c in changes if c.new_mode == TREE_MODE]
     if out.startswith(b"\0", position):
         position += 1
-    patch = out[position:]
-    chunks = _split_sections(patch)
-    if len(chunks) != len(entries):
+    chunks = _split_sections(out[position:])
+    if len(chunks) != len(files):
         return None
-    raw: list[tuple[bytes, bytes]] = []
+    raw: list[tuple[bytes, str]] = []
     renamed: set[str] = set()
-    for meta, paths in entries:
-        if len(paths) == 2:
-            old_mode, new_mode, old_id, new_id, _ = meta.split(b" ")
-            null = b"0" * len(old_id)
-            raw.append((paths[0], b"%s 000000 %s %s D" % (old_mode, old_id, null)))
-            raw.append((paths[1], b"000000 %s %s %s A" % (new_mode, null, new_id)))
-            renamed.update(p.decode("utf-8", "surrogateescape") for p in paths)
+    for change in files:
+        if change.source is not None:
+            null = "0" * len(change.old_id)
+            raw.append((change.source, f"{change.old_mode} 000000 {change.old_id} {null} D"))
+            raw.append((change.path, f"000000 {change.new_mode} {null} {change.new_id} A"))
+            renamed.update(p.decode("utf-8", "surrogateescape") for p in (change.source, change.path))
         else:
-            raw.append((paths[0], meta))
+            raw.append((change.path, f"{change.old_mode} {change.new_mode} {change.old_id} "
+                                     f"{change.new_id} {change.status}"))
     raw.sort()
     return RawPatch(
-        raw=b"".join(b":" + meta + b"\0" + path + b"\0" for path, meta in raw),
+        raw=b"".join(b":" + meta.encode("ascii") + b"\0" + path + b"\0" for path, meta in raw),
         new_trees=trees,
         sections=[
-            (tuple(p.decode("utf-8", "surrogateescape") for p in paths), chunk)
-            for (_, paths), chunk in zip(entries, chunks)
+            (tuple(p.decode("utf-8", "surrogateescape")
+                   for p in ((c.source, c.path) if c.source is not None else (c.path,))), chunk)
+            for c, chunk in zip(files, chunks)
         ],
         renamed=frozenset(renamed),
     )

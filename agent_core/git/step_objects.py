@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent_core.git.raw_patch import RawPatch
 from agent_core.git.snapshot import Snapshot
 from agent_core.git.survival import SurvivalStore
-from agent_core.git.treeops import GITLINK_MODE
+from agent_core.git.records import GITLINK_MODE, raw_records
 
 
 def new_objects(commit: str, before: Snapshot, after: Snapshot, step: RawPatch | None,
@@ -21,14 +21,8 @@ def new_objects(commit: str, before: Snapshot, after: Snapshot, step: RawPatch |
         before.head.commit, before.ignored, before.control, before.nested, before.made
     ):
         return None
-    fields = step.raw.split(b"\0")
-    blobs = []
-    for meta in fields[0::2]:
-        if not meta:
-            break
-        _, new_mode, _, new_id, _ = meta.decode("ascii").lstrip(":").split(" ")
-        if new_mode != GITLINK_MODE and new_id.strip("0"):
-            blobs.append(new_id)
+    blobs = [change.new_id for change in raw_records(step.raw)
+             if change.new_mode != GITLINK_MODE and not change.removed]
     return [commit, after.tree, *step.new_trees, *blobs]
 
 
