@@ -41,6 +41,7 @@ from agent_core.executor import Executor
 from agent_core.finish import FinishReason
 from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
+from agent_core.hunks import hunk_note
 from agent_core.patch_scope import PatchScope, patch_scope
 from agent_core.policy import AutoPolicy, Policy
 from agent_core.prompt_types import Prompt, Usage
@@ -48,17 +49,8 @@ from agent_core.repetition import RepetitionGuard
 from agent_core.session_config import AUTO_PROMPT_DIALECT, SessionConfig, new_session_id
 from agent_core.session_state import SessionState
 from agent_core.steps import (
-    GIT_WARNINGS_KEY,
-    Approve,
-    Decision,
-    EditAction,
-    Observation,
-    Origin,
-    ProposedStep,
-    Quit,
-    Reject,
-    StepRecord,
-    StepStatus,
+    GIT_WARNINGS_KEY, Approve, Decision, EditAction, KeepHunks, Observation, Origin, ProposedStep,
+    Quit, Reject, StepRecord, StepStatus,
 )
 from agent_core.stored_turns import store_turn
 from agent_core.stuck import StuckDetector
@@ -517,8 +509,10 @@ class Session:
         return dataclasses.replace(proposal, index=proposal.index + 1)
 
     def _execute(self, proposal: StepProposed, decision: Decision, action: Action) -> StepRecord:
-        assistant, note = proposal.step.raw, ""
-        if isinstance(decision, EditAction):
+        assistant, note, after = proposal.step.raw, "", ""
+        if isinstance(decision, KeepHunks):  # the model's own turn; the review said after it
+            after = "\n" + hunk_note(getattr(action, "path", ""), decision.hunks)
+        elif isinstance(decision, EditAction):
             assistant, note = self._edited_turn(proposal, action)
         review = self._review(action)
         if review is not None:
@@ -553,8 +547,7 @@ class Session:
             profile=self.profile,
             to_model=self.executor.path_map.to_model,
         )
-        if note:
-            text = f"{note}\n{text}"
+        text = f"{note}\n{text}" if note else text + after
         store_turn(record, prompts.Turn(assistant, text))
         self._emit(StepExecuted(record))
         if isinstance(action, Submit) and review is None:
