@@ -130,3 +130,30 @@ def test_a_plain_approve_is_not_a_hunk_review(notes_repo, tmp_path, sessions):
     record = session.decide(Approve())
     assert "hunk" not in stored_turn(record).observation
     assert (notes_repo / "notes.txt").read_text() == ORIGINAL.replace(OLD_BLOCK, NEW_BLOCK)
+
+
+def test_hunk_reviews_become_dpo_and_kto_rows_and_finetune_rows(notes_repo, tmp_path, sessions):
+    """chosen: the model's turn proposing only the kept hunks; rejected: its full proposal."""
+    from agent_core.exports import export
+    from agent_core.learn.history import model_turns
+    from agent_core.learn.rows import Renderer, build_rows
+
+    content = NEW_BLOCK.rstrip("\n")
+    raw = f"Thought: two lines.\nAction: edit notes.txt 3 10\n{content}"
+    session, _, _ = sessions(notes_repo, write_script(tmp_path / "s.jsonl", [raw]), "text")
+    log = tmp_path / "log.jsonl"
+    session.subscribe(TrajectoryWriter(log))
+    review = review_of(session.executor.files, session.propose().step.action)
+    session.decide(review.decision({1: DROP}))
+    trajectory = read_trajectory(log)
+
+    [pair] = export(trajectory, "dpo")
+    assert pair["rejected"] == " " + raw.removeprefix("Thought: ") + "\n\nObservation:"
+    kept = content.replace("line three", "line 3")
+    assert pair["chosen"] == " two lines.\nAction: edit notes.txt 3 10\n" + kept + "\n\nObservation:"
+    kto = export(trajectory, "kto")
+    assert [(row["completion"], row["label"]) for row in kto] == [
+        (pair["rejected"], False), (pair["chosen"], True)]
+    # `navtui finetune` builds its rows the same way, from the same turns.
+    rows = build_rows("dpo", model_turns(trajectory), Renderer(None))
+    assert rows.data == [pair]
