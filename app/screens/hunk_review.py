@@ -1,0 +1,94 @@
+"""Per-hunk review of an edit proposal on the main screen: the card lists the proposal's hunks
+(`HunkList`), the keys below keep, drop or edit the current one and move between them, and
+approve runs exactly the kept hunks (`agent_core.hunks`). A mixin of `MainScreen`; its keys are
+in the screen's BINDINGS (the one list the footer, help, palette and keymap check read)."""
+
+from __future__ import annotations
+
+from textual import work
+from textual.binding import Binding
+
+from agent_core.events import StepProposed
+from agent_core.hunks import DROP, KEEP, HunkChoice, HunkReview, NothingKept, review_of
+from agent_core.steps import Approve, Decision
+from app.screens.hunk_edit import HunkEditScreen
+from widgets.action_card import ActionCard
+from widgets.hunk_list import HunkList
+
+HUNK_BINDINGS = [
+    Binding("right_square_bracket", "hunk_next", "Hunk", id="navtui.hunk_next",
+            tooltip="Next hunk of the proposed edit"),
+    Binding("left_square_bracket", "hunk_prev", "Prev hunk", id="navtui.hunk_prev", show=False,
+            tooltip="Previous hunk of the proposed edit"),
+    Binding("k", "hunk_keep", "Keep", id="navtui.hunk_keep", tooltip="Keep this hunk (as proposed)"),
+    Binding("x", "hunk_drop", "Drop", id="navtui.hunk_drop",
+            tooltip="Drop this hunk: approve runs the others only"),
+    Binding("E", "hunk_edit", "Edit hunk", id="navtui.hunk_edit", show=False,
+            tooltip="Change the lines this hunk puts in"),
+]
+HUNK_ACTIONS = frozenset(binding.action for binding in HUNK_BINDINGS)
+
+
+class HunkReviewKeys:
+    """The hunk keys and the decision they lead to (reads `pending`, `driver`, `auto`)."""
+
+    hunk_review: HunkReview | None = None  # the pending proposal's hunks, once the session said
+
+    def watch_pending(self, proposal: StepProposed | None) -> None:
+        """A new proposal: ask the session for its hunks (an edit of more than one is reviewed
+        hunk by hunk); no proposal: no review."""
+        self.hunk_review = None
+        if proposal is not None and not self.auto and self.driver is not None:
+            self._load_hunks(proposal)
+
+    @work(group="hunks", exclusive=True, exit_on_error=False)
+    async def _load_hunks(self, proposal: StepProposed) -> None:
+        action = proposal.step.action
+        review = await self.run_on_session(lambda session: review_of(session.executor.files, action))
+        if review is None or len(review.hunks) < 2 or self.pending is not proposal or self.running:
+            return
+        self.hunk_review = review
+        self.query_one(ActionCard).show_hunks(review.hunks)
+        self.refresh_bindings()
+
+    def hunk_keys_apply(self) -> bool:
+        """Whether the hunk keys mean something now (a reviewed proposal waits)."""
+        return self.hunk_review is not None and self.pending is not None and not self.running
+
+    def reviewed_decision(self) -> Decision | None:
+        """Approve's decision: the kept hunks (all kept: a plain approve); None, said why, when
+        every hunk is dropped."""
+        hunk_list = self.query_one(HunkList)
+        if self.hunk_review is None or not hunk_list.changed:
+            return Approve()
+        try:
+            return self.hunk_review.decision(hunk_list.choices)
+        except NothingKept as nothing:
+            self.notify(f"{nothing}: press r", severity="warning", timeout=4)
+            return None
+
+    def action_hunk_next(self) -> None:
+        self.query_one(HunkList).move(1)
+
+    def action_hunk_prev(self) -> None:
+        self.query_one(HunkList).move(-1)
+
+    def action_hunk_keep(self) -> None:
+        self.query_one(HunkList).choose(KEEP)
+        self.query_one(HunkList).move(1)
+
+    def action_hunk_drop(self) -> None:
+        self.query_one(HunkList).choose(DROP)
+        self.query_one(HunkList).move(1)
+
+    @work(group="modal", exclusive=True)
+    async def action_hunk_edit(self) -> None:
+        hunk_list, proposal = self.query_one(HunkList), self.pending
+        if not hunk_list.hunks:
+            return
+        hunk = hunk_list.hunks[hunk_list.current]
+        choice = hunk_list.choice
+        text = choice.text if choice.text is not None else "".join(hunk.new)
+        edited = await self.app.push_screen_wait(HunkEditScreen(hunk, text))
+        if edited is not None and self.pending is proposal:
+            hunk_list.choose(HunkChoice(text=edited))
