@@ -143,7 +143,11 @@ class HunkList(Widget):
         self.refresh(Region(0, start, max(self.size.width, self._width), count))
 
     def _show_current(self) -> None:
-        """Scroll the card so the current hunk's header (and as much of it as fits) shows."""
+        """Scroll the card so the current hunk's header (and as much of it as fits) shows, once
+        the lines laid out now are in place."""
+        self.call_after_refresh(self._scroll_to_current)
+
+    def _scroll_to_current(self) -> None:
         parent = self.parent
         if isinstance(parent, Widget) and self._starts:
             top = self.virtual_region.y + self._starts[self.current]

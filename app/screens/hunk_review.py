@@ -20,7 +20,9 @@ HUNK_BINDINGS = [
             tooltip="Next hunk of the proposed edit"),
     Binding("left_square_bracket", "hunk_prev", "Prev hunk", id="navtui.hunk_prev", show=False,
             tooltip="Previous hunk of the proposed edit"),
-    Binding("k", "hunk_keep", "Keep", id="navtui.hunk_keep", tooltip="Keep this hunk (as proposed)"),
+    # (hunks start kept: `k` takes a drop or an edit back; at 80 columns the footer has no room)
+    Binding("k", "hunk_keep", "Keep", id="navtui.hunk_keep", show=False,
+            tooltip="Keep this hunk (as proposed)"),
     Binding("x", "hunk_drop", "Drop", id="navtui.hunk_drop",
             tooltip="Drop this hunk: approve runs the others only"),
     Binding("E", "hunk_edit", "Edit hunk", id="navtui.hunk_edit", show=False,
