@@ -22,20 +22,8 @@ from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.faults import ServerFault
 from agent_core.context import ContextFitter, ContextOverflow
 from agent_core.events import (
-    Event,
-    FormatError,
-    Notice,
-    SessionError,
-    SessionFinished,
-    SessionStarted,
-    StepExecuted,
-    StepProposed,
-    StepRejected,
-    StepUndone,
-    TokenStreamed,
-    TurnStarted,
-    UsageReported,
-    UserMessage,
+    Event, FormatError, Notice, SessionError, SessionFinished, SessionStarted, StepExecuted,
+    StepProposed, StepRejected, StepUndone, TokenStreamed, TurnStarted, UsageReported, UserMessage,
 )
 from agent_core.executor import Executor
 from agent_core.finish import FinishReason
@@ -498,15 +486,25 @@ class Session:
             origin=Origin.USER,
             user_edits=changed,
         )
-        what = ", ".join(changed[:10])
-        if len(changed) > 10:
-            what += f" and {len(changed) - 10} more"
+        what = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
         self._emit(Notice(
             f"your edits ({what}) are kept as checkpoint {record.index}; "
             f"the approved step runs as step {record.index + 1}"
         ))
         self._emit(StepExecuted(record))
         return dataclasses.replace(proposal, index=proposal.index + 1)
+
+    def keep_user_edits(self) -> None:
+        """Checkpoint the user's changes now, as a step of the user's own (e.g. hunks of a step
+        put back: `agent_core.step_hunks`); a proposal waiting moves to the next step number."""
+        waiting = self.pending
+        blank = ProposedStep(thought="", action=Bash(""), raw="", dialect=self.dialect)
+        try:
+            moved = self._keep_user_edits(waiting or StepProposed(self.state.next_index(), blank, ""))
+        except SessionStop as stop:
+            return self._stop(stop)
+        if waiting is not None and moved is not waiting:
+            self._emit(moved)
 
     def _execute(self, proposal: StepProposed, decision: Decision, action: Action) -> StepRecord:
         assistant, note, after = proposal.step.raw, "", ""
