@@ -95,3 +95,35 @@ async def test_a_one_hunk_edit_keeps_the_plain_diff_preview(git_repo: Path):
         await pilot.pause()
         assert not main.query_one(HunkList).display and main.hunk_review is None
         assert not main.check_action("hunk_drop", ())
+
+
+async def test_hunks_of_a_step_that_ran_are_put_back_and_undone(notes_repo: Path):
+    """`H` after a bash step: the step's hunks; `x` marks one, enter puts it back as a
+    checkpoint of the user's own, and `u` undoes that."""
+    from app.screens.confirm import ConfirmScreen
+    from app.screens.step_hunks import StepHunksScreen
+    from agent_core.steps import StepStatus
+
+    command = "sed -i -e 's/^line 3$/line three/' -e 's/^line 15$/line fifteen/' notes.txt"
+    changed = ORIGINAL.replace("line 3\n", "line three\n").replace("line 15\n", "line fifteen\n")
+    session = make_session(notes_repo, [("Rename.", Bash(command)), ("Look.", Bash("true")),
+                                        ("Again.", Bash("true"))])
+    async with running_app(session, notes_repo) as (app, pilot, watch):
+        main = main_screen(app)
+        assert not main.check_action("step_hunks", ())
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "the next proposal")
+        assert (notes_repo / "notes.txt").read_text() == changed
+        assert main.check_action("step_hunks", ())
+        await pilot.press("H")
+        await watch.until(lambda: showing(app, StepHunksScreen), "the step's hunks")
+        listed = app.screen.query_one(HunkList)
+        assert [h.where for h in listed.hunks] == ["line 3", "line 15"]
+        await pilot.press("x", "enter")
+        await watch.until(lambda: waiting_on(app, 3), "the proposal, moved past the checkpoint")
+        assert (notes_repo / "notes.txt").read_text() == changed.replace("line three\n", "line 3\n")
+        assert session.records[-1].status is StepStatus.USER_EDITS
+        await pilot.press("u")
+        await watch.until(lambda: showing(app, ConfirmScreen), "undo asks about your own edits")
+        await pilot.press("y")
+        await watch.until(lambda: (notes_repo / "notes.txt").read_text() == changed, "the undo")

@@ -50,10 +50,13 @@ class HunkList(Widget):
         "hunk-list--header", "hunk-list--current", "hunk-list--body",
     }
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, dropped: str = "dropped", id: str | None = None) -> None:
+        """`dropped`: what a dropped hunk's header calls it (a step's hunk is put back)."""
         super().__init__(id=id)
+        self.dropped = dropped
         self.hunks: tuple[Hunk, ...] = ()
         self.choices: dict[int, HunkChoice] = {}
+        self.paths: tuple[str, ...] = ()  # per hunk, its file (none: the one file of an edit)
         self.current = 0
         self._bodies: list[list[Content]] = []  # per hunk: its highlighted body lines
         self._starts: list[int] = []  # per hunk: its header's line
@@ -62,9 +65,11 @@ class HunkList(Widget):
 
     # --- what is shown --------------------------------------------------------------------
 
-    def show_hunks(self, hunks: Sequence[Hunk]) -> None:
-        """Show `hunks`, all kept, the first one current."""
+    def show_hunks(self, hunks: Sequence[Hunk], paths: Sequence[str] = ()) -> None:
+        """Show `hunks` (of the files `paths`, when they span several), all kept, the first one
+        current."""
         self.hunks, self.choices, self.current = tuple(hunks), {}, 0
+        self.paths = tuple(paths)
         texts = ["\n".join(_body(hunk, KEEP)) for hunk in self.hunks]
         lines = highlight_diff("\n".join(texts)).split("\n") if texts else []
         self._bodies, at = [], 0
@@ -116,9 +121,10 @@ class HunkList(Widget):
     def _header(self, index: int) -> Content:
         hunk = self.hunks[index]
         mark = MARK if index == self.current else " "
-        state = hunk_state(hunk, self.choices.get(hunk.number, KEEP))
+        state = hunk_state(hunk, self.choices.get(hunk.number, KEEP)).replace("dropped", self.dropped)
+        where = f"{visible(self.paths[index])} {hunk.where}" if self.paths else hunk.where
         return Content(f"{mark} hunk {index + 1}/{len(self.hunks)} · {state:<7} {hunk.header}"
-                       f"  {hunk.where}")
+                       f"  {where}")
 
     def _count(self, index: int) -> int:
         """How many lines hunk `index` takes (its header and body)."""

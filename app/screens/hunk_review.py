@@ -11,7 +11,9 @@ from textual.binding import Binding
 from agent_core.events import StepProposed
 from agent_core.hunks import DROP, KEEP, HunkChoice, HunkReview, NothingKept, review_of
 from agent_core.steps import Approve, Decision
+from agent_core.step_hunks import RevertError, StepHunk, revert_in_session, step_hunks
 from app.screens.hunk_edit import HunkEditScreen
+from app.screens.step_hunks import StepHunksScreen
 from widgets.action_card import ActionCard
 from widgets.hunk_list import HunkList
 
@@ -27,6 +29,8 @@ HUNK_BINDINGS = [
             tooltip="Drop this hunk: approve runs the others only"),
     Binding("E", "hunk_edit", "Edit hunk", id="navtui.hunk_edit", show=False,
             tooltip="Change the lines this hunk puts in"),
+    Binding("H", "step_hunks", "Step hunks", id="navtui.step_hunks", show=False,
+            tooltip="The last step's changes hunk by hunk: put back the ones you drop"),
 ]
 HUNK_ACTIONS = frozenset(binding.action for binding in HUNK_BINDINGS)
 
@@ -35,6 +39,7 @@ class HunkReviewKeys:
     """The hunk keys and the decision they lead to (reads `pending`, `driver`, `auto`)."""
 
     hunk_review: HunkReview | None = None  # the pending proposal's hunks, once the session said
+    _read_step_hunks: tuple[str | None, list[StepHunk]] = (None, [])  # (a step's diff, its hunks)
 
     def watch_pending(self, proposal: StepProposed | None) -> None:
         """A new proposal: ask the session for its hunks (an edit of more than one is reviewed
@@ -53,9 +58,24 @@ class HunkReviewKeys:
         self.query_one(ActionCard).show_hunks(review.hunks)
         self.refresh_bindings()
 
-    def hunk_keys_apply(self) -> bool:
-        """Whether the hunk keys mean something now (a reviewed proposal waits)."""
+    def hunk_keys_apply(self, action: str) -> bool:
+        """Whether hunk key `action` means something now: a reviewed proposal waits, or (`H`)
+        the last step changed files and nothing runs."""
+        if action == "step_hunks":
+            return self.finished is None and not self.running and self._last_step_hunks() is not None
         return self.hunk_review is not None and self.pending is not None and not self.running
+
+    def _last_step_hunks(self) -> tuple[int, list[StepHunk]] | None:
+        """The last executed step and its diff's hunks (read once per diff: the footer asks
+        every time it refreshes)."""
+        executed = self._executed_records()
+        if not executed or not executed[-1].diff:
+            return None
+        last = executed[-1]
+        if self._read_step_hunks[0] is not last.diff:
+            self._read_step_hunks = (last.diff, step_hunks(last.diff))
+        hunks = self._read_step_hunks[1]
+        return (last.index, hunks) if hunks else None
 
     def reviewed_decision(self) -> Decision | None:
         """Approve's decision: the kept hunks (all kept: a plain approve); None, said why, when
@@ -82,6 +102,24 @@ class HunkReviewKeys:
     def action_hunk_drop(self) -> None:
         self.query_one(HunkList).choose(DROP)
         self.query_one(HunkList).move(1)
+
+    @work(group="modal", exclusive=True)
+    async def action_step_hunks(self) -> None:
+        """The last step's hunks; those the user drops are put back as a checkpoint of the
+        user's own (undoable), and the model is told."""
+        found = self._last_step_hunks()
+        if found is None or self.driver is None:
+            return
+        step, hunks = found
+        chosen = await self.app.push_screen_wait(StepHunksScreen(step, hunks))
+        if not chosen:
+            return
+        try:
+            await self.run_on_session(lambda session: revert_in_session(session, step, chosen, len(hunks)))
+        except RevertError as error:
+            self.notify(f"Nothing was put back: {error}", severity="error", timeout=6)
+            return
+        self.notify(f"{len(chosen)} hunk(s) of step {step} put back as they were; u undoes it", timeout=4)
 
     @work(group="modal", exclusive=True)
     async def action_hunk_edit(self) -> None:

@@ -629,7 +629,7 @@ class MainScreen(HunkReviewKeys, StepDialogs, SessionEnding, ArrangedOnce):
             return live and self.paused and not self.generating
         if action in ("message", "toggle_auto"):
             return live
-        return self.hunk_keys_apply() if action in HUNK_ACTIONS else True
+        return self.hunk_keys_apply(action) if action in HUNK_ACTIONS else True
 
     def _rewind_target(self) -> int | None:
         """The executed step highlighted in the (visible) timeline, if any."""
