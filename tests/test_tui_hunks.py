@@ -127,3 +127,12 @@ async def test_hunks_of_a_step_that_ran_are_put_back_and_undone(notes_repo: Path
         await watch.until(lambda: showing(app, ConfirmScreen), "undo asks about your own edits")
         await pilot.press("y")
         await watch.until(lambda: (notes_repo / "notes.txt").read_text() == changed, "the undo")
+
+
+async def test_always_allow_runs_the_kept_hunks_too(notes_repo: Path):
+    session = make_session(notes_repo, [("Rename two lines.", TWO_HUNKS), ("Look.", Bash("true"))])
+    async with running_app(session, notes_repo) as (app, pilot, watch):
+        await watch.until(lambda: reviewing(app), "the proposal's hunks")
+        await pilot.press("right_square_bracket", "x", "A")
+        await watch.until(lambda: waiting_on(app, 2), "the next proposal")
+    assert (notes_repo / "notes.txt").read_text() == ORIGINAL.replace("line 3\n", "line three\n")

@@ -43,8 +43,8 @@ class StepDialogs:
             self.driver.send(Allow(kind=kind))
             rule = f"every {kind} action"
         self.notify(f"Always allowed: {rule}", timeout=3)
-        if self.pending is proposal:
-            self._decide(Approve())
+        if self.pending is proposal and (decision := self.reviewed_decision()) is not None:
+            self._decide(decision)  # (the kept hunks only, where the edit was reviewed)
 
     @work(exclusive=True, group="modal")
     async def action_reject(self) -> None:
