@@ -40,11 +40,15 @@ class StepDialogs:
                 rule += f" in every repository ({save_allow_rule(choice.prefix)})"
         else:
             kind = "view" if isinstance(action, StrReplaceEditor) and action.command == "view" else action.kind
+            decision = self.reviewed_decision()  # (the kept hunks only, where the edit was reviewed)
+            if decision is None:
+                return
+            self._decide(decision)  # before the rule, which would approve the whole proposal
             self.driver.send(Allow(kind=kind))
             rule = f"every {kind} action"
         self.notify(f"Always allowed: {rule}", timeout=3)
-        if self.pending is proposal and (decision := self.reviewed_decision()) is not None:
-            self._decide(decision)  # (the kept hunks only, where the edit was reviewed)
+        if self.pending is proposal:
+            self._decide(Approve())
 
     @work(exclusive=True, group="modal")
     async def action_reject(self) -> None:
