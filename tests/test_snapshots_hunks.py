@@ -34,3 +34,27 @@ def test_hunks_of_an_edit_on_the_card(tmp_path: Path, snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 34), run_before=reviewed)
+
+
+def test_hunks_of_a_step_that_ran(tmp_path: Path, snap_compare):
+    from agent_core.actions import Bash
+
+    repo = make_repo(tmp_path / "repo", {"values.py": ORIGINAL})
+    command = "sed -i -e 's/^value_2 = 2$/value_2 = 2.0/' -e 's/^value_20 = 20$/value_20 = 20.0/' values.py"
+    session = make_session(repo, [("Floats.", Bash(command)), ("Look.", Bash("true"))],
+                           session_id="20260101-000000-hunks1")
+    app = NavApp(session, repo="repo")
+
+    async def reviewing_the_step(pilot: Pilot) -> None:
+        await until(pilot, lambda: app.main and app.main.pending and app.main.pending.index == 1)
+        await pilot.press("a")
+        await until(pilot, lambda: app.main.pending and app.main.pending.index == 2
+                    and app.main.check_action("step_hunks", ()))
+        await pilot.press("H")
+        await until(pilot, lambda: type(app.screen).__name__ == "StepHunksScreen")
+        await pilot.press("x")
+        await pilot.pause()
+        freeze(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=reviewing_the_step)
