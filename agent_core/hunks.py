@@ -187,7 +187,7 @@ def reviewable(action: Action) -> bool:
 def region_of(action: Action, before: str | None, after: str | None) -> Region | None:
     """The region `action` changes, given the file's text before and after it (as the file
     tools plan it); None for an action that is not a reviewable edit."""
-    if not reviewable(action) or after is None:
+    if not isinstance(action, (Edit, StrReplaceEditor)) or not reviewable(action) or after is None:
         return None
     if isinstance(action, StrReplaceEditor) and action.command == "create":
         return Region(action.path, "", after, 1)

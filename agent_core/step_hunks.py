@@ -127,8 +127,8 @@ def revert_hunks(paths: Confinement, hunks: Sequence[StepHunk]) -> list[str]:
     """Put `hunks` back as they were before their step, in the working tree; returns the files
     changed. RevertError (nothing written) when a file no longer holds a hunk's new lines."""
     by_path: dict[str, list[StepHunk]] = {}
-    for hunk in hunks:
-        by_path.setdefault(hunk.path, []).append(hunk)
+    for step_hunk in hunks:
+        by_path.setdefault(step_hunk.path, []).append(step_hunk)
     texts: dict[str, str | None] = {}
     for path, chosen in by_path.items():
         current = _read(paths, path)
@@ -140,12 +140,10 @@ def revert_hunks(paths: Confinement, hunks: Sequence[StepHunk]) -> list[str]:
                 raise RevertError(f"{path} changed since the step: hunk {hunk.number} "
                                   f"({hunk.where}) is not there as the step left it")
             lines[at:at + len(hunk.new)] = list(hunk.old)
-        text = "".join(lines)
-        gone = chosen[0].created and not text and len(chosen) == len(
-            [h for h in hunks if h.path == path])
-        texts[path] = None if gone else text
-    for path, text in texts.items():
-        _write(paths, path, text)
+        left = "".join(lines)
+        texts[path] = None if chosen[0].created and not left else left  # (a file the step made)
+    for path, written in texts.items():
+        _write(paths, path, written)
     return sorted(texts)
 
 
