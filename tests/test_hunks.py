@@ -157,3 +157,27 @@ def test_hunk_reviews_become_dpo_and_kto_rows_and_finetune_rows(notes_repo, tmp_
     # `navtui finetune` builds its rows the same way, from the same turns.
     rows = build_rows("dpo", model_turns(trajectory), Renderer(None))
     assert rows.data == [pair]
+
+
+def test_a_hunk_review_resumes_with_the_note_the_model_read(notes_repo, tmp_path):
+    """The logged review comes back on resume: the same record, the same next prompt."""
+    from tests.test_resume import logged, resumed
+
+    script = write_script(tmp_path / "s.jsonl", [
+        f"Thought: two lines.\nAction: edit notes.txt 3 10\n{NEW_BLOCK.rstrip()}",
+        "Thought: look.\nAction: bash true"])
+    original, original_backend, log = logged(notes_repo, script)
+    try:
+        review = review_of(original.executor.files, original.propose().step.action)
+        original.decide(review.decision({2: DROP}))
+        again, again_backend, _ = resumed(notes_repo, log, script)
+        try:
+            assert again.records == original.records
+            original.propose()
+            again.propose()
+            assert again_backend.prompts[-1] == original_backend.prompts[-1]
+            assert "Dropped: hunk 2 (line 10)" in again_backend.prompts[-1].text
+        finally:
+            again.close()
+    finally:
+        original.close()
