@@ -210,6 +210,13 @@ def region_of(action: Action, before: str | None, after: str | None) -> Region |
     return Region(action.path, "".join(old_lines[start - 1:end]), new, start)
 
 
+def review_summary(outcomes: Sequence[HunkOutcome]) -> str:
+    """A review in a few words, for the user: `1 of 2 hunks kept (1 changed by you)`."""
+    kept = sum(o.verdict is not Verdict.DROPPED for o in outcomes)
+    edited = sum(o.verdict is Verdict.EDITED for o in outcomes)
+    return f"{kept} of {len(outcomes)} hunks kept" + (f" ({edited} changed by you)" if edited else "")
+
+
 def _numbers(outcomes: Sequence[HunkOutcome]) -> str:
     names = [f"hunk {o.number} ({o.where})" for o in outcomes]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -16,6 +16,7 @@ from tests.fixtures.repos import make_repo
 from tests.fixtures.running_app import main_screen, running_app, waiting_on
 from tests.fixtures.tui import make_session, showing
 from widgets.hunk_list import HunkList
+from widgets.step_timeline import step_line
 
 ORIGINAL = "".join(f"line {n}\n" for n in range(1, 21))
 OLD_BLOCK = "".join(f"line {n}\n" for n in range(3, 11))
@@ -50,6 +51,7 @@ async def test_dropping_one_hunk_of_two_runs_only_the_other(notes_repo: Path):
     decision = session.records[0].decision
     assert isinstance(decision, KeepHunks)
     assert [o.verdict for o in decision.hunks] == [Verdict.DROPPED, Verdict.KEPT]
+    assert step_line(session.records[0]).endswith("(1 of 2 hunks kept)")
 
 
 async def test_a_hunk_edited_by_the_user_runs_as_written(notes_repo: Path):
