@@ -35,12 +35,15 @@ from agent_core.steps import (
     Checkpoint,
     Decision,
     EditAction,
+    HunkOutcome,
+    KeepHunks,
     Observation,
     Origin,
     ProposedStep,
     Quit,
     Reject,
     StepRecord,
+    Verdict,
 )
 
 
@@ -49,6 +52,9 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
         return {"kind": "approve"}
     if isinstance(decision, Reject):
         return {"kind": "reject", "feedback": decision.feedback}
+    if isinstance(decision, KeepHunks):
+        return {"kind": "hunks", "action": action_to_dict(decision.action),
+                "hunks": [asdict(outcome) for outcome in decision.hunks]}
     if isinstance(decision, EditAction):
         return {"kind": "edit", "action": action_to_dict(decision.action)}
     if isinstance(decision, Quit):
@@ -64,9 +70,21 @@ def decision_from_dict(data: dict[str, Any]) -> Decision:
         return Reject(data.get("feedback", ""))
     if kind == "edit":
         return EditAction(action_from_dict(data["action"]))
+    if kind == "hunks":
+        return KeepHunks(action_from_dict(data["action"]), [_outcome(h) for h in data["hunks"]])
     if kind == "quit":
         return Quit()
     raise ValueError(f"unknown decision kind {kind!r}")
+
+
+def _outcome(data: dict[str, Any]) -> HunkOutcome:
+    """A logged hunk outcome, its fields checked (a log is data the model may have written)."""
+    text = data.get("text")
+    fields = (data["header"], data["where"], data["old"], data["new"])
+    if not isinstance(data["number"], int) or not all(isinstance(f, str) for f in fields) or not (
+            text is None or isinstance(text, str)):
+        raise ValueError(f"a logged hunk outcome is malformed: {sorted(data)}")
+    return HunkOutcome(data["number"], Verdict(data["verdict"]), *fields, text)
 
 
 def _step_to_dict(step: ProposedStep) -> dict[str, Any]:

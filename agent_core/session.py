@@ -22,25 +22,14 @@ from agent_core.backends.base import Backend, BackendError
 from agent_core.backends.faults import ServerFault
 from agent_core.context import ContextFitter, ContextOverflow
 from agent_core.events import (
-    Event,
-    FormatError,
-    Notice,
-    SessionError,
-    SessionFinished,
-    SessionStarted,
-    StepExecuted,
-    StepProposed,
-    StepRejected,
-    StepUndone,
-    TokenStreamed,
-    TurnStarted,
-    UsageReported,
-    UserMessage,
+    Event, FormatError, Notice, SessionError, SessionFinished, SessionStarted, StepExecuted,
+    StepProposed, StepRejected, StepUndone, TokenStreamed, TurnStarted, UsageReported, UserMessage,
 )
 from agent_core.executor import Executor
 from agent_core.finish import FinishReason
 from agent_core.formats import ParseError, translate
 from agent_core.formats.common import join_notices
+from agent_core.hunks import hunk_note
 from agent_core.patch_scope import PatchScope, patch_scope
 from agent_core.policy import AutoPolicy, Policy
 from agent_core.prompt_types import Prompt, Usage
@@ -48,17 +37,8 @@ from agent_core.repetition import RepetitionGuard
 from agent_core.session_config import AUTO_PROMPT_DIALECT, SessionConfig, new_session_id
 from agent_core.session_state import SessionState
 from agent_core.steps import (
-    GIT_WARNINGS_KEY,
-    Approve,
-    Decision,
-    EditAction,
-    Observation,
-    Origin,
-    ProposedStep,
-    Quit,
-    Reject,
-    StepRecord,
-    StepStatus,
+    GIT_WARNINGS_KEY, Approve, Decision, EditAction, KeepHunks, Observation, Origin, ProposedStep,
+    Quit, Reject, StepRecord, StepStatus,
 )
 from agent_core.stored_turns import store_turn
 from agent_core.stuck import StuckDetector
@@ -506,9 +486,7 @@ class Session:
             origin=Origin.USER,
             user_edits=changed,
         )
-        what = ", ".join(changed[:10])
-        if len(changed) > 10:
-            what += f" and {len(changed) - 10} more"
+        what = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
         self._emit(Notice(
             f"your edits ({what}) are kept as checkpoint {record.index}; "
             f"the approved step runs as step {record.index + 1}"
@@ -516,9 +494,23 @@ class Session:
         self._emit(StepExecuted(record))
         return dataclasses.replace(proposal, index=proposal.index + 1)
 
+    def keep_user_edits(self) -> None:
+        """Checkpoint the user's changes now, as a step of the user's own (e.g. hunks of a step
+        put back: `agent_core.step_hunks`); a proposal waiting moves to the next step number."""
+        waiting = self.pending
+        blank = ProposedStep(thought="", action=Bash(""), raw="", dialect=self.dialect)
+        try:
+            moved = self._keep_user_edits(waiting or StepProposed(self.state.next_index(), blank, ""))
+        except SessionStop as stop:
+            return self._stop(stop)
+        if waiting is not None and moved is not waiting:
+            self._emit(moved)
+
     def _execute(self, proposal: StepProposed, decision: Decision, action: Action) -> StepRecord:
-        assistant, note = proposal.step.raw, ""
-        if isinstance(decision, EditAction):
+        assistant, note, after = proposal.step.raw, "", ""
+        if isinstance(decision, KeepHunks):  # the model's own turn; the review said after it
+            after = "\n" + hunk_note(getattr(action, "path", ""), decision.hunks)
+        elif isinstance(decision, EditAction):
             assistant, note = self._edited_turn(proposal, action)
         review = self._review(action)
         if review is not None:
@@ -553,8 +545,7 @@ class Session:
             profile=self.profile,
             to_model=self.executor.path_map.to_model,
         )
-        if note:
-            text = f"{note}\n{text}"
+        text = f"{note}\n{text}" if note else text + after
         store_turn(record, prompts.Turn(assistant, text))
         self._emit(StepExecuted(record))
         if isinstance(action, Submit) and review is None:

@@ -53,12 +53,42 @@ class EditAction:
     action: Action
 
 
+class Verdict(StrEnum):
+    """What became of one hunk of a proposed edit."""
+
+    KEPT = "kept"
+    DROPPED = "dropped"
+    EDITED = "edited"  # kept as the user changed it
+
+
+@dataclass
+class HunkOutcome:
+    """One hunk of a proposed edit and the user's word on it (`text`: the user's version)."""
+
+    number: int
+    verdict: Verdict
+    header: str  # `@@ -10,2 +10,3 @@`
+    where: str  # `lines 10-11`, in the file as it was
+    old: str
+    new: str  # as the model proposed it
+    text: str | None = None
+
+
+@dataclass
+class KeepHunks(EditAction):
+    """Run only the kept hunks of the proposed edit: `action` is the proposal rebuilt from them
+    (`agent_core.hunks.kept_action`); `hunks` says what became of each. The model's turn stays
+    its own; its observation ends with a note of the review (`agent_core.hunks.hunk_note`)."""
+
+    hunks: list[HunkOutcome] = field(default_factory=list)
+
+
 @dataclass
 class Quit:
     """Stop the session now; everything executed so far stays checkpointed and resumable."""
 
 
-Decision = Approve | Reject | EditAction | Quit
+Decision = Approve | Reject | EditAction | KeepHunks | Quit
 
 
 @dataclass

@@ -1,9 +1,11 @@
 """The TUI under a live model's pace, measured from outside: the real `navtui` in a real
 pseudo-terminal, beside three anchors streaming the same text at the same pace in the same run;
-and the start screen's first frame with 100 logged sessions.
+and the start screen's first frame with 100 logged sessions; with --hunks N, keys while an edit
+proposal of N hunks waits.
 
     python bench/ui_stream.py [--rates 100,2000] [--seconds 4] [--earlier 50] [--runs 3]
                               [--sessions 100] [--in-process] [--only navtui,rich-live,...]
+                              [--hunks 300]
 
 Every program reads the same OpenAI-compatible stream from `feed.Feed` (127.0.0.1): `navtui
 --backend openai` gets `--earlier` short turns at once (each a step that runs `true`; `t` turns
@@ -249,6 +251,79 @@ def in_process_figures(rate: float, seconds: float, earlier: int, runs: int, wor
             percentile([lat for r in results for lat in r["latencies"]], 0.99))
 
 
+# --- an edit proposal of many hunks ----------------------------------------------------------
+
+
+def hunk_run(hunks: int, seconds: float, work: Path) -> dict:
+    """navtui (ask mode) with an edit proposal of `hunks` hunks waiting: seconds from approving
+    the step before it to its diff preview on the card (and, where navtui lists hunks, to the
+    list), then key -> screen of `d` (output, step diff, session diff) and, with hunks listed, of
+    `]` (the next hunk marked) for `seconds` each."""
+    from agent_core.actions import Bash, StrReplaceEditor
+    from agent_core.formats import render
+
+    old = "".join(f"v{n}\n" for n in range(8 * hunks))
+    new = "".join(f"v{n}{'.0' if n % 8 == 4 else ''}\n" for n in range(8 * hunks))
+    repo = make_repo(work / "repo")
+    (repo / "values.py").write_text(old)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "values")
+    turns = [render(Bash("printf 'OUT%s\\n' MARK"), "toolcall", "First."),
+             render(StrReplaceEditor("str_replace", "values.py", old_str=old, new_str=new), "toolcall",
+                    "Make every eighth value a float.")]
+    feed = Feed("", 1.0, turns)
+    command = navtui_command(repo, feed.base_url, 5, len(turns[1]) // CHUNK + 256)
+    terminal = Terminal(command, env=child_env(work), cwd=work)
+    result: dict = {"d": [], "]": []}
+    try:
+        terminal.wait_for("Approve", 60)
+        approved = time.monotonic()
+        os.write(terminal.child.child_fd, b"a")
+        result["preview"] = terminal.wait_for("@@ -", 120) - approved
+        try:
+            result["listed"] = terminal.wait_for(f"hunk 1/{hunks}", 10) - approved
+        except TimeoutError:
+            result["listed"] = None
+        time.sleep(0.3)
+        effects = ["This step changed no file.", "No changes yet.", "OUTMARK"]
+        for key, shows in ((b"d", lambda n: effects[n % 3]),
+                           (b"]", lambda n: f"\u25b6 hunk {n + 2}/{hunks}")):
+            if key == b"]" and result["listed"] is None:
+                break
+            ends = time.monotonic() + seconds
+            n = 0
+            while time.monotonic() < ends and n < hunks - 1:
+                result[key.decode()].append(terminal.press(key, shows(n)))
+                n += 1
+                time.sleep(KEY_INTERVAL)
+    finally:
+        terminal.close()
+        feed.stop()
+    return result
+
+
+def hunk_table(hunks: int, seconds: float, runs: int, work: Path) -> None:
+    print(f"\nan edit proposal of {hunks} hunks waiting in a 120x40 pty; {runs} run(s), samples "
+          "pooled; milliseconds")
+    print(f"{'preview':>8} {'listed':>8} {'d p50':>7} {'d p99':>7} {'d keys':>6} {'] p50':>7} "
+          f"{'] p99':>7} {'] keys':>6}")
+    pooled: dict = {"preview": [], "listed": [], "d": [], "]": []}
+    for run in range(runs):
+        result = hunk_run(hunks, seconds, work / f"hunks-{run}")
+        pooled["preview"].append(result["preview"])
+        if result["listed"] is not None:
+            pooled["listed"].append(result["listed"])
+        pooled["d"] += result["d"]
+        pooled["]"] += result["]"]
+
+    def ms(values: list[float], q: float) -> str:
+        return f"{percentile(values, q) * 1e3:.1f}" if values else "-"
+
+    print(f"{ms(pooled['preview'], 0.5):>8} {ms(pooled['listed'], 0.5):>8} {ms(pooled['d'], 0.5):>7} "
+          f"{ms(pooled['d'], 0.99):>7} {len(pooled['d']):>6} {ms(pooled[']'], 0.5):>7} "
+          f"{ms(pooled[']'], 0.99):>7} {len(pooled[']']):>6}")
+
+
 # --- the start screen with many logged sessions ------------------------------------------------
 
 
@@ -359,6 +434,8 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(PROGRAMS), help="programs to run, comma-separated")
     parser.add_argument("--in-process", action="store_true", help="add the in-process figures")
     parser.add_argument("--sessions", type=int, default=100, help="logged sessions (0: skip)")
+    parser.add_argument("--hunks", type=int, default=0,
+                        help="also time keys with an edit proposal of this many hunks waiting")
     parser.add_argument("--profile", metavar="FILE",
                         help="only py-spy navtui at the first rate into FILE (collapsed stacks) and stop")
     options = parser.parse_args()
@@ -377,6 +454,8 @@ def main() -> None:
             stream_table(rates, options.seconds, options.earlier, options.runs, programs,
                          options.in_process, work)
             print(f"load average after: {load()}")
+        if options.hunks:
+            hunk_table(options.hunks, options.seconds, options.runs, work)
         if options.sessions:
             start_table(options.sessions, options.runs, work)
 

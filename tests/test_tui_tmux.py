@@ -105,3 +105,30 @@ def test_the_finish_screen_at_80x24_shows_every_choice(git_repo: Path, tmp_path:
     assert "c Continue" in footer and "q Quit" in footer, footer
     tmux_pane.send("q")
     assert tmux_pane.exit_status() == 0
+
+
+def test_dropping_one_hunk_of_two_in_a_real_terminal(tmp_path: Path, tmux_pane: TmuxPane):
+    """Per-hunk review as a user does it at 80x24: the card lists the edit's two hunks, `x` drops
+    the first, `a` runs the rest; the file holds only the kept hunk."""
+    from tests.fixtures.repos import make_repo
+
+    original = "".join(f"line {n}\n" for n in range(1, 21))
+    repo = make_repo(tmp_path / "repo", {"notes.txt": original})
+    block = "".join(f"line {n}\n" for n in range(3, 11)).replace("line 3\n", "line three\n")
+    edit = "Thought: two lines\nAction: edit notes.txt 3 10\n" + block.replace("line 10", "line ten")
+    script = write_script(tmp_path / "s.jsonl", [edit, "Thought: look\nAction: bash true"])
+    tmux_pane.start_navtui("--script", str(script), "--issue", "rename", str(repo), cwd=tmp_path)
+    tmux_pane.wait_for("hunk 1/2")
+    shown = tmux_pane.wait_for("x Drop")
+    assert "q Quit" in tmux_pane.lines()[-1] and "? Help" in tmux_pane.lines()[-1], shown
+    tmux_pane.send("x")  # hunk 1 dropped; hunk 2 is current, the card scrolled to it
+    tmux_pane.wait_for("▶ hunk 2/2 · kept")
+    tmux_pane.send("[")
+    tmux_pane.wait_for("▶ hunk 1/2 · dropped")
+    tmux_pane.send("a")
+    tmux_pane.wait_for("╭─ Step 2")
+    assert (repo / "notes.txt").read_text() == original.replace("line 10\n", "line ten\n")
+    tmux_pane.send("q")
+    tmux_pane.wait_for("Quit navtui?")
+    tmux_pane.send("y")
+    assert tmux_pane.exit_status() == 3  # (quit by the user, the session saved)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
@@ -10,11 +12,13 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
+from agent_core.hunks import Hunk
 from agent_core.sanitize import visible
 from agent_core.steps import Origin, StepRecord, StepStatus
 from widgets._css import css_beside
 from widgets.card_text import CardText
 from widgets.diff_view import highlight_diff
+from widgets.hunk_list import HunkList
 
 
 def action_summary(action: Action, width: int = 60) -> str:
@@ -73,6 +77,7 @@ class ActionCard(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield CardText("", id="card-command", markup=False)
         yield Static("", id="card-diff")
+        yield HunkList(id="card-hunks")
 
     def watch_state(self, old: str, new: str) -> None:
         # One style update for the swap, not two: each walks the card and its children.
@@ -92,6 +97,7 @@ class ActionCard(VerticalScroll):
         self.border_subtitle = ""
         self.query_one("#card-command", CardText).show(visible(message))
         self._hide_diff()
+        self._hide_hunks()
 
     def show_action(
         self, title: str, action: Action, command_shown: str, preview_diff: str | None,
@@ -114,7 +120,22 @@ class ActionCard(VerticalScroll):
             diff_widget.display = True
         else:
             self._hide_diff()
+        self._hide_hunks()
         self.scroll_home(animate=False)
+
+    def show_hunks(self, hunks: Sequence[Hunk]) -> HunkList:
+        """The proposal's diff preview as its hunks, to keep, drop or edit one by one."""
+        self._hide_diff()
+        hunk_list = self.query_one(HunkList)
+        hunk_list.show_hunks(hunks)
+        hunk_list.display = True
+        return hunk_list
+
+    def _hide_hunks(self) -> None:
+        hunk_list = self.query_one(HunkList)
+        if hunk_list.display:
+            hunk_list.show_hunks(())
+            hunk_list.display = False
 
     def show_record(self, record: StepRecord) -> None:
         """A step is over: the user's own step says so in place of what the card showed; the

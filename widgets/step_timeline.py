@@ -23,7 +23,8 @@ from textual.style import Style
 
 from agent_core.actions import Submit
 from agent_core.sanitize import visible
-from agent_core.steps import EditAction, Origin, Reject, StepRecord, StepStatus
+from agent_core.hunks import review_summary
+from agent_core.steps import EditAction, KeepHunks, Origin, Reject, StepRecord, StepStatus
 from widgets._css import css_beside
 from widgets.action_card import action_summary, user_edits_summary
 from widgets.steady_scrollbars import SteadyScrollbars
@@ -55,6 +56,8 @@ def step_line(record: StepRecord) -> str:
     if record.status is StepStatus.USER_EDITS:
         return user_edits_summary(record)
     summary = action_summary(record.action or record.proposed.action)
+    if isinstance(record.decision, KeepHunks):
+        return f"{summary} ({review_summary(record.decision.hunks)})"
     return f"{summary} (edited)" if isinstance(record.decision, EditAction) else summary
 
 

@@ -29,7 +29,8 @@ from agent_core.events import (
 from agent_core.prompt_log import rebuild
 from agent_core.prompt_types import Prompt
 from agent_core.session_state import SessionState, logged_turn
-from agent_core.steps import EditAction, Origin, StepRecord
+from agent_core.learn.hunk_rows import kept_reply
+from agent_core.steps import EditAction, KeepHunks, Origin, StepRecord
 from agent_core.trajectory import Trajectory, TrajectoryError
 
 
@@ -129,7 +130,8 @@ class _Watch:
         prompt, sent = pending if isinstance(pending, tuple) else (self.untrimmed(pending), None)
         edit = None
         if label is Label.EDITED and record is not None:
-            edit = logged_turn(record, self.dialect).assistant
+            edit = (kept_reply(record) if isinstance(record.decision, KeepHunks)
+                    else logged_turn(record, self.dialect).assistant)
         self.done.append(ModelTurn(
             session=self.trajectory.session_id, index=index, prompt=prompt, reply=raw,
             label=label, edit=edit, sent=sent, identity=self.identity, record=record,

@@ -9,7 +9,8 @@ dialect (as the session showed it to the model afterwards), ended the way the mo
 
 * `sft`: `{"prompt", "completion"}` per approved or edited step;
 * `dpo`: `{"prompt", "chosen", "rejected"}` per edited step (chosen: the edit; rejected: the
-  model's original);
+  model's original); an edit reviewed hunk by hunk is one too, its chosen turn proposing only
+  the kept hunks (`agent_core.learn.hunk_rows`);
 * `kto`: `{"prompt", "completion", "label"}`: approved true, rejected false, an edited step
   twice (the original false, the edit true).
 

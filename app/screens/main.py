@@ -51,13 +51,12 @@ from agent_core.driver import (
 )
 from agent_core.policy import Approvals
 from agent_core.sanitize import visible
-from agent_core.steps import (
-    GIT_WARNINGS_KEY, Approve, Decision, Origin, Reject, StepRecord,
-)
+from agent_core.steps import GIT_WARNINGS_KEY, Decision, Origin, Reject, StepRecord
 from app.config import AllowRules
 from app.keys import PALETTE, KeyRow, key_rows
 from app.screens.ending import INTERRUPT_AGAIN, SessionEnding
 from app.screens.help import HelpScreen
+from app.screens.hunk_review import HUNK_ACTIONS, HUNK_BINDINGS, HunkReviewKeys
 from app.screens.phase import Phase
 from app.screens.render_batch import FooterRefresh, RenderBatch
 from app.screens.step_dialogs import StepDialogs
@@ -93,7 +92,7 @@ class SessionWake(Message):
     """Session events are waiting in the screen's inbox."""
 
 
-class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
+class MainScreen(HunkReviewKeys, StepDialogs, SessionEnding, ArrangedOnce):
     CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
@@ -102,6 +101,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
                 tooltip="Approve; from now on this kind or bash prefix"),
         Binding("r", "reject", "Reject", id="navtui.reject", tooltip="Do not run it; tell the model why"),
         Binding("e", "edit", "Edit", id="navtui.edit", tooltip="Change the action before it runs"),
+        *HUNK_BINDINGS,  # ] [ k x E: per-hunk review of an edit (app/screens/hunk_review.py)
         Binding("u", "undo", "Undo", id="navtui.undo", tooltip="Undo the last step: files and conversation"),
         Binding("w", "rewind", "Rewind", id="navtui.rewind",
                 tooltip="Go back to the step selected in the timeline"),
@@ -629,7 +629,7 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
             return live and self.paused and not self.generating
         if action in ("message", "toggle_auto"):
             return live
-        return True
+        return self.hunk_keys_apply(action) if action in HUNK_ACTIONS else True
 
     def _rewind_target(self) -> int | None:
         """The executed step highlighted in the (visible) timeline, if any."""
@@ -647,7 +647,8 @@ class MainScreen(StepDialogs, SessionEnding, ArrangedOnce):
         self.session_diff_in_view()
 
     def action_approve(self) -> None:
-        self._decide(Approve())
+        if (decision := self.reviewed_decision()) is not None:  # (the kept hunks, if reviewed)
+            self._decide(decision)
 
     def action_toggle_auto(self) -> None:
         if self.driver is None:

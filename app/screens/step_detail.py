@@ -8,7 +8,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Markdown, Static
 
-from agent_core.steps import EditAction, Origin, Reject, StepRecord, StepStatus
+from agent_core.hunks import review_summary
+from agent_core.steps import EditAction, KeepHunks, Origin, Reject, StepRecord, StepStatus
 from agent_core.sanitize import visible
 from widgets.action_card import action_summary, user_edits_summary
 from widgets.diff_view import highlight_diff
@@ -25,6 +26,8 @@ def decision_text(record: StepRecord) -> str:
     if isinstance(record.decision, Reject):
         feedback = record.decision.feedback
         return f"rejected: {feedback}" if feedback else "rejected"
+    if isinstance(record.decision, KeepHunks):
+        return f"reviewed hunk by hunk, {review_summary(record.decision.hunks)}, then run"
     if isinstance(record.decision, EditAction):
         return "edited by you, then run"
     return "approved"

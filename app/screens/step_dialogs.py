@@ -4,6 +4,8 @@ the step's detail. A mixin of `MainScreen`: each opens its dialog, then tells th
 from __future__ import annotations
 
 
+from typing import cast
+
 from textual import work
 
 from agent_core.actions import Bash, StrReplaceEditor
@@ -13,6 +15,7 @@ from app.config import save_allow_rule
 from app.screens.allow import AllowPrefixScreen
 from app.screens.confirm import ConfirmScreen, OverwriteScreen
 from app.screens.edit import EditScreen, edit_text
+from app.screens.hunk_review import HunkReviewKeys
 from app.screens.message import MessageScreen
 from app.screens.reject import RejectScreen
 from app.screens.step_detail import StepDetailScreen
@@ -40,6 +43,10 @@ class StepDialogs:
                 rule += f" in every repository ({save_allow_rule(choice.prefix)})"
         else:
             kind = "view" if isinstance(action, StrReplaceEditor) and action.command == "view" else action.kind
+            decision = cast(HunkReviewKeys, self).reviewed_decision()  # (the kept hunks, if reviewed)
+            if decision is None:
+                return
+            self._decide(decision)  # before the rule, which would approve the whole proposal
             self.driver.send(Allow(kind=kind))
             rule = f"every {kind} action"
         self.notify(f"Always allowed: {rule}", timeout=3)
