@@ -66,7 +66,7 @@ def raw_records(out: bytes) -> list[RawChange]:
     """The records of `diff-tree -z` output (with `-r`, `-t`, `--no-renames` or not)."""
     changes, position = leading_raw_records(out)
     if out[position:].strip(b"\0"):
-        raise _malformed("diff-tree --raw", out[position:position + 60])
+        raise _malformed("git diff-tree --raw", out[position:position + 60])
     return changes
 
 
@@ -79,7 +79,7 @@ def leading_raw_records(out: bytes) -> tuple[list[RawChange], int]:
         end = out.find(b"\0", position)
         fields = out[position + 1:end].split(b" ") if end >= 0 else []
         if len(fields) != 5 or not fields[4]:
-            raise _malformed("diff-tree --raw", out[position:position + 60])
+            raise _malformed("git diff-tree --raw", out[position:position + 60])
         old_mode, new_mode, old_id, new_id, status = (f.decode("ascii") for f in fields)
         count = 2 if status[0] in "RC" else 1
         paths = []
@@ -87,7 +87,7 @@ def leading_raw_records(out: bytes) -> tuple[list[RawChange], int]:
         for _ in range(count):
             end = out.find(b"\0", position)
             if end < 0:
-                raise _malformed("diff-tree --raw", out[position:position + 60])
+                raise _malformed("git diff-tree --raw", out[position:position + 60])
             paths.append(out[position:end])
             position = end + 1
         changes.append(RawChange(old_mode, new_mode, old_id, new_id, status[0], paths[-1],
@@ -104,7 +104,7 @@ def index_records(out: bytes) -> list[IndexEntry]:
         meta, tab, path = row.partition(b"\t")
         fields = meta.split(b" ")
         if not tab or len(fields) != 3 or not fields[2].isdigit():
-            raise _malformed("ls-files -s", row[:60])
+            raise _malformed("git ls-files -s", row[:60])
         entries.append(IndexEntry(fields[0].decode("ascii"), fields[1].decode("ascii"),
                                   int(fields[2]), path))
     return entries
@@ -119,12 +119,12 @@ def tree_records(out: bytes) -> list[TreeEntry]:
         meta, tab, path = row.partition(b"\t")
         fields = meta.split(b" ")
         if not tab or len(fields) != 3:
-            raise _malformed("ls-tree", row[:60])
+            raise _malformed("git ls-tree", row[:60])
         mode, kind, object_id = (f.decode("ascii") for f in fields)
         entries.append(TreeEntry(mode, kind, object_id, path))
     return entries
 
 
 def _malformed(listing: str, sample: bytes) -> WorkspaceError:
-    return WorkspaceError(f"git {listing} wrote a record navtui cannot read ({sample!r}); "
+    return WorkspaceError(f"`{listing}` wrote a record navtui cannot read ({sample!r}); "
                           "is this git older than 2.20?")
