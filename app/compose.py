@@ -170,7 +170,16 @@ def new_session(
     writer = TrajectoryWriter(path, secrets=backend_secrets(args))
     session.subscribe(writer)
     subscribe_patch_out(args, session)
+    start_mode(args, session)
     return session
+
+
+def start_mode(args: argparse.Namespace, session: Session) -> None:
+    """`--mode plan`: the session starts in plan mode, and the model is told so."""
+    if getattr(args, "mode", "normal") == "plan":
+        from agent_core.plan_mode import set_plan_mode
+
+        set_plan_mode(session, True)
 
 
 def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
@@ -221,6 +230,7 @@ def resume(
         **({"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {}),
     )
     subscribe_patch_out(args, session)
+    start_mode(args, session)
     return session
 
 
