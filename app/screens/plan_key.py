@@ -1,0 +1,50 @@
+"""The main screen's plan-mode key: switch the session into plan mode (the repository read-only,
+agent_core/executor/plan.py) and back, on the session's thread; the status bar shows PLAN and
+the model is told of each switch (agent_core/plan_mode.py). A mixin of `MainScreen`."""
+
+from __future__ import annotations
+
+from textual import work
+
+from agent_core.plan_mode import set_plan_mode
+from widgets.status_bar import StatusBar
+from widgets.thought_stream import ThoughtStream
+
+PLAN_LABEL = "PLAN"
+
+
+class PlanKey:
+    """`p`: plan mode on or off (each press flips what was last asked for)."""
+
+    plan_wanted: bool | None = None  # the mode last asked for (None: the session's own)
+
+    def show_mode(self) -> None:
+        """The status bar's sandbox, and its mode: PLAN while the session is in plan mode."""
+        if self.session is None:
+            return
+        status, executor = self.query_one(StatusBar), self.session.executor
+        status.sandbox = executor.launcher.label
+        status.mode = PLAN_LABEL if executor.plan else ""
+
+    def action_toggle_plan(self) -> None:
+        if self.session is None or self.driver is None:
+            return
+        wanted = self.plan_wanted
+        on = not (self.session.executor.plan if wanted is None else wanted)
+        self.plan_wanted = on
+        self._switch_plan(on)
+
+    @work(group="plan")
+    async def _switch_plan(self, on: bool) -> None:
+        changed = await self.run_on_session(lambda session: set_plan_mode(session, on))
+        self.show_mode()
+        if not changed:
+            return
+        sandboxed = self.session.executor.launcher.sandboxed
+        said = ("Plan mode on: the repository is read-only in the sandbox; the model reads, "
+                "searches and runs tests. p switches it off." if on and sandboxed else
+                "Plan mode on (no sandbox): only read-only commands run and file edits are "
+                "refused. p switches it off." if on else
+                "Plan mode off: the model may change files again.")
+        self.notify(said, timeout=3)
+        await self.query_one(ThoughtStream).note(f"{said} The model is told.", "user")
