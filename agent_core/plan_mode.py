@@ -11,8 +11,13 @@ from agent_core.session import Session
 def set_plan_mode(session: Session, on: bool) -> bool:
     """Plan mode on or off for `session`; the model is told. False when it already was in
     that mode (nothing said)."""
-    executor = session.executor
-    if not executor.set_plan(on):
+    if not session.executor.set_plan(on):
         return False
-    session.add_user_message(switch_note(on, executor.launcher.sandboxed))
+    tell_mode(session)
     return True
+
+
+def tell_mode(session: Session) -> None:
+    """Tell the model which mode the session is in (a session that starts in plan mode)."""
+    executor = session.executor
+    session.add_user_message(switch_note(executor.plan, executor.launcher.sandboxed))

@@ -139,9 +139,12 @@ def sandbox_settings(args: argparse.Namespace) -> SandboxSettings:
 
 
 def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:
-    """The session's executor, its shell sandboxed as `--sandbox` says."""
+    """The session's executor, its shell sandboxed as `--sandbox` says, in plan mode with
+    `--mode plan`."""
     launcher = sandbox_launcher(args, workspace.root)
-    return Executor(workspace.root, command_timeout=args.command_timeout, launcher=launcher)
+    executor = Executor(workspace.root, command_timeout=args.command_timeout, launcher=launcher)
+    executor.set_plan(getattr(args, "mode", "normal") == "plan")  # (`--mode plan`)
+    return executor
 
 
 def new_session(
@@ -150,9 +153,10 @@ def new_session(
     issue: str | None,
     executor: Executor | None = None,
     progress: ProgressCallback | None = None,
+    listeners: tuple[Callable[[Event], None], ...] = (),
 ) -> Session:
-    """A fresh session; its log is written from its first event on. `progress` hears the
-    model load."""
+    """A fresh session; its log is written from its first event on, and `listeners` hear
+    every event too. `progress` hears the model load."""
     from agent_core.trajectory import TrajectoryWriter
 
     config = session_config(args)
@@ -169,17 +173,20 @@ def new_session(
     path = trajectory_path(args, workspace, session_id)
     writer = TrajectoryWriter(path, secrets=backend_secrets(args))
     session.subscribe(writer)
+    for listener in listeners:
+        session.subscribe(listener)
     subscribe_patch_out(args, session)
     start_mode(args, session)
     return session
 
 
 def start_mode(args: argparse.Namespace, session: Session) -> None:
-    """`--mode plan`: the session starts in plan mode, and the model is told so."""
-    if getattr(args, "mode", "normal") == "plan":
-        from agent_core.plan_mode import set_plan_mode
+    """`--mode plan`: the model is told that the session starts in plan mode (its executor
+    was made in it, see `make_executor`)."""
+    if getattr(args, "mode", "normal") == "plan" and session.executor.plan:
+        from agent_core.plan_mode import tell_mode
 
-        set_plan_mode(session, True)
+        tell_mode(session)
 
 
 def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:

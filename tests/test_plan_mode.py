@@ -176,6 +176,10 @@ def test_auto_mode_plan_changes_no_file(git_repo: Path, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
+    told = [e["text"] for e in events if e["type"] == "UserMessage"]
+    assert told == [ON_NOTE_UNSANDBOXED]
+    started = next(e for e in events if e["type"] == "SessionStarted")
+    assert started["config"]["sandbox"] == "no sandbox, plan mode: only read-only commands run"
     executed = [e["record"] for e in events if e["type"] == "StepExecuted"]
     assert [r["observation"]["error"] for r in executed if r["action"]["kind"] == "edit"] == [
         WRITE_REFUSED]

@@ -48,8 +48,8 @@ WRITE_REFUSED = (
 )
 BASH_REFUSED = (
     "navtui: plan mode is on and there is no sandbox to mount the repository read-only, so "
-    "only read-only commands run: {allowed}; one per simple command, without redirections, "
-    "substitutions or subshells. This command was not run."
+    "only read-only commands run ({allowed}), every part of a list or pipeline among them, "
+    "without redirections, substitutions or subshells. This command was not run."
 )
 
 

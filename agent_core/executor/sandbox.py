@@ -125,7 +125,7 @@ class Plain:
         return without_secrets(dict(os.environ))
 
     def describe(self) -> str:
-        return ""
+        return "no sandbox, plan mode: only read-only commands run" if self.repo_read_only else ""
 
     def uncovered(self) -> list[str]:
         """`.git` entries the running shell does not cover: none, nothing is covered here."""
