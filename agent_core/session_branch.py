@@ -119,7 +119,6 @@ def rewind_session(repo: Path, session_id: str, to_index: int, *, force: bool = 
                              backend=NoModel(), listeners=[heard.append], submitted_ok=True)
     writer = TrajectoryWriter(path, resumed=True)
     session.subscribe(writer)
-    session.subscribe(heard.append)
     try:
         undone = session.undo(to_index, force=force)
     finally:

@@ -139,3 +139,18 @@ def test_fork_at_the_start_and_at_a_missing_step(repo, tmp_path):
     assert set(refs_of(repo, fork_id)) == {f"refs/navtui/{fork_id}/0"}
     missing = navtui("fork", session_id, "--at", "9", str(repo))
     assert missing.returncode == 1 and "has no step 9 standing" in missing.stderr
+
+
+def test_a_submitted_session_rewound_can_be_resumed(repo, tmp_path):
+    script = write_script(tmp_path / "s.jsonl", [*WRITES[:2], SUBMIT])
+    done = navtui("--auto", "--sandbox", "off", "--script", str(script), "--issue", "write files",
+                  str(repo))
+    assert done.returncode == 0, done.stderr
+    (log,) = (repo / ".git/navtui/sessions").glob("*.jsonl")
+    row = json.loads(navtui("sessions", "--json", str(repo)).stdout)
+    assert (row["status"], row["resumable"]) == ("submitted", False)
+    rewound = navtui("rewind", "last", "--to", "1", str(repo))
+    assert rewound.returncode == 0, rewound.stderr
+    assert not (repo / "f2.txt").exists()
+    row = json.loads(navtui("sessions", "--json", str(repo)).stdout)
+    assert (row["id"], row["steps"], row["resumable"]) == (log.stem, 1, True)
