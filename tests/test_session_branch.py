@@ -154,3 +154,20 @@ def test_a_submitted_session_rewound_can_be_resumed(repo, tmp_path):
     assert not (repo / "f2.txt").exists()
     row = json.loads(navtui("sessions", "--json", str(repo)).stdout)
     assert (row["id"], row["steps"], row["resumable"]) == (log.stem, 1, True)
+
+
+def test_the_printed_command_continues_the_fork_in_the_app(repo, tmp_path, tmux_pane):
+    session_id, _ = logged_session(repo, tmp_path)
+    done = navtui("fork", session_id, "--at", "2", str(repo))
+    command = shlex.split(done.stdout.split("Continue it with: ", 1)[1].strip())
+    assert command[0] == "navtui"
+    tmux_pane.start_navtui(*command[1:], cwd=tmp_path)
+    tmux_pane.wait_for("Resumed. Earlier steps")
+    tmux_pane.wait_for("echo 3 > f3.txt")  # the logged replay goes on at its third turn
+    shown = tmux_pane.screen()
+    assert "1. bash echo 1 > f1.txt" in shown and "2. bash echo 2 > f2.txt" in shown
+    assert "3. bash" not in shown
+    assert not (repo / "f3.txt").exists() and (repo / "f2.txt").exists()
+    tmux_pane.send("a")
+    tmux_pane.wait_for("echo 4 > f4.txt")
+    assert (repo / "f3.txt").read_text() == "3\n"
