@@ -253,10 +253,11 @@ def build_parser() -> Parser:
         "--json", action="store_true", help="print one JSON event per line, not a transcript"
     )
     parser.add_argument(
-        "--mode", choices=MODES, default="normal",
+        "--mode", choices=MODES,
         help="plan: the model reads, searches and runs tests but changes no file (the sandbox "
         "mounts the repository read-only; without one, only read-only commands run); p "
-        "switches it in the app",
+        "switches it in the app (default: normal; with --resume, the mode the session was "
+        "left in)",
     )
     parser.add_argument(
         "--quiet", action="store_true",

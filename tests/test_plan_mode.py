@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.actions import Bash, Edit, Read, Search, StrReplaceEditor
-from agent_core.events import UserMessage
+from agent_core.events import StepExecuted, UserMessage
 from agent_core.executor import Executor
 from agent_core.executor.plan import (
     BASH_REFUSED, OFF_NOTE, ON_NOTE, ON_NOTE_UNSANDBOXED, READ_ONLY_NOTE, WRITE_REFUSED,
@@ -22,6 +22,7 @@ from agent_core.executor.plan import (
 from agent_core.executor.sandbox import Plain
 from agent_core.plan_mode import set_plan_mode
 from agent_core.steps import Approve
+from agent_core.trajectory import read_trajectory
 from app.args import build_parser
 from tests.fixtures.repos import git, tree_state
 from tests.test_sandbox import needs_bwrap, sandboxed
@@ -160,8 +161,8 @@ def test_the_model_is_told_of_each_switch(git_repo: Path, tmp_path: Path) -> Non
 def test_mode_plan_is_its_own_flag_never_a_prefix_of_model() -> None:
     args = build_parser().parse_args(["--mode", "plan", "repo"])
     assert (args.mode, args.model) == ("plan", None)
-    assert build_parser().parse_args(["repo"]).mode == "normal"
-    assert build_parser().parse_args(["--model", "plan"]).mode == "normal"
+    assert build_parser().parse_args(["repo"]).mode is None  # (normal, or as a resumed one was)
+    assert build_parser().parse_args(["--model", "plan"]).mode is None
     done = subprocess.run([sys.executable, "-m", "app.cli", "--mod", "plan", "--auto"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "unrecognized arguments: --mod" in done.stderr
@@ -184,3 +185,24 @@ def test_auto_mode_plan_changes_no_file(git_repo: Path, tmp_path: Path) -> None:
     assert [r["observation"]["error"] for r in executed if r["action"]["kind"] == "edit"] == [
         WRITE_REFUSED]
     assert git(git_repo, "status", "--porcelain") == ""
+
+
+def test_a_resumed_session_keeps_its_mode_unless_told(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "fix.jsonl", FIX_SCRIPTS["text"])
+    common = ["--auto", "--sandbox", "off", "--script", str(script)]
+
+    def run(*argv: str) -> int:
+        done = subprocess.run([sys.executable, "-m", "app.cli", *common, *argv, str(git_repo)],
+                              capture_output=True, text=True, timeout=120)
+        return done.returncode
+
+    assert run("--mode", "plan", "--max-steps", "2", "--issue", "average is off by one") == 2
+    (log,) = (git_repo / ".git/navtui/sessions").glob("*.jsonl")
+    assert run("--resume", log.stem, "--max-steps", "3") == 2  # the edit: refused, still plan
+    assert "(len(values) + 1)" in (git_repo / "calc/ops.py").read_text()
+    assert run("--resume", log.stem, "--mode", "normal", "--max-steps", "10") == 0
+    events = read_trajectory(log).events
+    assert [e.text for e in events if isinstance(e, UserMessage)] == [
+        ON_NOTE_UNSANDBOXED, ON_NOTE_UNSANDBOXED, OFF_NOTE]
+    edit = next(e.record for e in events if isinstance(e, StepExecuted) and e.record.index == 3)
+    assert edit.observation.error == WRITE_REFUSED
