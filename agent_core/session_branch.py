@@ -113,10 +113,15 @@ def rewind_session(repo: Path, session_id: str, to_index: int, *, force: bool = 
         raise TrajectoryError(refusal)
     _check_step(trajectory, to_index, "--to")
     workspace = Workspace.open(repo)
-    workspace.check_free()
     heard: list[Any] = []
-    session = resume_session(trajectory, workspace=workspace, executor=Executor(workspace.root),
-                             backend=NoModel(), listeners=[heard.append], submitted_ok=True)
+    try:
+        workspace.check_free()
+        session = resume_session(trajectory, workspace=workspace,
+                                 executor=Executor(workspace.root), backend=NoModel(),
+                                 listeners=[heard.append], submitted_ok=True)
+    except BaseException:
+        workspace.close()
+        raise
     writer = TrajectoryWriter(path, resumed=True)
     session.subscribe(writer)
     try:
