@@ -1,22 +1,35 @@
 """The main screen's plan-mode key: switch the session into plan mode (the repository read-only,
 agent_core/executor/plan.py) and back, on the session's thread; the status bar shows PLAN and
-the model is told of each switch (agent_core/plan_mode.py). A mixin of `MainScreen`."""
+the model is told of each switch (agent_core/plan_mode.py). A base of `MainScreen`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from textual import work
+from textual.screen import Screen
 
 from agent_core.plan_mode import set_plan_mode
 from widgets.status_bar import StatusBar
 from widgets.thought_stream import ThoughtStream
 
+if TYPE_CHECKING:
+    from agent_core.driver import SessionDriver
+    from agent_core.session import Session
+
 PLAN_LABEL = "PLAN"
 
 
-class PlanKey:
+class PlanKey(Screen[None]):
     """`p`: plan mode on or off (each press flips what was last asked for)."""
 
+    session: Session | None
+    driver: SessionDriver | None
     plan_wanted: bool | None = None  # the mode last asked for (None: the session's own)
+
+    if TYPE_CHECKING:
+        async def run_on_session(self, fn: Callable[[Session], object]) -> object: ...
 
     def show_mode(self) -> None:
         """The status bar's sandbox, and its mode: PLAN while the session is in plan mode."""
@@ -38,7 +51,7 @@ class PlanKey:
     async def _switch_plan(self, on: bool) -> None:
         changed = await self.run_on_session(lambda session: set_plan_mode(session, on))
         self.show_mode()
-        if not changed:
+        if not changed or self.session is None:
             return
         sandboxed = self.session.executor.launcher.sandboxed
         said = ("Plan mode on: the repository is read-only in the sandbox; the model reads, "
