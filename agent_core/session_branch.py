@@ -27,6 +27,7 @@ from agent_core.events import (
 )
 from agent_core.executor import Executor
 from agent_core.git import REF_ROOT
+from agent_core.history import standing_records
 from agent_core.prompt_types import Prompt, Usage
 from agent_core.resume import resume_session
 from agent_core.sanitize import json_safe
@@ -39,7 +40,6 @@ from agent_core.trajectory import (
     TrajectoryWriter,
     default_path,
     find_trajectory,
-    live_records,
     read_trajectory,
     repo_state_dir,
     resume_refusal,
@@ -91,7 +91,7 @@ class Forked:
 
 def standing_steps(trajectory: Trajectory) -> list[int]:
     """The step indexes a session can go back to: 0 (its start) and every step still standing."""
-    return [0, *(record.index for record in live_records(trajectory.events))]
+    return [0, *(record.index for record in standing_records(trajectory.events))]
 
 
 def _check_step(trajectory: Trajectory, index: int, flag: str) -> None:
@@ -143,7 +143,7 @@ def fork_session(repo: Path, session_id: str, at_index: int) -> Forked:
     _check_step(trajectory, at_index, "--at")
     parent, new_id = trajectory.session_id, new_session_id()
     lines = _fork_lines(source, trajectory, at_index, parent, new_id)
-    kept = [r.checkpoint.index for r in live_records(trajectory.events)
+    kept = [r.checkpoint.index for r in standing_records(trajectory.events)
             if r.index <= at_index and r.checkpoint is not None]
     workspace = Workspace.open(repo)
     try:

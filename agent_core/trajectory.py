@@ -87,8 +87,8 @@ from agent_core.sanitize import json_safe
 from agent_core.steps import Origin, StepRecord, decision_counts
 
 __all__ = [
-    "CUT_MARKER", "FIELD_LIMIT", "FORKED_AT", "FORKED_FROM", "LOG_BUDGET", "MIN_SECRET_LENGTH", "REDACTED",
-    "SMALL_FIELD_LIMIT", "SessionSummary", "SessionsIndex", "Trajectory", "TrajectoryError",
+    "CUT_MARKER", "FIELD_LIMIT", "FORKED_AT", "FORKED_FROM", "LOG_BUDGET", "MIN_SECRET_LENGTH",
+    "REDACTED", "SMALL_FIELD_LIMIT", "SessionSummary", "SessionsIndex", "Trajectory", "TrajectoryError",
     "TrajectoryWriter", "cap_strings", "decision_from_dict", "decision_to_dict",
     "default_path", "event_from_dict", "event_to_dict", "find_trajectory", "iter_sessions",
     "list_sessions", "read_trajectory", "record_from_dict", "record_to_dict",
