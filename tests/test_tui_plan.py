@@ -13,9 +13,11 @@ from agent_core.executor import Executor
 from agent_core.executor.plan import BASH_REFUSED, OFF_NOTE, ON_NOTE, ON_NOTE_UNSANDBOXED
 from agent_core.executor.sandbox import Plain
 from app.screens.help import HelpScreen
+from app.screens.plan_key import REFUSED
 from tests.fixtures.running_app import main_screen, running_app, waiting_on
 from tests.fixtures.tui import make_session, showing
 from tests.test_sandbox import needs_bwrap, sandboxed
+from widgets.action_card import ActionCard
 
 
 @pytest.mark.parametrize("sandbox", [False, pytest.param(True, marks=needs_bwrap)])
@@ -31,6 +33,11 @@ async def test_p_switches_plan_mode_and_the_status_bar_says_plan(git_repo: Path,
         await pilot.press("p")
         await watch.until(lambda: status.mode == "PLAN", "PLAN in the status bar")
         assert "PLAN" in str(status.render()) and session.executor.plan
+        card = main.query_one(ActionCard)
+        if sandbox:  # the command runs, under the read-only mount
+            assert "(read-only: plan mode), network off" in card.border_subtitle
+        else:
+            assert card.border_subtitle == REFUSED
         await pilot.press("a")
         await watch.until(lambda: waiting_on(app, 2), "proposal 2")
         assert not (git_repo / "f.txt").exists()

@@ -17,7 +17,7 @@ from textual.reactive import reactive, var
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
-from agent_core.actions import Action, Bash
+from agent_core.actions import Action
 from agent_core.events import (
     Event,
     FormatError,
@@ -526,8 +526,7 @@ class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOn
         self._batch.view("card", lambda: card.show_action(
             f"Step {event.index}", step.action, event.command_shown, event.preview_diff
         ))
-        if isinstance(step.action, Bash) and self.session and self.session.executor.where:
-            subtitle = f"bash · {self.session.executor.where}"  # (plan mode: read-only)
+        if subtitle := self.card_subtitle(step.action):  # where it runs; plan mode's refusal
             self._batch.view("card", lambda: setattr(card, "border_subtitle", subtitle), replaces=False)
         self.generating, self.pending = False, event
 

@@ -10,15 +10,22 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.screen import Screen
 
+from agent_core.actions import Action, Bash
+from agent_core.executor.plan import refusal
 from agent_core.plan_mode import set_plan_mode
+from widgets.action_card import ActionCard
 from widgets.status_bar import StatusBar
 from widgets.thought_stream import ThoughtStream
 
 if TYPE_CHECKING:
+    from textual.reactive import reactive
+
     from agent_core.driver import SessionDriver
+    from agent_core.events import StepProposed
     from agent_core.session import Session
 
 PLAN_LABEL = "PLAN"
+REFUSED = "plan mode: refused, not run · p switches it off"
 
 
 class PlanKey(Screen[None]):
@@ -29,7 +36,19 @@ class PlanKey(Screen[None]):
     plan_wanted: bool | None = None  # the mode last asked for (None: the session's own)
 
     if TYPE_CHECKING:
+        pending: reactive[StepProposed | None]
+
         async def run_on_session(self, fn: Callable[[Session], object]) -> object: ...
+
+    def card_subtitle(self, action: Action) -> str:
+        """The proposal card's subtitle: that plan mode will refuse the action, or where a
+        command runs (with "read-only: plan mode" in the sandbox)."""
+        if self.session is None:
+            return ""
+        executor = self.session.executor
+        if executor.plan and refusal(action, executor.launcher.sandboxed) is not None:
+            return REFUSED
+        return f"bash · {executor.where}" if isinstance(action, Bash) and executor.where else ""
 
     def show_mode(self) -> None:
         """The status bar's sandbox, and its mode: PLAN while the session is in plan mode."""
@@ -53,6 +72,9 @@ class PlanKey(Screen[None]):
         self.show_mode()
         if not changed or self.session is None:
             return
+        if self.pending is not None:  # the waiting proposal runs in the new mode
+            action = self.pending.step.action
+            self.query_one(ActionCard).border_subtitle = self.card_subtitle(action) or action.kind
         sandboxed = self.session.executor.launcher.sandboxed
         said = ("Plan mode on: the repository is read-only in the sandbox; the model reads, "
                 "searches and runs tests. p switches it off." if on and sandboxed else
