@@ -87,8 +87,8 @@ from agent_core.sanitize import json_safe
 from agent_core.steps import Origin, StepRecord, decision_counts
 
 __all__ = [
-    "CUT_MARKER", "FIELD_LIMIT", "LOG_BUDGET", "MIN_SECRET_LENGTH", "REDACTED",
-    "SMALL_FIELD_LIMIT", "SessionSummary", "SessionsIndex", "Trajectory", "TrajectoryError",
+    "CUT_MARKER", "FIELD_LIMIT", "FORKED_AT", "FORKED_FROM", "LOG_BUDGET", "MIN_SECRET_LENGTH",
+    "REDACTED", "SMALL_FIELD_LIMIT", "SessionSummary", "SessionsIndex", "Trajectory", "TrajectoryError",
     "TrajectoryWriter", "cap_strings", "decision_from_dict", "decision_to_dict",
     "default_path", "event_from_dict", "event_to_dict", "find_trajectory", "iter_sessions",
     "list_sessions", "read_trajectory", "record_from_dict", "record_to_dict",
@@ -106,6 +106,9 @@ _SYNC_TYPES = (
     SessionStarted, StepExecuted, StepRejected, StepUndone, Notice, UserMessage, SessionFinished
 )
 SYNC_INTERVAL = 1.0
+# The `meta` facts of a fork's log (`navtui fork`): the session it was forked from, at which step.
+FORKED_FROM = "forked_from"
+FORKED_AT = "forked_at"
 
 
 class TrajectoryError(Exception):
@@ -353,6 +356,8 @@ class SessionSummary:
     path: Path
     resumable: bool = False
     decisions: dict[str, int] = field(default_factory=dict)  # approved / rejected / edited
+    parent: str | None = None  # a fork's: the session it was forked from, and at which step
+    forked_at: int | None = None
 
 
 def _facts(trajectory: Trajectory) -> dict[str, Any]:
@@ -369,6 +374,8 @@ def _facts(trajectory: Trajectory) -> dict[str, Any]:
         "finished": None if finished is None else finished.reason,
         "pid": trajectory.writer_pids[-1] if trajectory.writer_pids else None,
         "decisions": decision_counts(live),
+        "parent": trajectory.meta.get(FORKED_FROM),
+        "forked_at": trajectory.meta.get(FORKED_AT),
     }
 
 
@@ -395,6 +402,8 @@ def _summary(facts: dict[str, Any], path: Path) -> SessionSummary:
         path=path,
         resumable=bool(resumable),
         decisions=dict(facts["decisions"]),
+        parent=facts.get("parent"),
+        forked_at=facts.get("forked_at"),
     )
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from agent_core.git import (
     REF_ROOT, ControlFiles, ControlGuard, DiffCaps, GitRunner, HeadState, HeadWatcher, IgnoredCaps,
-    IgnoredStore, MadeGitEntries, NestedTrees, Quarantine, RawView, Snapshot, SnapshotEngine,
-    SurvivalStore, TreeDiffs, UnsafeRestore, WorkspaceError, acquire, apply_tree, check_free,
+    IgnoredStore, MadeGitEntries, NestedTrees, Quarantine, RawView, SessionForks, Snapshot,
+    SnapshotEngine, SurvivalStore, TreeDiffs, UnsafeRestore, WorkspaceError, acquire, apply_tree, check_free,
     check_session_id, checkpoint_message as _message, clear_operation_state, clear_user_marks,
     commit_tree, copy_user_index, delete_refs, find_repo, gitlinks_after, keep_step, move_head,
     parse_message as _parse_message, ref_intact, release, restore_modes, restore_user_index,
@@ -47,7 +47,7 @@ class RestoreReport:
     restored_refs: list[str] = field(default_factory=list)
 
 
-class Workspace:
+class Workspace(SessionForks):
     """One user repository, seen through navtui's checkpoints. Create with `Workspace.open`."""
 
     def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:

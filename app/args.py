@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 from agent_core import __version__
 from agent_core.backends.factory import BACKENDS, SPECS
 from agent_core.backends.presets import PRESETS
+from agent_core.executor.plan import MODES
 from agent_core.executor.sandbox import SANDBOX_MODES
 from agent_core.formats import DIALECTS
 from agent_core.profiles import PROFILES
@@ -250,6 +251,13 @@ def build_parser() -> Parser:
     )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON event per line, not a transcript"
+    )
+    parser.add_argument(
+        "--mode", choices=MODES,
+        help="plan: the model reads, searches and runs tests but changes no file (the sandbox "
+        "mounts the repository read-only; without one, only read-only commands run); p "
+        "switches it in the app (default: normal; with --resume, the mode the session was "
+        "left in)",
     )
     parser.add_argument(
         "--quiet", action="store_true",

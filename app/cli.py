@@ -209,9 +209,7 @@ def run_headless(
     if args.resume:
         session = resume(args, workspace, listeners=tuple(listeners), progress=progress)
     else:
-        session = new_session(args, workspace, issue, progress=progress)
-        for listener in listeners:
-            session.subscribe(listener)
+        session = new_session(args, workspace, issue, progress=progress, listeners=tuple(listeners))
     if isinstance(printer, Transcript):
         printer.paths = session.executor.path_map
     if mode == "auto":

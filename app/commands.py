@@ -42,6 +42,10 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     for command in (
         Subcommand("sessions", "[REPO]", "the sessions logged for a repository"),
         Subcommand("export", "ID|last --format F [REPO]", "a session as replay, training data, …"),
+        Subcommand("rewind", "ID --to N [REPO]", "a session's files and conversation back to a step",
+                   "app.branch_cli"),
+        Subcommand("fork", "ID --at N [REPO]", "a new session sharing one's history up to a step",
+                   "app.branch_cli"),
         Subcommand("batch", "INSTANCES.jsonl --workers N",
                    "many instances headless, in worktrees"),
         Subcommand("demo", "[--keep] [--dir DIR]",

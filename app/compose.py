@@ -139,9 +139,12 @@ def sandbox_settings(args: argparse.Namespace) -> SandboxSettings:
 
 
 def make_executor(args: argparse.Namespace, workspace: Workspace) -> Executor:
-    """The session's executor, its shell sandboxed as `--sandbox` says."""
+    """The session's executor, its shell sandboxed as `--sandbox` says, in plan mode with
+    `--mode plan` (`resume` sets a resumed session's mode)."""
     launcher = sandbox_launcher(args, workspace.root)
-    return Executor(workspace.root, command_timeout=args.command_timeout, launcher=launcher)
+    executor = Executor(workspace.root, command_timeout=args.command_timeout, launcher=launcher)
+    executor.set_plan(getattr(args, "mode", None) == "plan")
+    return executor
 
 
 def new_session(
@@ -150,9 +153,10 @@ def new_session(
     issue: str | None,
     executor: Executor | None = None,
     progress: ProgressCallback | None = None,
+    listeners: tuple[Callable[[Event], None], ...] = (),
 ) -> Session:
-    """A fresh session; its log is written from its first event on. `progress` hears the
-    model load."""
+    """A fresh session; its log is written from its first event on, and `listeners` hear
+    every event too. `progress` hears the model load."""
     from agent_core.trajectory import TrajectoryWriter
 
     config = session_config(args)
@@ -169,8 +173,21 @@ def new_session(
     path = trajectory_path(args, workspace, session_id)
     writer = TrajectoryWriter(path, secrets=backend_secrets(args))
     session.subscribe(writer)
+    for listener in listeners:
+        session.subscribe(listener)
     subscribe_patch_out(args, session)
+    start_mode(args, session)
     return session
+
+
+def start_mode(args: argparse.Namespace, session: Session, logged: str = "normal") -> None:
+    """The model is told the mode the session starts in when it is plan mode (`--mode plan`;
+    its executor was made in it, see `make_executor`), or when it differs from the `logged`
+    one a resumed session was last told about."""
+    from agent_core.plan_mode import tell_mode
+
+    if session.executor.plan or logged == "plan":
+        tell_mode(session)
 
 
 def subscribe_patch_out(args: argparse.Namespace, session: Session) -> None:
@@ -200,16 +217,20 @@ def resume(
     progress: ProgressCallback | None = None,
 ) -> Session:
     """Carry on the logged session `args.resume` (its log is appended to)."""
+    from agent_core.plan_mode import logged_mode
     from agent_core.resume import resume_session
-    from agent_core.trajectory import TrajectoryWriter
+    from agent_core.trajectory import TrajectoryWriter, read_trajectory
 
     path = resume_log_path(args, workspace, args.resume)
     args = with_logged_backend(args, logged_backend(path))
+    logged = logged_mode(read_trajectory(path))
+    executor = executor or make_executor(args, workspace)
+    executor.set_plan((getattr(args, "mode", None) or logged) == "plan")  # (no --mode: as left)
     writer = TrajectoryWriter(path, secrets=backend_secrets(args), resumed=True)
     session = resume_session(
         path,
         workspace=workspace,
-        executor=executor or make_executor(args, workspace),
+        executor=executor,
         backend=make_backend(args, progress),
         listeners=[writer, *listeners],
         overwrite_changes=args.force,
@@ -221,6 +242,7 @@ def resume(
         **({"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {}),
     )
     subscribe_patch_out(args, session)
+    start_mode(args, session, logged)
     return session
 
 

@@ -34,7 +34,9 @@ from agent_core.batch_repos import RepoFinder
 from agent_core.batch_select import SelectionError, select
 from agent_core.exports import FORMATS, ExportError, export, to_jsonl
 from agent_core.sanitize import json_safe, visible
-from agent_core.trajectory import TrajectoryError, find_trajectory, list_sessions, read_trajectory
+from agent_core.trajectory import (
+    SessionSummary, TrajectoryError, find_trajectory, list_sessions, read_trajectory,
+)
 from app.args import Parser, add_batch_args, batch_parser, build_parser
 from app.progress_line import ProgressLine
 from app.where import last_session
@@ -86,16 +88,19 @@ def sessions_main(args: argparse.Namespace) -> int:
                 "resumable": s.resumable,
                 "path": str(s.path),
                 **{k: s.decisions.get(k, 0) for k in ("approved", "rejected", "edited")},
+                "parent": s.parent,
+                "forked_at": s.forked_at,
             }))
         return 0
     if not sessions:
         print(f"No navtui sessions in {args.repo}.")
         return 0
     rows = [("id", "started", "steps", "status", "approved/rejected/edited", "issue")] + [
-        (s.id, s.started.strftime("%Y-%m-%d %H:%M") if s.started else "?", str(s.steps),
-         s.status, "/".join(str(s.decisions.get(k, 0)) for k in ("approved", "rejected", "edited")),
+        (_fork_label(s, depth), s.started.strftime("%Y-%m-%d %H:%M") if s.started else "?",
+         str(s.steps), s.status,
+         "/".join(str(s.decisions.get(k, 0)) for k in ("approved", "rejected", "edited")),
          visible(s.issue))
-        for s in sessions
+        for depth, s in forks_under_parents(sessions)
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     room = shutil.get_terminal_size((200, 24)).columns if sys.stdout.isatty() else None
@@ -106,6 +111,40 @@ def sessions_main(args: argparse.Namespace) -> int:
     if resumable:
         print(f"Resume one with: navtui --resume {resumable[-1].id} {shlex.quote(str(args.repo))}")
     return 0
+
+
+def forks_under_parents(sessions: list[SessionSummary]) -> list[tuple[int, SessionSummary]]:
+    """(depth, session) in list order, each fork right under the session it was forked from
+    (depth 0: not a fork, or its parent is not listed)."""
+    ids = {s.id for s in sessions}
+    children: dict[str, list[SessionSummary]] = {}
+    for s in sessions:
+        if s.parent in ids and s.parent != s.id:
+            children.setdefault(s.parent, []).append(s)
+    ordered: list[tuple[int, SessionSummary]] = []
+    seen: set[str] = set()
+
+    def walk(session: SessionSummary, depth: int) -> None:
+        if session.id in seen:
+            return
+        seen.add(session.id)
+        ordered.append((depth, session))
+        for child in children.get(session.id, []):
+            walk(child, depth + 1)
+
+    for s in sessions:
+        if not (s.parent in ids and s.parent != s.id):
+            walk(s, 0)
+    for s in sessions:  # (parents that name each other: none is a root)
+        walk(s, 0)
+    return ordered
+
+
+def _fork_label(session: SessionSummary, depth: int) -> str:
+    """The id column: a fork indented under its parent, with the step it was forked at."""
+    if depth == 0:
+        return session.id
+    return "  " * (depth - 1) + f"└ {session.id} (fork at {session.forked_at})"
 
 
 # --- export -----------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ A = ["--auto", "--issue", "fix it"]
 ROWS = [
     # flags
     ("flag typo", ["--issu", "x", "{repo}"], "did you mean --issue?"),
-    ("no prefix taken for a flag", ["--mode", "plan", "{repo}"], "unrecognized arguments: --mode"),
+    ("no prefix taken for a flag", ["--mod", "plan", "{repo}"], "unrecognized arguments: --mod"),
     ("subcommand flag typo", ["export", "x", "--fromat", "replay"], "did you mean --format?"),
     ("choice typo", [*A, "--backend", "hff", "{repo}"], "did you mean 'hf'?"),
     ("not a number", [*A, "--max-time", "soon", "{repo}"], "--max-time: must be a number, got 'soon'"),

@@ -1,6 +1,6 @@
 """One line at the top: backend/model, dialect, step n/max, tokens/s, context used, policy, state,
-and the sandbox ("sandbox", "sandbox+net", with "· N exposed" when it shows paths of the user's
-toolchain read-only, "no sandbox" when it fell back; nothing when chosen off).
+PLAN in plan mode, and the sandbox ("sandbox", "sandbox+net", with "· N exposed" when it shows
+paths of the user's toolchain read-only, "no sandbox" when it fell back; nothing when chosen off).
 
 tokens/s is shown only when set (> 0): front ends set it from real token counts, never estimates.
 A wait (`show_wait`: a busy or loading server, a silent one, a retry's pause) replaces the state
@@ -50,6 +50,7 @@ class StatusBar(Widget):
     policy: reactive[str] = reactive("ask")
     state: reactive[str] = reactive("starting")
     sandbox: reactive[str] = reactive("")
+    mode: reactive[str] = reactive("")  # "PLAN" in plan mode
     waiting: reactive[str] = reactive("")
 
     def show_wait(self, reason: str, waited_s: float, next_try_s: float | None) -> None:
@@ -115,6 +116,8 @@ class StatusBar(Widget):
             parts.append((4, Content(f"~{_tokens(self.live_tokens)} tok{rate}")))
         elif self.tokens_per_second > 0:  # 0: no real token count (e.g. a replay) or none yet
             parts.append((4, Content(f"{self._about}{_rate(self.tokens_per_second)}")))
+        if self.mode:
+            parts.append((8, Content.styled(self.mode, "$text-warning b reverse")))
         if self.sandbox:
             style = "$text-success" if self.sandbox.startswith("sandbox") else "$text-warning b"
             parts.append((6, Content.styled(self.sandbox, style)))

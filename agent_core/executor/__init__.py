@@ -14,6 +14,7 @@ from pathlib import Path
 from agent_core.actions import Action, Bash, Edit, Read, Search, StrReplaceEditor, Submit
 from agent_core.executor.files import FileTools, ToolError, require_encodable
 from agent_core.executor.paths import Confinement, PathError, PathMap
+from agent_core.executor.plan import READ_ONLY_NOTE, refusal
 from agent_core.executor.sandbox import MOUNT_POINT, Launcher, Plain
 from agent_core.executor.search import search
 from agent_core.executor.shell import Shell
@@ -23,6 +24,7 @@ __all__ = ["Executor", "PathMap", "Prepared", "Shell"]
 
 # What git says when it cannot write into a read-only git dir (index, refs, objects, config).
 _READ_ONLY_GIT = re.compile(r"Read-only file system|insufficient permission for adding an object")
+_READ_ONLY_FS = "Read-only file system"
 _GIT_COMMAND = re.compile(r"(?:^|[\s;&|(`])git(?:\s|$)")
 READ_ONLY_GIT_NOTE = (
     "navtui: the git directories are read-only in this sandbox (this machine cannot give the "
@@ -75,6 +77,21 @@ class Executor:
         self._shell: Shell | None = None
 
     @property
+    def plan(self) -> bool:
+        """Plan mode (agent_core/executor/plan.py): the model's actions change no file."""
+        return self.launcher.repo_read_only
+
+    def set_plan(self, on: bool) -> bool:
+        """Switch plan mode; a running sandboxed shell starts again with the repository mounted
+        read-only (or read-write), in the same directory. True when the mode changed."""
+        if on == self.plan:
+            return False
+        self.launcher.repo_read_only = on
+        if self._shell is not None and self.launcher.sandboxed:
+            self._shell.restart()
+        return True
+
+    @property
     def shell(self) -> Shell:
         """The session's bash, started on first use."""
         if self._shell is None:
@@ -113,7 +130,11 @@ class Executor:
         return Prepared(action, "submit")
 
     def execute(self, action: Action) -> Observation:
-        """Run `action`; never raises for the model's mistakes."""
+        """Run `action`; never raises for the model's mistakes. In plan mode a file tool's write
+        (and, without a sandbox, a command that is not read-only) is refused, not run."""
+        refused = refusal(action, self.launcher.sandboxed) if self.plan else None
+        if refused is not None:
+            return Observation(output="", error=refused)
         if isinstance(action, Bash):
             try:
                 require_encodable(action.command, "The command")
@@ -147,11 +168,16 @@ class Executor:
         return True
 
     def _noted(self, command: str, observation: Observation) -> Observation:
-        """`observation`, with a note saying why when git failed to write a read-only git dir."""
-        if not (self.launcher.git_read_only and _GIT_COMMAND.search(command)
-                and _READ_ONLY_GIT.search(observation.output)):
+        """`observation`, with a note saying why when a write failed on a read-only mount: the
+        repository in plan mode, or a git dir this machine could not give an overlay."""
+        if self.plan and _READ_ONLY_FS in observation.output:
+            note = READ_ONLY_NOTE
+        elif (self.launcher.git_read_only and _GIT_COMMAND.search(command)
+              and _READ_ONLY_GIT.search(observation.output)):
+            note = READ_ONLY_GIT_NOTE
+        else:
             return observation
-        error = f"{observation.error}\n{READ_ONLY_GIT_NOTE}" if observation.error else READ_ONLY_GIT_NOTE
+        error = f"{observation.error}\n{note}" if observation.error else note
         return replace(observation, error=error)
 
     def interrupt(self) -> None:

@@ -109,6 +109,7 @@ class Plain:
 
     sandboxed = False
     git_read_only = False
+    repo_read_only = False  # plan mode: nothing to mount, the executor refuses writes
 
     def __init__(self, root: Path, notice: str | None = None) -> None:
         self.root = Path(root).resolve()
@@ -124,7 +125,7 @@ class Plain:
         return without_secrets(dict(os.environ))
 
     def describe(self) -> str:
-        return ""
+        return "no sandbox, plan mode: only read-only commands run" if self.repo_read_only else ""
 
     def uncovered(self) -> list[str]:
         """`.git` entries the running shell does not cover: none, nothing is covered here."""
@@ -161,6 +162,9 @@ class Bubblewrap:
         self.root = Path(root).resolve()
         self.bwrap = bwrap
         self.network = network
+        # Plan mode (agent_core/executor/plan.py): the repository (and a venv in it) mounted
+        # read-only from the next shell start on.
+        self.repo_read_only = False
         self.writable = tuple(_existing_dir(path, "--writable") for path in writable)
         self.home = Path(MOUNT_POINT)
         self._environ = dict(os.environ if environ is None else environ)
@@ -207,14 +211,15 @@ class Bubblewrap:
         for alias, real in self.exposure.aliases:
             args += ["--symlink", real, alias]
         venv = self._venv()
+        repo_bind = "--ro-bind" if self.repo_read_only else "--bind"
         if venv and _under(venv, str(self.root)):
             # Its scripts name their python by the real path: keep it there, writable like the repo.
-            args += ["--bind", venv, venv]
+            args += [repo_bind, venv, venv]
         for path in self.writable:
             args += ["--bind", str(path), str(path)]
         for hidden in self.exposure.masked:
             args += _mask(hidden)
-        args += ["--bind", str(self.root), str(MOUNT_POINT), *self._git.args()]
+        args += [repo_bind, str(self.root), str(MOUNT_POINT), *self._git.args()]
         args += ["--bind", str(private_dir), str(private_dir)]
         args += ["--chdir", str(MOUNT_POINT), "--", *command]
         return args
@@ -261,7 +266,8 @@ class Bubblewrap:
         writable = "".join(f", {path} writable" for path in self.writable)
         shown = ", ".join(self._short(path) for path in self.exposure.paths)
         exposed = f", read-only: {shown}" if shown else ""
-        return f"in sandbox: {MOUNT_POINT} = {self.root}, {network}{writable}{exposed}"
+        plan = " (read-only: plan mode)" if self.repo_read_only else ""
+        return f"in sandbox: {MOUNT_POINT} = {self.root}{plan}, {network}{writable}{exposed}"
 
     def summary(self) -> list[str]:
         """What the sandbox shows of this machine and what it never does, one line each (for

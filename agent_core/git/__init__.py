@@ -19,6 +19,7 @@ from agent_core.git.commits import commit_tree
 from agent_core.git.control import ControlFiles, split_control_diff
 from agent_core.git.diffs import DiffCaps, TreeDiffs
 from agent_core.git.errors import UnsafeRestore, WorkspaceError
+from agent_core.git.fork import SessionForks
 from agent_core.git.git_entries import DOT_GIT, GitEntry, GitEntryScan
 from agent_core.git.guard import ControlGuard
 from agent_core.git.head import HeadState, HeadWatcher, move_head
@@ -57,7 +58,8 @@ __all__ = [
     "DOT_GIT", "REF_ROOT", "SAFE_CONFIG", "BranchError", "ControlFiles", "ControlGuard",
     "DiffCaps", "GitEntry", "GitEntryScan", "GitRunner", "HeadState", "HeadWatcher",
     "IgnoredCaps", "IgnoredStore", "MadeGitEntries", "NestedTrees", "Quarantine", "RawView",
-    "Snapshot", "SnapshotEngine", "SurvivalStore", "TreeDiffs", "UnsafeRestore", "WorkspaceError",
+    "SessionForks", "Snapshot", "SnapshotEngine", "SurvivalStore", "TreeDiffs", "UnsafeRestore",
+    "WorkspaceError",
     "acquire", "apply_tree", "branch_for", "check_free", "check_session_id",
     "checkpoint_message", "clear_operation_state", "clear_user_marks", "commit_patch_to_branch",
     "commit_tree", "copy_user_index", "delete_refs", "find_repo", "git_env", "gitlinks_after",

@@ -17,7 +17,7 @@ from textual.reactive import reactive, var
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
-from agent_core.actions import Action, Bash
+from agent_core.actions import Action
 from agent_core.events import (
     Event,
     FormatError,
@@ -58,6 +58,7 @@ from app.screens.ending import INTERRUPT_AGAIN, SessionEnding
 from app.screens.help import HelpScreen
 from app.screens.hunk_review import HUNK_ACTIONS, HUNK_BINDINGS, HunkReviewKeys
 from app.screens.phase import Phase
+from app.screens.plan_key import PlanKey
 from app.screens.render_batch import FooterRefresh, RenderBatch
 from app.screens.step_dialogs import StepDialogs
 from app.textual_patches import ArrangedOnce
@@ -92,7 +93,7 @@ class SessionWake(Message):
     """Session events are waiting in the screen's inbox."""
 
 
-class MainScreen(HunkReviewKeys, StepDialogs, SessionEnding, ArrangedOnce):
+class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOnce):
     CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
@@ -109,6 +110,8 @@ class MainScreen(HunkReviewKeys, StepDialogs, SessionEnding, ArrangedOnce):
                 tooltip="Message the model, or run !command yourself"),
         Binding("t", "toggle_auto", "Auto", id="navtui.auto",
                 tooltip="Auto mode: approve all, within the limits"),
+        Binding("p", "toggle_plan", "Plan", id="navtui.plan", show=False,
+                tooltip="Plan mode: the repository read-only; the model reads and runs tests"),
         Binding("escape", "stop", "Stop", id="navtui.stop",
                 tooltip="Stop the generation or the running command"),
         Binding("g", "continue", "Go on", id="navtui.continue",
@@ -282,7 +285,7 @@ class MainScreen(HunkReviewKeys, StepDialogs, SessionEnding, ArrangedOnce):
         status.max_steps = session.config.max_steps
         status.state = "starting"
         status.policy = self.driver.policy_label()
-        status.sandbox = session.executor.launcher.label
+        self.show_mode()
         status.tooltip = visible(session.executor.where) or None  # what the sandbox shows
         if session.executor.launcher.notice and not session.records:
             self.call_later(self.query_one(ThoughtStream).note, session.executor.launcher.notice,
@@ -523,8 +526,7 @@ class MainScreen(HunkReviewKeys, StepDialogs, SessionEnding, ArrangedOnce):
         self._batch.view("card", lambda: card.show_action(
             f"Step {event.index}", step.action, event.command_shown, event.preview_diff
         ))
-        if isinstance(step.action, Bash) and self.session and self.session.config.sandbox:
-            subtitle = f"bash · {self.session.config.sandbox}"
+        if subtitle := self.card_subtitle(step.action):  # where it runs; plan mode's refusal
             self._batch.view("card", lambda: setattr(card, "border_subtitle", subtitle), replaces=False)
         self.generating, self.pending = False, event
 
@@ -627,7 +629,7 @@ class MainScreen(HunkReviewKeys, StepDialogs, SessionEnding, ArrangedOnce):
             return self.loading or (live and (self.generating or self.running))
         if action == "continue":
             return live and self.paused and not self.generating
-        if action in ("message", "toggle_auto"):
+        if action in ("message", "toggle_auto", "toggle_plan"):
             return live
         return self.hunk_keys_apply(action) if action in HUNK_ACTIONS else True
 
