@@ -15,6 +15,9 @@
     [theme]
     name = "navtui-light"
 
+    [clipboard]                     # how `c` copies: auto (OSC 52 where it works, else a file),
+    method = "auto"                 # osc52 (always the escape) or file (always the file)
+
 The valid top-level keys are read off the parser's option table (`app.options`: every long
 option), so a new flag is a new key with no code here; values are checked by the option's own
 `type` and `choices`. Flags on
@@ -33,13 +36,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_core.user_files import why_unreadable
+from app.clipboard import METHODS
 from app.options import Kind, Option
 
 if TYPE_CHECKING:
     from app.args import Parser
 
 CONFIG_ENV = "NAVTUI_CONFIG"
-TABLES = ("keymap", "rules", "theme")
+TABLES = ("keymap", "rules", "theme", "clipboard")
 RULE_KEYS = ("allow_kinds", "allow_prefixes")
 # Options that are no settings: they act and exit.
 NOT_SETTINGS = frozenset({"help", "version"})
@@ -71,6 +75,7 @@ class Config:
     keymap: dict[str, str] = field(default_factory=dict)
     rules: AllowRules = field(default_factory=AllowRules)
     theme: str | None = None
+    clipboard: str = "auto"  # `[clipboard] method`
     text: str = field(default="", repr=False)  # the file as read
 
     def error(self, table: str | None, key: str, message: str) -> ConfigError:
@@ -177,6 +182,13 @@ def _check(data: dict[str, Any], text: str, path: Path, settings: dict[str, Opti
             raise fail("theme", key, f"unknown theme {value!r}; choose one of "
                                      f"{', '.join(theme_names())}")
     config.theme = theme.get("name")
+
+    for key, value in data.get("clipboard", {}).items():
+        if key != "method":
+            raise fail("clipboard", key, 'unknown clipboard setting; use method = "auto"')
+        if value not in METHODS:
+            raise fail("clipboard", key, f"must be one of {', '.join(METHODS)}, got {_toml(value)}")
+        config.clipboard = value
     return config
 
 
@@ -381,6 +393,7 @@ def render(config: Config, parser: Parser) -> str:
         ("rules", rules),
         ("keymap", [f"{json.dumps(binding)} = {json.dumps(keys_)}" for binding, keys_ in config.keymap.items()]),
         ("theme", [f"name = {json.dumps(config.theme)}"] if config.theme else []),
+        ("clipboard", [f"method = {json.dumps(config.clipboard)}"] if config.clipboard != "auto" else []),
     ):
         if entries:
             lines += ["", f"[{table}]", *entries]
@@ -398,7 +411,8 @@ def template(parser: Parser) -> str:
         lines.append(f"# {key} = {value}" + (f"    # {summary}" if summary else ""))
     lines += ["", "# [rules]", '# allow_kinds = ["read", "search", "view"]',
               '# allow_prefixes = ["git status", "ls"]', "", "# [keymap]",
-              '# "navtui.approve" = "y"', "", "# [theme]", '# name = "navtui-light"', ""]
+              '# "navtui.approve" = "y"', "", "# [theme]", '# name = "navtui-light"', "",
+              "# [clipboard]", '# method = "auto"    # auto, osc52 or file', ""]
     return "\n".join(lines)
 
 

@@ -54,6 +54,7 @@ from agent_core.sanitize import visible
 from agent_core.steps import GIT_WARNINGS_KEY, Decision, Origin, Reject, StepRecord
 from app.config import AllowRules
 from app.keys import PALETTE, KeyRow, key_rows
+from app.screens.copy_keys import CopyKeys
 from app.screens.ending import INTERRUPT_AGAIN, SessionEnding
 from app.screens.help import HelpScreen
 from app.screens.hunk_review import HUNK_ACTIONS, HUNK_BINDINGS, HunkReviewKeys
@@ -93,7 +94,7 @@ class SessionWake(Message):
     """Session events are waiting in the screen's inbox."""
 
 
-class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOnce):
+class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, CopyKeys, ArrangedOnce):
     CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
@@ -120,6 +121,8 @@ class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOn
                 tooltip="Output, step diff, session diff, in turn"),
         Binding("s", "toggle_steps", "Steps", id="navtui.steps", show=False,
                 tooltip="Focus the step timeline (shown if hidden); again: hide it"),
+        Binding("c", "copy", "Copy", id="navtui.copy", show=False,
+                tooltip="Copy the step, command, diff or output in focus as plain text"),
         Binding("question_mark", "help", "Help", id="navtui.help", tooltip="All keys, as mapped now"),
         Binding("q", "quit_session", "Quit", id="navtui.quit",
                 tooltip="Quit; the session is saved and resumable"),
@@ -632,14 +635,6 @@ class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOn
         if action in ("message", "toggle_auto", "toggle_plan"):
             return live
         return self.hunk_keys_apply(action) if action in HUNK_ACTIONS else True
-
-    def _rewind_target(self) -> int | None:
-        """The executed step highlighted in the (visible) timeline, if any."""
-        timeline = self.query_one(StepTimeline)
-        step = timeline.highlighted_step if timeline.display else None
-        if step is None or not any(r.index == step for r in self._executed_records()):
-            return None
-        return step
 
     def on_step_timeline_step_highlighted(self, event: StepTimeline.StepHighlighted) -> None:
         self.refresh_bindings()

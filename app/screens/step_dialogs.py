@@ -100,6 +100,14 @@ class StepDialogs:
         if await self.app.push_screen_wait(screen) and self.driver is not None:
             self.driver.send(Undo(refused.to_index, force=True))
 
+    def _rewind_target(self) -> int | None:
+        """The executed step highlighted in the (visible) timeline, if any."""
+        timeline = self.query_one(StepTimeline)
+        step = timeline.highlighted_step if timeline.display else None
+        if step is None or not any(r.index == step for r in self._executed_records()):
+            return None
+        return step
+
     @work(exclusive=True, group="modal")
     async def action_rewind(self) -> None:
         step = self._rewind_target()

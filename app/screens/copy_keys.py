@@ -1,0 +1,90 @@
+"""`c` on the main screen: copy what has the focus as plain text (see `app.clipboard`).
+
+What is copied follows the focus: the step highlighted in the timeline (its thought, action,
+output and diff), the action card's command (exactly what runs), the diff shown, the output
+shown, a folded turn of the thought stream. With the focus nowhere in particular, the card's
+command when a proposal is on it, else what the lower pane shows.
+"""
+
+from __future__ import annotations
+
+from agent_core.actions import Bash
+from agent_core.steps import StepRecord
+from app.clipboard import Copied, copy_text
+from app.screens.step_detail import decision_text
+from widgets.action_card import ActionCard, action_summary, user_edits_summary
+from widgets.diff_view import DiffView
+from widgets.lower_pane import OUTPUT
+from widgets.output_log import OutputLog
+from widgets.step_timeline import StepTimeline
+from widgets.thought_stream import FoldedTurn
+
+
+def action_text(record: StepRecord, dialect: str) -> str:
+    """The step's action in full: a bash command as it ran, another action as its dialect
+    writes it."""
+    from app.screens.edit import edit_text
+
+    action = record.action or record.proposed.action
+    return action.command if isinstance(action, Bash) else edit_text(action, dialect)
+
+
+def step_text(record: StepRecord, dialect: str) -> str:
+    """One step as text to paste elsewhere: what it was, the thought, action, output and diff."""
+    if record.user_edits is not None:
+        return f"Step {record.index}: {user_edits_summary(record, width=10_000)}\n\n{record.diff}"
+    action = record.action or record.proposed.action
+    parts = [f"Step {record.index}: {action_summary(action, width=10_000)} ({decision_text(record)})"]
+    if record.proposed.thought.strip():
+        parts.append(record.proposed.thought.strip())
+    parts.append(action_text(record, dialect))
+    if record.observation is not None:
+        parts.append(record.observation.output.rstrip("\n"))
+    if record.diff:
+        parts.append(record.diff.rstrip("\n"))
+    return "\n\n".join(parts) + "\n"
+
+
+class CopyKeys:
+    """The main screen's copy action (a mixin of `MainScreen`)."""
+
+    def copy_target(self) -> tuple[str, str] | None:
+        """(what, text) that `c` copies now; None when there is nothing to copy."""
+        focused = self.focused
+        if isinstance(focused, StepTimeline):
+            record = self._highlighted_record()
+            if record is not None:
+                dialect = self.session.config.dialect if self.session else "auto"
+                return f"step {record.index}", step_text(self._user_record(record), dialect)
+        if isinstance(focused, FoldedTurn):
+            return f"the thought of {focused.title}", focused.full_text
+        card = self.query_one(ActionCard)
+        if isinstance(focused, ActionCard) or (
+            not isinstance(focused, DiffView | OutputLog) and card.command_shown
+        ):
+            return ("the command", card.command_shown) if card.command_shown else None
+        if isinstance(focused, DiffView) or (
+            not isinstance(focused, OutputLog) and self._lower.active != OUTPUT
+        ):
+            diffs = self.query_one(DiffView)
+            return (f"the {diffs.shown} diff", diffs.diff) if diffs.diff else None
+        output = self.query_one(OutputLog)
+        if output.record is not None and output.record.observation is not None:
+            return f"the output of step {output.record.index}", output.record.observation.output
+        return None
+
+    def _highlighted_record(self) -> StepRecord | None:
+        index = self.query_one(StepTimeline).highlighted_step
+        records = self.session.records if self.session is not None else []
+        return next((r for r in records if r.index == index), None)
+
+    def action_copy(self) -> None:
+        target = self.copy_target()
+        if target is None:
+            self.notify("Nothing to copy here", timeout=3)
+            return
+        what, text = target
+        method = getattr(self.app, "clipboard_method", "auto")
+        copied: Copied = copy_text(text, what, method, self.app.copy_to_clipboard)
+        self.notify(copied.message(), severity="error" if copied.error else "information",
+                    timeout=6 if copied.path or copied.error else 3)
