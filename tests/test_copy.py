@@ -23,6 +23,7 @@ from tests.test_session import write_script
 from widgets.diff_view import DiffView
 from widgets.output_log import OutputLog
 from widgets.step_timeline import StepTimeline
+from widgets.thought_stream import FoldedTurn
 
 COLOURED = "printf '\\033[31mred\\033[0m plain\\r\\nhalf\\rdone\\n'"
 TURNS = [("Colour it.", Bash(COLOURED)), ("Write.", Bash("echo new > made.txt")), ("Look.", Bash("ls"))]
@@ -84,6 +85,11 @@ async def test_c_copies_the_command_the_output_the_diff_and_the_step(git_repo: P
         assert "Colour it." in copied and COLOURED in copied
         assert "red plain\nhalf\ndone\n" in copied and "\x1b" not in copied
 
+        folded = main.query(FoldedTurn).first()  # step 1's thought, folded after two newer turns
+        folded.focus()
+        await pilot.press("c")
+        assert app.clipboard == folded.full_text == "Colour it."
+
 
 async def test_c_copies_the_output_without_escape_sequences(git_repo: Path):
     session = make_session(git_repo, TURNS)
@@ -94,6 +100,26 @@ async def test_c_copies_the_output_without_escape_sequences(git_repo: Path):
         main.set_focus(main.query_one(OutputLog))
         await pilot.press("c")
         assert app.clipboard == "red plain\nhalf\ndone\n"  # (the executor turned the lone \\r into a line break)
+
+
+async def test_c_copies_a_step_in_detail(git_repo: Path):
+    from app.screens.step_detail import StepDetailScreen
+    from tests.fixtures.tui import showing
+
+    session = make_session(git_repo, TURNS)
+    async with running_app(session, git_repo, clipboard="osc52") as (app, pilot, watch):
+        await pilot.press("a")
+        await watch.until(lambda: waiting_on(app, 2), "proposal 2")
+        main = main_screen(app)
+        timeline = main.query_one(StepTimeline)
+        timeline.focus()
+        timeline.highlight_step(1)
+        await pilot.press("enter")
+        await watch.until(lambda: showing(app, StepDetailScreen), "step detail")
+        await pilot.press("c")
+        assert app.clipboard.startswith("Step 1: bash printf") and "red plain\nhalf\ndone" in app.clipboard
+        await pilot.press("escape")
+        await watch.until(lambda: app.screen is main, "back")
 
 
 async def test_a_terminal_without_osc52_gets_a_file_and_the_toast_says_where(

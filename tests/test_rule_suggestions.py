@@ -177,3 +177,25 @@ def test_other_repositories_count_only_with_the_consent_setting(tmp_path: Path, 
     assert rule_sources.repositories(second, everywhere=True) == [second, first]
     found = suggest_rules(rule_sources.decisions(second, everywhere=True))
     assert [s.key for s in found] == ["allow prefix git log --oneline -n", "deny prefix rm -rf"]
+
+
+def test_in_tmux_l_keeps_a_suggested_rule_that_then_approves_on_its_own(
+    git_repo: Path, tmp_path: Path, own_state: Path, tmux_pane
+):
+    five_of_each(git_repo, tmp_path)
+    script = write_script(tmp_path / "tui.jsonl", ["Thought: log\nAction: bash git log --oneline -n 7",
+                                                   "Thought: clean\nAction: bash rm -rf build7",
+                                                   "Thought: look\nAction: bash pwd"])
+    tmux_pane.start_navtui("--script", str(script), "--issue", "look", str(git_repo), cwd=tmp_path)
+    tmux_pane.wait_for("Approve")
+    tmux_pane.send("L")
+    shown = tmux_pane.wait_for("Rules your decisions suggest")
+    assert "5 of 5 times" in shown and "Evidence (5 decisions)" in shown
+    tmux_pane.send("y")
+    tmux_pane.wait_for("rejected `rm -rf …`")
+    tmux_pane.send("n")  # the deny rule: declined
+    tmux_pane.wait_for("╭─ Step 2")  # step 1 ran by the kept rule; rm -rf waits for the user
+    assert "rm -rf build7" in tmux_pane.screen()
+    config = (own_state / "config.toml").read_text()
+    assert 'allow_prefixes = ["git log --oneline -n"]' in config and "deny" not in config
+    assert (own_state / "state" / "navtui" / "declined-rules.txt").read_text() == "deny prefix rm -rf\n"

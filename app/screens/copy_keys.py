@@ -8,6 +8,8 @@ command when a proposal is on it, else what the lower pane shows.
 
 from __future__ import annotations
 
+from textual.screen import Screen
+
 from agent_core.actions import Bash
 from agent_core.steps import StepRecord
 from app.clipboard import Copied, copy_text
@@ -20,16 +22,16 @@ from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import FoldedTurn
 
 
-def action_text(record: StepRecord, dialect: str) -> str:
-    """The step's action in full: a bash command as it ran, another action as its dialect
-    writes it."""
+def action_text(record: StepRecord) -> str:
+    """The step's action in full: a bash command as it ran, another action as the model's
+    dialect writes it."""
     from app.screens.edit import edit_text
 
     action = record.action or record.proposed.action
-    return action.command if isinstance(action, Bash) else edit_text(action, dialect)
+    return action.command if isinstance(action, Bash) else edit_text(action, record.proposed.dialect)
 
 
-def step_text(record: StepRecord, dialect: str) -> str:
+def step_text(record: StepRecord) -> str:
     """One step as text to paste elsewhere: what it was, the thought, action, output and diff."""
     if record.user_edits is not None:
         return f"Step {record.index}: {user_edits_summary(record, width=10_000)}\n\n{record.diff}"
@@ -37,7 +39,7 @@ def step_text(record: StepRecord, dialect: str) -> str:
     parts = [f"Step {record.index}: {action_summary(action, width=10_000)} ({decision_text(record)})"]
     if record.proposed.thought.strip():
         parts.append(record.proposed.thought.strip())
-    parts.append(action_text(record, dialect))
+    parts.append(action_text(record))
     if record.observation is not None:
         parts.append(record.observation.output.rstrip("\n"))
     if record.diff:
@@ -54,8 +56,7 @@ class CopyKeys:
         if isinstance(focused, StepTimeline):
             record = self._highlighted_record()
             if record is not None:
-                dialect = self.session.config.dialect if self.session else "auto"
-                return f"step {record.index}", step_text(self._user_record(record), dialect)
+                return f"step {record.index}", step_text(self._user_record(record))
         if isinstance(focused, FoldedTurn):
             return f"the thought of {focused.title}", focused.full_text
         card = self.query_one(ActionCard)
@@ -79,12 +80,16 @@ class CopyKeys:
         return next((r for r in records if r.index == index), None)
 
     def action_copy(self) -> None:
-        target = self.copy_target()
-        if target is None:
-            self.notify("Nothing to copy here", timeout=3)
-            return
-        what, text = target
-        method = getattr(self.app, "clipboard_method", "auto")
-        copied: Copied = copy_text(text, what, method, self.app.copy_to_clipboard)
-        self.notify(copied.message(), severity="error" if copied.error else "information",
-                    timeout=6 if copied.path or copied.error else 3)
+        copy_and_say(self, self.copy_target())
+
+
+def copy_and_say(screen: Screen, target: tuple[str, str] | None) -> None:
+    """Copy `target` (what, text) as the app's `[clipboard] method` says, and say so."""
+    if target is None:
+        screen.notify("Nothing to copy here", timeout=3)
+        return
+    what, text = target
+    method = getattr(screen.app, "clipboard_method", "auto")
+    copied: Copied = copy_text(text, what, method, screen.app.copy_to_clipboard)
+    screen.notify(copied.message(), severity="error" if copied.error else "information",
+                  timeout=6 if copied.path or copied.error else 3)

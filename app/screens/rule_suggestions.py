@@ -24,7 +24,7 @@ from app import rule_sources
 from app.config import AllowRules, save_allow_rule
 from agent_core.driver import Allow
 
-EVIDENCE_SHOWN = 8
+EVIDENCE_SHOWN = 5
 
 
 def evidence_text(suggestion: Suggestion) -> str:
