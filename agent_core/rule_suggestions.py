@@ -18,21 +18,23 @@ always-allow dialog offers (one word, two for tools like `git` and `python`).
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_core.actions import Bash
-from agent_core.events import StepExecuted, StepRejected
 from agent_core.policy import RulesPolicy, command_matches_any, rule_kind, split_simple_commands
 from agent_core.steps import USER, Approve, Origin, Reject, StepRecord
-from agent_core.trajectory import TrajectoryError, read_trajectory, repo_state_dir, sessions_dir
+from agent_core.trajectory import TrajectoryError, record_from_dict, repo_state_dir, sessions_dir
 
 DEFAULT_MIN_COUNT = 5
 # Commands whose first word alone says little: a prefix has at least two words for these.
 TWO_WORD_TOOLS = frozenset({"git", "python", "python3", "pip", "npm", "uv", "cargo", "go", "make"})
 ALLOW, DENY = "allow", "deny"
+# How the log's lines of executed and rejected steps begin (`TrajectoryWriter`'s JSON).
+RECORD_LINES = ('{"type": "StepExecuted"', '{"type": "StepRejected"')
 APPROVED, REJECTED, EDITED = "approved", "rejected", "edited"
 
 
@@ -97,6 +99,21 @@ def decided_steps(records: Iterable[StepRecord], session: str) -> Iterator[Decid
             yield Decided(session, record.index, f"{action.kind} action", verdict, kind=rule_kind(action))
 
 
+def logged_records(path: Path) -> list[StepRecord]:
+    """The executed and rejected step records of the log at `path`, undone ones included (only
+    those lines are decoded: a log is mostly turns and outputs); a torn line is skipped."""
+    records: list[StepRecord] = []
+    with path.open(encoding="utf-8", errors="surrogateescape") as lines:
+        for line in lines:
+            if not line.startswith(RECORD_LINES):
+                continue
+            try:
+                records.append(record_from_dict(json.loads(line)["record"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+    return records
+
+
 def logged_decisions(repos: Iterable[Path]) -> list[Decided]:
     """Every decision a person made in the sessions logged for `repos` (logs that cannot be read
     are skipped), undone steps included: the user decided on them all the same."""
@@ -108,11 +125,9 @@ def logged_decisions(repos: Iterable[Path]) -> list[Decided]:
             continue
         for path in sorted(folder.glob("*.jsonl")):
             try:
-                trajectory = read_trajectory(path)
-            except (OSError, TrajectoryError, ValueError, KeyError, TypeError):
+                found += decided_steps(logged_records(path), path.stem)
+            except OSError:
                 continue
-            records = [e.record for e in trajectory.events if isinstance(e, StepExecuted | StepRejected)]
-            found += decided_steps(records, trajectory.session_id or path.stem)
     return found
 
 
@@ -149,18 +164,19 @@ class _Candidates:
         """The suggestions left when, among prefixes that extend one another, a prefix with a
         longer one of the same evidence goes (the longer is as supported and more specific),
         and so does one whose evidence lies within a shorter one's."""
-        words = {id(s): tuple(shlex.split(s.prefix)) for s in self.found}
+        facts = [(s, tuple(shlex.split(s.prefix)), frozenset(s.evidence)) for s in self.found]
 
-        def beaten(mine: Suggestion, other: Suggestion) -> bool:
-            a, b = words[id(mine)], words[id(other)]
-            if not a or not b or a == b:
-                return False
-            evidence, others = frozenset(mine.evidence), frozenset(other.evidence)
-            if len(b) > len(a) and b[: len(a)] == a:
-                return others == evidence
-            return len(b) < len(a) and a[: len(b)] == b and evidence < others
+        def beaten(a: tuple[str, ...], evidence: frozenset[Decided]) -> bool:
+            for _, b, others in facts:
+                if not a or not b or a == b:
+                    continue
+                if len(b) > len(a) and b[: len(a)] == a and others == evidence:
+                    return True
+                if len(b) < len(a) and a[: len(b)] == b and evidence < others:
+                    return True
+            return False
 
-        kept = [s for s in self.found if not any(beaten(s, other) for other in self.found)]
+        kept = [s for s, words, evidence in facts if not beaten(words, evidence)]
         return sorted(kept, key=lambda s: (-len(s.evidence), s.prefix or s.kind))
 
 
