@@ -199,3 +199,20 @@ def test_in_tmux_l_keeps_a_suggested_rule_that_then_approves_on_its_own(
     config = (own_state / "config.toml").read_text()
     assert 'allow_prefixes = ["git log --oneline -n"]' in config and "deny" not in config
     assert (own_state / "state" / "navtui" / "declined-rules.txt").read_text() == "deny prefix rm -rf\n"
+
+
+def test_plain_applies_deny_rules_and_logs_a_rules_decisions_as_the_rules(git_repo: Path, tmp_path: Path,
+                                                                           own_state: Path):
+    (own_state / "config.toml").write_text('[rules]\nallow_prefixes = ["ls"]\ndeny_prefixes = ["rm -rf"]\n')
+    script = write_script(tmp_path / "s.jsonl", ["Thought: look\nAction: bash ls calc",
+                                                 "Thought: clean\nAction: bash ls && rm -rf calc",
+                                                 "Thought: mark\nAction: bash touch asked.txt"])
+    result = navtui("--plain", "--script", str(script), "--issue", "look", str(git_repo), stdin="a\n")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "step 1 approved without asking: an always-allow rule" in result.stdout
+    assert "step 2 rejected without asking: a deny rule" in result.stdout
+    assert (git_repo / "calc").is_dir() and (git_repo / "asked.txt").exists()
+    log = next(sessions_dir(repo_state_dir(git_repo)).glob("*.jsonl"))
+    deciders = [json.loads(line)["record"]["decision"]["decided_by"] for line in log.read_text().splitlines()
+                if line.startswith(('{"type": "StepExecuted"', '{"type": "StepRejected"'))]
+    assert deciders == ["rule", "rule", "user"]

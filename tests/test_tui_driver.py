@@ -175,7 +175,7 @@ def test_policy_changes_are_commands_and_the_driver_says_what_it_approved(git_re
 
 def test_a_deny_rule_rejects_even_in_auto_mode_and_the_records_say_who_decided(git_repo: Path):
     from agent_core.steps import Reject
-    from app.session_driver import Allow, AutoApproved, SetAuto
+    from agent_core.driver import Allow, AutoApproved, SetAuto
 
     turns = [("Look.", Bash("ls")), ("Clean.", Bash("ls && rm -rf calc")), ("Status.", Bash("git status")),
              ("More.", Bash("pwd"))]

@@ -8,6 +8,8 @@ command when a proposal is on it, else what the lower pane shows.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from textual.screen import Screen
 
 from agent_core.actions import Bash
@@ -20,6 +22,9 @@ from widgets.lower_pane import OUTPUT
 from widgets.output_log import OutputLog
 from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import FoldedTurn
+
+if TYPE_CHECKING:
+    from app.screens.main import MainScreen
 
 
 def action_text(record: StepRecord) -> str:
@@ -47,40 +52,39 @@ def step_text(record: StepRecord) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def copy_target(screen: MainScreen) -> tuple[str, str] | None:
+    """(what, text) that `c` copies now on the main screen; None when there is nothing to copy."""
+    focused = screen.focused
+    if isinstance(focused, StepTimeline):
+        index = focused.highlighted_step
+        records = screen.session.records if screen.session is not None else []
+        record = next((r for r in records if r.index == index), None)
+        if record is not None:
+            return f"step {record.index}", step_text(screen._user_record(record))
+    if isinstance(focused, FoldedTurn):
+        return f"the thought of {focused.title}", focused.full_text
+    card = screen.query_one(ActionCard)
+    if isinstance(focused, ActionCard) or (
+        not isinstance(focused, DiffView | OutputLog) and card.command_shown
+    ):
+        return ("the command", card.command_shown) if card.command_shown else None
+    if isinstance(focused, DiffView) or (
+        not isinstance(focused, OutputLog) and screen._lower.active != OUTPUT
+    ):
+        diffs = screen.query_one(DiffView)
+        return (f"the {diffs.shown} diff", diffs.diff) if diffs.diff else None
+    output = screen.query_one(OutputLog)
+    if output.record is not None and output.record.observation is not None:
+        return f"the output of step {output.record.index}", output.record.observation.output
+    return None
+
+
 class CopyKeys:
     """The main screen's copy action (a mixin of `MainScreen`)."""
 
-    def copy_target(self) -> tuple[str, str] | None:
-        """(what, text) that `c` copies now; None when there is nothing to copy."""
-        focused = self.focused
-        if isinstance(focused, StepTimeline):
-            record = self._highlighted_record()
-            if record is not None:
-                return f"step {record.index}", step_text(self._user_record(record))
-        if isinstance(focused, FoldedTurn):
-            return f"the thought of {focused.title}", focused.full_text
-        card = self.query_one(ActionCard)
-        if isinstance(focused, ActionCard) or (
-            not isinstance(focused, DiffView | OutputLog) and card.command_shown
-        ):
-            return ("the command", card.command_shown) if card.command_shown else None
-        if isinstance(focused, DiffView) or (
-            not isinstance(focused, OutputLog) and self._lower.active != OUTPUT
-        ):
-            diffs = self.query_one(DiffView)
-            return (f"the {diffs.shown} diff", diffs.diff) if diffs.diff else None
-        output = self.query_one(OutputLog)
-        if output.record is not None and output.record.observation is not None:
-            return f"the output of step {output.record.index}", output.record.observation.output
-        return None
-
-    def _highlighted_record(self) -> StepRecord | None:
-        index = self.query_one(StepTimeline).highlighted_step
-        records = self.session.records if self.session is not None else []
-        return next((r for r in records if r.index == index), None)
-
     def action_copy(self) -> None:
-        copy_and_say(self, self.copy_target())
+        screen = cast("MainScreen", self)
+        copy_and_say(screen, copy_target(screen))
 
 
 def copy_and_say(screen: Screen, target: tuple[str, str] | None) -> None:

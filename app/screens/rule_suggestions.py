@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from textual import work
 from textual.app import ComposeResult
@@ -23,6 +24,9 @@ from agent_core.sanitize import visible
 from app import rule_sources
 from app.config import AllowRules, save_allow_rule
 from agent_core.driver import Allow
+
+if TYPE_CHECKING:
+    from app.screens.main import MainScreen
 
 EVIDENCE_SHOWN = 5
 
@@ -115,21 +119,22 @@ class RuleSuggestionKeys:
 
     @work(exclusive=True, group="modal")
     async def action_rule_suggestions(self) -> None:
-        rules = self.app_rules
-        repo = self.session.workspace.root if self.session is not None else getattr(self.app, "repo", None)
-        live = (self.driver.approvals if self.driver is not None else rules.approvals()).rules
+        screen = cast("MainScreen", self)
+        rules, session, driver = screen.app_rules, screen.session, screen.driver
+        repo = session.workspace.root if session is not None else getattr(screen.app, "repo", None)
+        live = (driver.approvals if driver is not None else rules.approvals()).rules
         found = await asyncio.to_thread(find_suggestions, repo, rules, live)
         if not found:
-            self.notify(f"No rule to suggest yet: a command or kind you approved (or rejected) "
-                        f"every time, at least {rules.suggest_after} times", timeout=5)
+            screen.notify(f"No rule to suggest yet: a command or kind you approved (or rejected) "
+                          f"every time, at least {rules.suggest_after} times", timeout=5)
             return
-        await self.app.push_screen_wait(RuleSuggestionsScreen(found, self._keep_rule))
+        await screen.app.push_screen_wait(RuleSuggestionsScreen(found, self._keep_rule))
 
     def _keep_rule(self, suggestion: Suggestion) -> str:
         """Apply `suggestion` now and save it for every repository; says what was done."""
-        deny = suggestion.rule == DENY
-        if self.driver is not None:
-            self.driver.send(Allow(kind=suggestion.kind, prefix=suggestion.prefix, deny=deny))
+        deny, driver = suggestion.rule == DENY, cast("MainScreen", self).driver
+        if driver is not None:
+            driver.send(Allow(kind=suggestion.kind, prefix=suggestion.prefix, deny=deny))
         saved = save_allow_rule(suggestion.prefix, kind=suggestion.kind, deny=deny)
         what = f"bash commands starting with “{suggestion.prefix}”" if suggestion.prefix \
             else f"every {suggestion.kind} action"

@@ -3,6 +3,7 @@ the step's detail. A mixin of `MainScreen`: each opens its dialog, then tells th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
 
 from typing import cast
 
@@ -22,6 +23,9 @@ from app.screens.step_detail import StepDetailScreen
 from widgets.action_card import ActionCard, user_edits_summary
 from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import ThoughtStream
+
+if TYPE_CHECKING:
+    from app.screens.main import MainScreen
 
 
 class StepDialogs:
@@ -102,9 +106,10 @@ class StepDialogs:
 
     def _rewind_target(self) -> int | None:
         """The executed step highlighted in the (visible) timeline, if any."""
-        timeline = self.query_one(StepTimeline)
+        screen = cast("MainScreen", self)
+        timeline = screen.query_one(StepTimeline)
         step = timeline.highlighted_step if timeline.display else None
-        if step is None or not any(r.index == step for r in self._executed_records()):
+        if step is None or not any(r.index == step for r in screen._executed_records()):
             return None
         return step
 
