@@ -187,7 +187,7 @@ def run_headless(
     args: argparse.Namespace, workspace: Workspace, issue: str | None, mode: str
 ) -> int:
     """`--auto` / `--plain`: run to the end, printing a transcript or JSON lines."""
-    from agent_core.policy import Approvals, AskPolicy, AutoPolicy, Policy
+    from agent_core.policy import AskPolicy, AutoPolicy, Policy
     from app.config import load_config
     from app.headless import (
         JsonLines, LoadLines, StdinPrompter, Transcript, TurnMeter, approved_line,
