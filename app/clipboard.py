@@ -6,8 +6,10 @@ OSC 52 has no answer: a terminal that ignores it says nothing. So `auto` sends i
 can arrive: a terminal that names itself (TERM set, not `dumb` or the Linux console), not macOS
 Terminal (which ignores it), inside tmux only with `set-clipboard on` (tmux's default,
 `external`, drops what applications send), and text short enough for the terminals that cap the
-sequence. Everywhere else the text goes to `copied.txt` in navtui's state directory, and the
-confirmation says where and why.
+sequence. Inside tmux otherwise, the text goes straight into tmux's paste buffer
+(`tmux load-buffer -w`, which also hands it to the terminal's clipboard where tmux can).
+Everywhere else it goes to `copied.txt` in navtui's state directory, and the confirmation says
+where and why.
 """
 
 from __future__ import annotations
@@ -39,11 +41,14 @@ class Copied:
     path: Path | None = None
     why_file: str = ""
     error: str = ""
+    tmux_buffer: bool = False  # put in tmux's paste buffer by `tmux load-buffer`
 
     def message(self) -> str:
         """The short confirmation shown after the copy."""
         if self.error:
             return f"Could not copy {self.what}: {self.error}"
+        if self.tmux_buffer:
+            return f"Copied {self.what} ({self.chars} characters) to tmux's paste buffer"
         if self.path is None:
             return f"Copied {self.what} ({self.chars} characters) to the clipboard"
         return f"Copied {self.what} to {self.path} ({self.why_file})"
@@ -62,6 +67,17 @@ def tmux_set_clipboard() -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def tmux_load_buffer(text: str) -> bool:
+    """Put `text` in `$TMUX`'s paste buffer, and through tmux in the terminal's clipboard where
+    tmux can set it (`load-buffer -w`); False when tmux does not take it."""
+    try:
+        result = subprocess.run(["tmux", "load-buffer", "-w", "-"], input=text.encode("utf-8"),
+                                capture_output=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
 
 
 def terminal_refusal(
@@ -109,6 +125,8 @@ def copy_text(
     if not why:
         send(text)
         return Copied(what, len(text))
+    if method == "auto" and (os.environ if env is None else env).get("TMUX") and tmux_load_buffer(text):
+        return Copied(what, len(text), tmux_buffer=True)
     path = fallback_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -126,6 +126,7 @@ async def test_a_terminal_without_osc52_gets_a_file_and_the_toast_says_where(
     git_repo: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.delenv("TMUX", raising=False)
     session = make_session(git_repo, TURNS)
     async with running_app(session, git_repo) as (app, pilot, watch):
         await pilot.press("c")
@@ -201,7 +202,7 @@ def test_in_tmux_with_set_clipboard_on_the_buffer_gets_the_text(git_repo: Path, 
     assert tmux_pane._tmux("show-buffer") == "git log --oneline -3"
 
 
-def test_in_tmux_with_its_default_set_clipboard_the_text_goes_to_the_file(
+def test_in_tmux_with_its_default_set_clipboard_the_text_goes_to_its_buffer_directly(
     git_repo: Path, tmp_path: Path, tmux_pane: TmuxPane
 ):
     script = write_script(tmp_path / "s.jsonl", ["Thought: look\nAction: bash git status"])
@@ -209,8 +210,8 @@ def test_in_tmux_with_its_default_set_clipboard_the_text_goes_to_the_file(
     tmux_pane.start_navtui("--script", str(script), "--issue", "look", str(git_repo), cwd=tmp_path,
                            env={"XDG_STATE_HOME": str(state)})
     tmux_pane.wait_for("Approve")
+    assert tmux_pane._tmux("show-options", "-sv", "set-clipboard").strip() == "external"
     tmux_pane.send("c")
-    shown = tmux_pane.wait_for("Copied the command to")
-    assert "set-clipboard" in shown
-    assert (state / "navtui" / "copied.txt").read_text(encoding="utf-8") == "git status"
-    assert tmux_pane._tmux("list-buffers") == ""
+    tmux_pane.wait_for("to tmux's paste")
+    assert tmux_pane._tmux("show-buffer") == "git status"
+    assert not (state / "navtui" / "copied.txt").exists()
