@@ -216,3 +216,11 @@ def test_plain_applies_deny_rules_and_logs_a_rules_decisions_as_the_rules(git_re
     deciders = [json.loads(line)["record"]["decision"]["decided_by"] for line in log.read_text().splitlines()
                 if line.startswith(('{"type": "StepExecuted"', '{"type": "StepRejected"'))]
     assert deciders == ["rule", "rule", "user"]
+
+
+def test_logs_from_before_decided_by_say_nothing_about_who_decided(git_repo: Path, tmp_path: Path):
+    five_of_each(git_repo, tmp_path)
+    log = next(sessions_dir(repo_state_dir(git_repo)).glob("*.jsonl"))
+    assert len(logged_decisions([git_repo])) == 10
+    log.write_text(log.read_text().replace(', "decided_by": "user"', ""))  # as older navtui wrote it
+    assert logged_decisions([git_repo]) == []
