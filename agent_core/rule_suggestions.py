@@ -44,7 +44,7 @@ class Decided:
 
     session: str
     index: int
-    text: str  # the command, or the action's one-line summary
+    text: str  # the command, or the action's kind and path
     verdict: str  # APPROVED, REJECTED or EDITED
     parts: tuple[tuple[str, ...], ...] = ()  # a command's simple commands (none: not bash)
     kind: str = ""  # the rule kind of a non-bash action
@@ -96,7 +96,9 @@ def decided_steps(records: Iterable[StepRecord], session: str) -> Iterator[Decid
             if parts is not None:
                 yield Decided(session, record.index, action.command, verdict, parts)
         else:
-            yield Decided(session, record.index, f"{action.kind} action", verdict, kind=rule_kind(action))
+            kind = rule_kind(action)
+            text = " ".join(filter(None, (kind, str(getattr(action, "path", "") or ""))))
+            yield Decided(session, record.index, text, verdict, kind=kind)
 
 
 def logged_records(path: Path) -> list[StepRecord]:
