@@ -51,7 +51,7 @@ from agent_core.prompt_types import Prompt, Usage
 from agent_core.sanitize import json_safe
 from agent_core.user_files import read_user_text
 from agent_core.session import Session, SessionConfig, new_session_id
-from agent_core.steps import Approve, Decision, Quit
+from agent_core.steps import AUTO, Approve, Decision, Quit
 from agent_core.trajectory import TrajectoryWriter, read_trajectory
 from agent_core.workspace import Workspace
 
@@ -399,7 +399,7 @@ class Batch:
 
     def decide(self, proposal: StepProposed) -> Decision:
         """The batch's policy: approve everything, until the batch is stopped."""
-        return Quit() if self._stopping.is_set() else Approve()
+        return Quit() if self._stopping.is_set() else Approve(AUTO)
 
     def stop(self) -> None:
         """Stop the batch (thread-safe): generation in progress is cancelled, running sessions

@@ -31,7 +31,7 @@ from agent_core.events import (
 )
 from agent_core.git import UnsafeRestore, WorkspaceError
 from agent_core.policy import Approvals
-from agent_core.steps import Approve, Decision
+from agent_core.steps import Decision, Reject
 
 if TYPE_CHECKING:
     from agent_core.session import Session
@@ -153,10 +153,12 @@ class SetAuto:
 
 @dataclass
 class Allow:
-    """An always-allow rule: an action `kind` (or `view`), or a bash command `prefix`."""
+    """An always-allow rule: an action `kind` (or `view`), or a bash command `prefix`; `deny`:
+    a deny rule (such proposals are rejected without asking)."""
 
     kind: str = ""
     prefix: str = ""
+    deny: bool = False
 
 
 class Continue:
@@ -189,10 +191,12 @@ class UndoRefused:
 
 @dataclass
 class AutoApproved:
-    """The driver approved proposal `index` on its own; `reason` says why (auto mode or a rule)."""
+    """The driver approved proposal `index` on its own; `reason` says why (auto mode or a rule).
+    `rejected`: a deny rule rejected it instead."""
 
     index: int
     reason: str
+    rejected: bool = False
 
 
 @dataclass
@@ -354,10 +358,11 @@ class SessionDriver:
         """Session thread: pass `event` to the UI. A proposal the driver will approve on its own
         goes out together with its `AutoApproved`, so the UI never asks the user about it; a
         tree that moved (a step that changed it, an undo) asks for a fresh session diff."""
-        reason = self.approvals.reason(event) if isinstance(event, StepProposed) else None
-        if isinstance(event, StepProposed) and reason is not None:
+        decided = self.approvals.decision(event) if isinstance(event, StepProposed) else None
+        if isinstance(event, StepProposed) and decided is not None:
+            decision, reason = decided
             self._announced = event.index
-            self.inbox.put_together([event, AutoApproved(event.index, reason)])
+            self.inbox.put_together([event, AutoApproved(event.index, reason, isinstance(decision, Reject))])
         else:
             self.inbox.put(event)
         # (a step whose diff is empty left the tree as it was: so is the session diff)
@@ -384,12 +389,13 @@ class SessionDriver:
         while True:
             if session.finished is None and session.pending is not None:
                 proposal = session.pending
-                reason = self.approvals.reason(proposal)
-                if reason is not None:
+                decided = self.approvals.decision(proposal)
+                if decided is not None:
+                    decision, reason = decided
                     if self._announced != proposal.index:
-                        self.inbox.put(AutoApproved(proposal.index, reason))
+                        self.inbox.put(AutoApproved(proposal.index, reason, isinstance(decision, Reject)))
                     self._announced = None
-                    session.decide(Approve(), waited=False)
+                    session.decide(decision, waited=False)
                     continue
                 self._announced = None
                 command = self._commands.get()
@@ -438,9 +444,10 @@ class SessionDriver:
             self.approvals.auto = command.on
             self.diffs.set_auto(command.on)
         elif command.prefix:
-            self.approvals.rules.allow_prefix(command.prefix)
+            (self.approvals.rules.deny_prefix if command.deny else self.approvals.rules.allow_prefix)(
+                command.prefix)
         elif command.kind:
-            self.approvals.rules.allow_kind(command.kind)
+            (self.approvals.rules.deny_kind if command.deny else self.approvals.rules.allow_kind)(command.kind)
         self.inbox.put(PolicyChanged(self.auto, self.approvals.rule_count, self.policy_label()))
 
     def _call(self, command: Call) -> None:

@@ -49,9 +49,9 @@ from agent_core.steps import (
 
 def decision_to_dict(decision: Decision) -> dict[str, Any]:
     if isinstance(decision, Approve):
-        return {"kind": "approve"}
+        return {"kind": "approve", "decided_by": decision.decided_by}
     if isinstance(decision, Reject):
-        return {"kind": "reject", "feedback": decision.feedback}
+        return {"kind": "reject", "feedback": decision.feedback, "decided_by": decision.decided_by}
     if isinstance(decision, KeepHunks):
         return {"kind": "hunks", "action": action_to_dict(decision.action),
                 "hunks": [asdict(outcome) for outcome in decision.hunks]}
@@ -65,9 +65,9 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
 def decision_from_dict(data: dict[str, Any]) -> Decision:
     kind = data["kind"]
     if kind == "approve":
-        return Approve()
+        return Approve(data.get("decided_by", ""))
     if kind == "reject":
-        return Reject(data.get("feedback", ""))
+        return Reject(data.get("feedback", ""), data.get("decided_by", ""))
     if kind == "edit":
         return EditAction(action_from_dict(data["action"]))
     if kind == "hunks":

@@ -92,3 +92,23 @@ def _json_escape(code: int) -> str:
         return f"\\u{code:04x}"
     high, low = divmod(code - 0x10000, 0x400)
     return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+# Escape sequences a terminal acts on: CSI (`ESC [` or the one-byte `\x9b`, parameters, one final
+# byte), OSC/DCS/APC/PM/SOS strings (up to BEL or ST) and two-byte `ESC x` sequences.
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]P_^X]|[\x90\x9d\x9e\x9f\x98])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]"
+)
+_OTHER_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain_copy(text: str) -> str:
+    """`text` as plain text to paste elsewhere: escape sequences removed, each line as a terminal
+    leaves it after carriage returns (`50%\\r100%` -> `100%`), other control characters dropped;
+    newlines and tabs kept."""
+    text = _ESCAPES.sub("", text).replace("\r\n", "\n")
+    if "\r" in text:
+        text = "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n"))
+    return _OTHER_CONTROLS.sub("", text)

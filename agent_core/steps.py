@@ -34,9 +34,16 @@ class Observation:
     total_chars: int | None = None
 
 
+# Who made a decision (`Approve.decided_by`, `Reject.decided_by`): a person, a rule, auto mode.
+USER, RULE, AUTO = "user", "rule", "auto"
+
+
 @dataclass
 class Approve:
-    """Run the proposed action as it is."""
+    """Run the proposed action as it is. `decided_by`: USER, RULE or AUTO ("" in logs written
+    before navtui kept it: unknown)."""
+
+    decided_by: str = USER
 
 
 @dataclass
@@ -44,6 +51,7 @@ class Reject:
     """Do not run it; `feedback` (may be empty) is shown to the model next turn."""
 
     feedback: str = ""
+    decided_by: str = USER
 
 
 @dataclass

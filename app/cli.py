@@ -187,7 +187,7 @@ def run_headless(
     args: argparse.Namespace, workspace: Workspace, issue: str | None, mode: str
 ) -> int:
     """`--auto` / `--plain`: run to the end, printing a transcript or JSON lines."""
-    from agent_core.policy import Approvals, AskPolicy, AutoPolicy, Policy
+    from agent_core.policy import AskPolicy, AutoPolicy, Policy
     from app.config import load_config
     from app.headless import (
         JsonLines, LoadLines, StdinPrompter, Transcript, TurnMeter, approved_line,
@@ -217,9 +217,9 @@ def run_headless(
     else:
         ask = StdinPrompter(session.parse_edit, console, lambda text: read_line(text, console.file))
         rules = load_config(build_parser(), also=(batch_parser(),)).rules  # as the app's
-        approvals = Approvals(allow_kinds=rules.allow_kinds, allow_prefixes=rules.allow_prefixes)
-        policy = AskPolicy(ask, approvals,
-                           lambda proposal, why: console.print(approved_line(proposal, why)))
+        approvals = rules.approvals()
+        policy = AskPolicy(ask, approvals, lambda proposal, decision, why: console.print(
+            approved_line(proposal, decision, why)))
     finished: SessionFinished | None = None
     try:
         if mode == "plain" and session.finished is not None:  # resumed after its submit

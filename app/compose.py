@@ -158,6 +158,7 @@ def new_session(
     """A fresh session; its log is written from its first event on, and `listeners` hear
     every event too. `progress` hears the model load."""
     from agent_core.trajectory import TrajectoryWriter
+    from app.rule_sources import remember_repository
 
     config = session_config(args)
     backend = make_backend(args, progress)
@@ -177,6 +178,7 @@ def new_session(
         session.subscribe(listener)
     subscribe_patch_out(args, session)
     start_mode(args, session)
+    remember_repository(workspace.root)  # (for rule suggestions from every repository)
     return session
 
 

@@ -8,12 +8,18 @@
     [rules]                         # approved without asking, in every repository
     allow_kinds = ["read", "search", "view"]
     allow_prefixes = ["git status", "ls"]
+    deny_prefixes = ["rm -rf"]      # rejected without asking (deny_kinds likewise)
+    suggest_after = 5               # `L` suggests rules after this many same decisions
+    suggest_from_all_repositories = false   # true: from every repository's logs, not just this one
 
     [keymap]                        # binding id = key(s), applied with Textual's set_keymap
     "navtui.approve" = "y"
 
     [theme]
     name = "navtui-light"
+
+    [clipboard]                     # how `c` copies: auto (OSC 52 where it works, else a file),
+    method = "auto"                 # osc52 (always the escape) or file (always the file)
 
 The valid top-level keys are read off the parser's option table (`app.options`: every long
 option), so a new flag is a new key with no code here; values are checked by the option's own
@@ -23,6 +29,7 @@ the command line win over the file. Only `app/` reads this file; the core gets d
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -32,15 +39,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_core.policy import Approvals
+from agent_core.rule_suggestions import DEFAULT_MIN_COUNT
 from agent_core.user_files import why_unreadable
+from app.clipboard import METHODS
 from app.options import Kind, Option
 
 if TYPE_CHECKING:
     from app.args import Parser
 
 CONFIG_ENV = "NAVTUI_CONFIG"
-TABLES = ("keymap", "rules", "theme")
-RULE_KEYS = ("allow_kinds", "allow_prefixes")
+TABLES = ("keymap", "rules", "theme", "clipboard")
+RULE_KEYS = ("allow_kinds", "allow_prefixes", "deny_kinds", "deny_prefixes")
+SUGGEST_AFTER, SUGGEST_EVERYWHERE = "suggest_after", "suggest_from_all_repositories"
 # Options that are no settings: they act and exit.
 NOT_SETTINGS = frozenset({"help", "version"})
 # Options that belong to one run (its issue, the session it resumes, where its log and patch
@@ -55,10 +66,20 @@ class ConfigError(Exception):
 
 @dataclass
 class AllowRules:
-    """What is approved without asking: action kinds and bash command prefixes."""
+    """What is approved (or rejected) without asking: action kinds and bash command prefixes;
+    and how `L` suggests more (`agent_core.rule_suggestions`)."""
 
     allow_kinds: list[str] = field(default_factory=list)
     allow_prefixes: list[str] = field(default_factory=list)
+    deny_kinds: list[str] = field(default_factory=list)
+    deny_prefixes: list[str] = field(default_factory=list)
+    suggest_after: int = DEFAULT_MIN_COUNT
+    suggest_from_all_repositories: bool = False
+
+    def approvals(self, *, auto: bool = False) -> Approvals:
+        """These rules as every front end applies them (`agent_core.policy.Approvals`)."""
+        return Approvals(auto=auto, allow_kinds=self.allow_kinds, allow_prefixes=self.allow_prefixes,
+                         deny_kinds=self.deny_kinds, deny_prefixes=self.deny_prefixes)
 
 
 @dataclass
@@ -71,6 +92,7 @@ class Config:
     keymap: dict[str, str] = field(default_factory=dict)
     rules: AllowRules = field(default_factory=AllowRules)
     theme: str | None = None
+    clipboard: str = "auto"  # `[clipboard] method`
     text: str = field(default="", repr=False)  # the file as read
 
     def error(self, table: str | None, key: str, message: str) -> ConfigError:
@@ -162,12 +184,22 @@ def _check(data: dict[str, Any], text: str, path: Path, settings: dict[str, Opti
 
     rules = data.get("rules", {})
     for key, value in rules.items():
+        if key == SUGGEST_AFTER:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise fail("rules", key, f"must be a whole number of at least 1, got {_toml(value)}")
+            continue
+        if key == SUGGEST_EVERYWHERE:
+            if not isinstance(value, bool):
+                raise fail("rules", key, f"must be true or false, got {_toml(value)}")
+            continue
         if key not in RULE_KEYS:
-            raise fail("rules", key, f"unknown rule list; use {' or '.join(RULE_KEYS)}")
+            raise fail("rules", key, f"unknown rule list; use {', '.join(RULE_KEYS)} (or "
+                                     f"{SUGGEST_AFTER}, {SUGGEST_EVERYWHERE})")
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise fail("rules", key, 'must be a list of strings, e.g. ["git status", "ls"]')
-    config.rules = AllowRules(list(rules.get("allow_kinds", [])),
-                              list(rules.get("allow_prefixes", [])))
+    config.rules = AllowRules(**{key: list(rules.get(key, [])) for key in RULE_KEYS},
+                              suggest_after=rules.get(SUGGEST_AFTER, DEFAULT_MIN_COUNT),
+                              suggest_from_all_repositories=rules.get(SUGGEST_EVERYWHERE, False))
 
     theme = data.get("theme", {})
     for key, value in theme.items():
@@ -177,6 +209,13 @@ def _check(data: dict[str, Any], text: str, path: Path, settings: dict[str, Opti
             raise fail("theme", key, f"unknown theme {value!r}; choose one of "
                                      f"{', '.join(theme_names())}")
     config.theme = theme.get("name")
+
+    for key, value in data.get("clipboard", {}).items():
+        if key != "method":
+            raise fail("clipboard", key, 'unknown clipboard setting; use method = "auto"')
+        if value not in METHODS:
+            raise fail("clipboard", key, f"must be one of {', '.join(METHODS)}, got {_toml(value)}")
+        config.clipboard = value
     return config
 
 
@@ -304,8 +343,10 @@ def load_rules(path: Path | None = None) -> AllowRules:
     return load_config(parser, path, also=tuple(also)).rules
 
 
-def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path | None = None) -> Path:
-    """Add an allow rule (an action kind or a bash prefix) to the file's `[rules]`; returns the path.
+def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path | None = None,
+              deny: bool = False) -> Path:
+    """Add an allow rule (an action kind or a bash prefix; `deny`: a deny rule) to the file's
+    `[rules]`; returns the path.
 
     Only the rule lists change: the rest of the file (comments, order, quoting, other tables) is
     kept byte for byte. A file that is not valid TOML raises ConfigError and stays as it is.
@@ -313,15 +354,14 @@ def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path 
     path = path or config_path()
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     rules = load_rules(path)
-    added = {
-        "allow_kinds": kind if kind and kind not in rules.allow_kinds else None,
-        "allow_prefixes": prefix if prefix and prefix.strip() and prefix not in rules.allow_prefixes else None,
-    }
-    if not any(added.values()):
+    side = "deny" if deny else "allow"
+    wanted = {f"{side}_kinds": kind, f"{side}_prefixes": prefix}
+    added = {key: value for key, value in wanted.items()
+             if value and value.strip() and value not in getattr(rules, key)}
+    if not added:
         return path
-    new_text = with_rules_added(text, path, {key: value for key, value in added.items() if value})
-    expected = AllowRules(rules.allow_kinds + [kind] * bool(added["allow_kinds"]),
-                          rules.allow_prefixes + [prefix] * bool(added["allow_prefixes"]))
+    new_text = with_rules_added(text, path, added)
+    expected = dataclasses.replace(rules, **{key: getattr(rules, key) + [value] for key, value in added.items()})
     if parse_config(new_text, path, every_parser()).rules != expected:  # never write what does not read back
         raise ConfigError(f"{path}: cannot add the rule without changing the rest of the file; "
                           f"add it to [rules] by hand")
@@ -332,10 +372,11 @@ def save_rule(*, kind: str | None = None, prefix: str | None = None, path: Path 
     return path
 
 
-def save_allow_rule(prefix: str) -> str:
-    """Save a bash prefix rule for every repository; says where, or why it could not."""
+def save_allow_rule(prefix: str = "", *, kind: str = "", deny: bool = False) -> str:
+    """Save a bash prefix rule (or a kind rule; `deny`: a deny rule) for every repository; says
+    where, or why it could not."""
     try:
-        return f"saved in {save_rule(prefix=prefix)}"
+        return f"saved in {save_rule(prefix=prefix or None, kind=kind or None, deny=deny)}"
     except (ConfigError, OSError, tomllib.TOMLDecodeError) as error:
         return f"not saved: {error}"
 
@@ -377,10 +418,14 @@ def render(config: Config, parser: Parser) -> str:
     lines = [f"{keys.get(dest, dest)} = {_toml(value)}" for dest, value in config.options.items()]
     rules = [f"{key} = {_toml(getattr(config.rules, key))}" for key in RULE_KEYS
              if getattr(config.rules, key)]
+    defaults = AllowRules()
+    rules += [f"{key} = {_toml(getattr(config.rules, key))}" for key in (SUGGEST_AFTER, SUGGEST_EVERYWHERE)
+              if getattr(config.rules, key) != getattr(defaults, key)]
     for table, entries in (
         ("rules", rules),
         ("keymap", [f"{json.dumps(binding)} = {json.dumps(keys_)}" for binding, keys_ in config.keymap.items()]),
         ("theme", [f"name = {json.dumps(config.theme)}"] if config.theme else []),
+        ("clipboard", [f"method = {json.dumps(config.clipboard)}"] if config.clipboard != "auto" else []),
     ):
         if entries:
             lines += ["", f"[{table}]", *entries]
@@ -397,8 +442,10 @@ def template(parser: Parser) -> str:
         summary = " ".join((option.help or "").split())
         lines.append(f"# {key} = {value}" + (f"    # {summary}" if summary else ""))
     lines += ["", "# [rules]", '# allow_kinds = ["read", "search", "view"]',
-              '# allow_prefixes = ["git status", "ls"]', "", "# [keymap]",
-              '# "navtui.approve" = "y"', "", "# [theme]", '# name = "navtui-light"', ""]
+              '# allow_prefixes = ["git status", "ls"]', '# deny_prefixes = ["rm -rf"]',
+              f"# {SUGGEST_AFTER} = {DEFAULT_MIN_COUNT}", f"# {SUGGEST_EVERYWHERE} = false", "", "# [keymap]",
+              '# "navtui.approve" = "y"', "", "# [theme]", '# name = "navtui-light"', "",
+              "# [clipboard]", '# method = "auto"    # auto, osc52 or file', ""]
     return "\n".join(lines)
 
 

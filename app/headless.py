@@ -302,8 +302,11 @@ EDIT_HELP = (
 )
 
 
-def approved_line(proposal: StepProposed, why: str) -> Text:
-    """What `--plain` prints for a proposal it approved without asking (the app's toast)."""
+def approved_line(proposal: StepProposed, decision: Decision, why: str) -> Text:
+    """What `--plain` prints for a proposal it approved (or a deny rule rejected) without asking
+    (the app's toast)."""
+    if isinstance(decision, Reject):
+        return Text(f"step {proposal.index} rejected without asking: {why}", style="yellow")
     return Text(f"step {proposal.index} approved without asking: {why}", style="green")
 
 

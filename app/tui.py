@@ -124,6 +124,7 @@ class NavApp(App[int]):
         theme: str | None = None,
         keymap: dict[str, str] | None = None,
         allow_rules: AllowRules | None = None,
+        clipboard: str = "auto",
         load_relay: LoadRelay | None = None,
         backend_info: dict[str, str] | None = None,
         resumable: bool = True,
@@ -146,6 +147,7 @@ class NavApp(App[int]):
             self.animation_level = "none"
         use_navtui_frame_rate()
         self.allow_rules = allow_rules or AllowRules()
+        self.clipboard_method = clipboard  # `c`'s way out: auto, osc52 or file (app.clipboard)
         if load_relay is not None:
             load_relay.app = self
         self.backend_info = backend_info or {}
@@ -443,7 +445,7 @@ def run_tui(
     settings = settings or Config(Path())
     app = NavApp(session_or_factory, repo=repo, issue=issue, resume=resume, auto=auto,
                  theme=settings.theme, keymap=settings.keymap, allow_rules=settings.rules,
-                 load_relay=load_relay, backend_info=backend_info, resumable=resumable)
+                 clipboard=settings.clipboard, load_relay=load_relay, backend_info=backend_info, resumable=resumable)
     app.run()
     if app.result_message:  # as it is, not wrapped: the resume command must paste whole
         print(app.result_message, file=sys.stderr)

@@ -24,6 +24,7 @@ from app.config import (
     configure,
     load_config,
     load_rules,
+    render,
     save_rule,
 )
 from app.tui import NavApp
@@ -95,12 +96,22 @@ def test_every_long_flag_is_a_setting_even_ones_added_later(config_file: Path):
         ("[keymap]\n\"navtui.approve\" = 1\n", r"config.toml:2: \[keymap\] navtui.approve: must be a key"),
         ('[theme]\nname = "pink"\n', r"config.toml:2: \[theme\] name: unknown theme 'pink'"),
         ('[colours]\nx = 1\n', r"config.toml:1: colours: unknown setting"),
+        ('[clipboard]\nmethod = "pbcopy"\n',
+         r"config.toml:2: \[clipboard\] method: must be one of auto, osc52, file"),
+        ('[clipboard]\nvia = "file"\n', r"config.toml:2: \[clipboard\] via: unknown clipboard setting"),
     ],
 )
 def test_bad_settings_name_the_key_and_line(config_file: Path, text: str, message: str):
     config_file.write_text(text)
     with pytest.raises(ConfigError, match=message):
         load_config(build_parser())
+
+
+def test_the_clipboard_method_is_read_and_shown(config_file: Path):
+    config_file.write_text('[clipboard]\nmethod = "file"\n')
+    config = load_config(build_parser())
+    assert config.clipboard == "file"
+    assert '[clipboard]\nmethod = "file"' in render(config, build_parser())
 
 
 def test_no_file_means_the_built_in_defaults(config_file: Path):

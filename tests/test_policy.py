@@ -69,8 +69,8 @@ def test_empty_prefix_matches_nothing():
     assert not command_matches_prefix("", "ls")
 
 
-def test_auto_policy_approves_everything():
-    assert AutoPolicy().decide(proposal(Bash("rm -rf /tmp/x"))) == Approve()
+def test_auto_policy_approves_everything_and_says_it_was_auto_mode():
+    assert AutoPolicy().decide(proposal(Bash("rm -rf /tmp/x"))) == Approve(decided_by="auto")
 
 
 def test_ask_policy_returns_the_front_ends_answer():

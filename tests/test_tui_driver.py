@@ -173,6 +173,39 @@ def test_policy_changes_are_commands_and_the_driver_says_what_it_approved(git_re
         session.close()
 
 
+def test_a_deny_rule_rejects_even_in_auto_mode_and_the_records_say_who_decided(git_repo: Path):
+    from agent_core.steps import Reject
+    from agent_core.driver import Allow, AutoApproved, SetAuto
+
+    turns = [("Look.", Bash("ls")), ("Clean.", Bash("ls && rm -rf calc")), ("Status.", Bash("git status")),
+             ("More.", Bash("pwd"))]
+    session = make_session(git_repo, turns)
+    inbox = EventInbox(lambda: None)
+    driver = SessionDriver(session, inbox)
+    thread = threading.Thread(target=driver.run)
+    thread.start()
+    seen: list = []
+    try:
+        drain_until(inbox, seen, lambda: session.pending is not None, time.monotonic() + 30)
+        driver.send(Decide(Approve(), 1))  # a person's decision
+        driver.send(Allow(prefix="rm -rf", deny=True))
+        driver.send(Allow(prefix="git status"))
+        drain_until(inbox, seen, lambda: session.pending is not None and session.pending.index == 4,
+                    time.monotonic() + 30)
+        driver.send(SetAuto(True))
+        drain_until(inbox, seen, lambda: len(session.records) == 4 and any(
+            isinstance(e, AutoApproved) and e.index == 4 for e in seen), time.monotonic() + 30)
+        assert [r.decision for r in session.records] == [
+            Approve("user"), Reject(decided_by="rule"), Approve("rule"), Approve("auto")]
+        assert (git_repo / "calc").is_dir()
+        assert [(e.index, e.reason, e.rejected) for e in seen if isinstance(e, AutoApproved)] == [
+            (2, "a deny rule", True), (3, "an always-allow rule", False), (4, "auto mode", False)]
+    finally:
+        driver.send(Close())
+        thread.join(30)
+        session.close()
+
+
 def test_auto_mode_diffs_the_session_only_after_steps_that_changed_it_and_at_a_pace(git_repo: Path):
     from agent_core.driver import SessionDiffReady, SessionDiffs
     from agent_core.events import StepExecuted

@@ -46,6 +46,7 @@ class OutputLog(Log):
 
     def __init__(self, *, max_lines: int = 2_000, id: str | None = None) -> None:
         super().__init__(max_lines=max_lines, highlight=False, auto_scroll=False, id=id)
+        self.record: StepRecord | None = None  # the step whose output is shown
 
     def write_lines(self, lines: Iterable[str], scroll_end: bool | None = None) -> Self:
         """As `Log.write_lines`, but a blank line stays a line (`Log` splits each line again,
@@ -61,5 +62,6 @@ class OutputLog(Log):
 
     def show_record(self, record: StepRecord) -> None:
         """Show the step's output under a title naming the step and its action (as run)."""
+        self.record = record
         action = record.action or record.proposed.action
         self.show_observation(f"Step {record.index} · {action_summary(action, width=200)}", record.observation)

@@ -11,9 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from agent_core.policy import split_simple_commands
-
-# Commands whose first word alone says little: suggest two words for these (`git status`).
-TWO_WORD_TOOLS = frozenset({"git", "python", "python3", "pip", "npm", "uv", "cargo", "go", "make"})
+from agent_core.rule_suggestions import TWO_WORD_TOOLS  # (suggested prefixes are as long)
 
 
 def suggested_prefix(command: str) -> str:

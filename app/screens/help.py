@@ -37,9 +37,9 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog keys"):
             yield Label("Keys · esc closes this help", classes="dialog-title", id="help-title")
-            with VerticalScroll(id="help-keys"):
-                yield Static(INTRO, classes="dialog-hint", markup=False)
+            with VerticalScroll(id="help-keys"):  # (the table first: at 80x24 it fills the screen)
                 yield Static(keys_content(self.rows), id="help-table")
+                yield Static(INTRO, classes="dialog-hint", markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

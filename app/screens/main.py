@@ -49,17 +49,18 @@ from agent_core.driver import (
     SetAuto,
     UndoRefused,
 )
-from agent_core.policy import Approvals
 from agent_core.sanitize import visible
-from agent_core.steps import GIT_WARNINGS_KEY, Decision, Origin, Reject, StepRecord
+from agent_core.steps import GIT_WARNINGS_KEY, RULE, Decision, Origin, Reject, StepRecord
 from app.config import AllowRules
 from app.keys import PALETTE, KeyRow, key_rows
+from app.screens.copy_keys import CopyKeys
 from app.screens.ending import INTERRUPT_AGAIN, SessionEnding
 from app.screens.help import HelpScreen
 from app.screens.hunk_review import HUNK_ACTIONS, HUNK_BINDINGS, HunkReviewKeys
 from app.screens.phase import Phase
 from app.screens.plan_key import PlanKey
 from app.screens.render_batch import FooterRefresh, RenderBatch
+from app.screens.rule_suggestions import RuleSuggestionKeys
 from app.screens.step_dialogs import StepDialogs
 from app.textual_patches import ArrangedOnce
 from app.stream_split import StreamSplit
@@ -93,7 +94,8 @@ class SessionWake(Message):
     """Session events are waiting in the screen's inbox."""
 
 
-class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOnce):
+class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, CopyKeys,
+                 RuleSuggestionKeys, ArrangedOnce):
     CSS_PATH = "main.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
@@ -120,6 +122,10 @@ class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOn
                 tooltip="Output, step diff, session diff, in turn"),
         Binding("s", "toggle_steps", "Steps", id="navtui.steps", show=False,
                 tooltip="Focus the step timeline (shown if hidden); again: hide it"),
+        Binding("c", "copy", "Copy", id="navtui.copy", show=False,
+                tooltip="Copy the focused step, command, diff or output"),
+        Binding("L", "rule_suggestions", "Rules", id="navtui.suggest_rules", show=False,
+                tooltip="Rules your decisions suggest: keep or decline"),
         Binding("question_mark", "help", "Help", id="navtui.help", tooltip="All keys, as mapped now"),
         Binding("q", "quit_session", "Quit", id="navtui.quit",
                 tooltip="Quit; the session is saved and resumable"),
@@ -271,9 +277,8 @@ class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOn
             return
         self.session = session
         self.inbox = EventInbox(lambda: self.post_message(SessionWake()))
-        rules = self.app_rules  # the config file's [rules]
-        self.driver = SessionDriver(session, self.inbox, auto=self.auto, approvals=Approvals(
-            allow_kinds=rules.allow_kinds, allow_prefixes=rules.allow_prefixes))
+        self.driver = SessionDriver(session, self.inbox, auto=self.auto,
+                                    approvals=self.app_rules.approvals())  # the config's [rules]
         self.session_diff_in_view()
         status = self.query_one(StatusBar)
         info = session.config.backend_info
@@ -453,8 +458,9 @@ class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOn
         record = event.record
         self._timeline.show_record(self._user_record(record))
         feedback = record.decision.feedback if isinstance(record.decision, Reject) else ""
+        who = "A deny rule" if getattr(record.decision, "decided_by", "") == RULE else "You"
         await self._thoughts.note(
-            f"You rejected step {record.index}" + (f": {feedback}" if feedback else "."), "user"
+            f"{who} rejected step {record.index}" + (f": {feedback}" if feedback else "."), "user"
         )
 
     async def _on_undone(self, event: StepUndone) -> None:
@@ -538,14 +544,14 @@ class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOn
             self.notify(f"Step {proposal.index} waits for your decision: {summary}", timeout=4)
 
     def _on_auto_approved(self, event: AutoApproved) -> None:
-        """The driver approved proposal `event.index` (auto mode or a rule)."""
+        """The driver approved proposal `event.index` (auto mode or a rule), or rejected it."""
         if self.pending is not None and self.pending.index == event.index:
             self.pending = None
-        self.query_one(StepTimeline).set_step(event.index, "running")
-        card = self.query_one(ActionCard)
-        self._batch.view("card", lambda: setattr(card, "border_subtitle", f"approved by {event.reason}"),
+        self.query_one(StepTimeline).set_step(event.index, "rejected" if event.rejected else "running")
+        card, said = self.query_one(ActionCard), "rejected" if event.rejected else "approved"
+        self._batch.view("card", lambda: setattr(card, "border_subtitle", f"{said} by {event.reason}"),
                    replaces=False)
-        self.running = True
+        self.running = not event.rejected
 
     def _on_executed(self, event: StepExecuted) -> None:
         record = self._user_record(event.record)
@@ -632,14 +638,6 @@ class MainScreen(HunkReviewKeys, StepDialogs, PlanKey, SessionEnding, ArrangedOn
         if action in ("message", "toggle_auto", "toggle_plan"):
             return live
         return self.hunk_keys_apply(action) if action in HUNK_ACTIONS else True
-
-    def _rewind_target(self) -> int | None:
-        """The executed step highlighted in the (visible) timeline, if any."""
-        timeline = self.query_one(StepTimeline)
-        step = timeline.highlighted_step if timeline.display else None
-        if step is None or not any(r.index == step for r in self._executed_records()):
-            return None
-        return step
 
     def on_step_timeline_step_highlighted(self, event: StepTimeline.StepHighlighted) -> None:
         self.refresh_bindings()

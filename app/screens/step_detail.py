@@ -39,6 +39,7 @@ class StepDetailScreen(ModalScreen[str | None]):
     CSS_PATH = "modal.tcss"
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="navtui.detail.close", tooltip="Back to the session"),
+        Binding("c", "copy", "Copy", id="navtui.detail.copy", tooltip="Copy this step as plain text"),
         Binding("w", "rewind", "Rewind here", id="navtui.detail.rewind",
                 tooltip="Restore files and conversation to right after this step"),
     ]
@@ -70,8 +71,8 @@ class StepDetailScreen(ModalScreen[str | None]):
             if record.diff:
                 yield Label("Diff", classes="detail-section")
                 yield Static(highlight_diff(record.diff))
-            if self.can_rewind:
-                yield Label("w rewinds to right after this step · esc closes", classes="dialog-hint")
+            rewind = "w rewinds to right after this step · " if self.can_rewind else ""
+            yield Label(f"{rewind}c copies it · esc closes", classes="dialog-hint")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "rewind":
@@ -80,6 +81,11 @@ class StepDetailScreen(ModalScreen[str | None]):
 
     def action_rewind(self) -> None:
         self.dismiss("rewind")
+
+    def action_copy(self) -> None:
+        from app.screens.copy_keys import copy_and_say, step_text
+
+        copy_and_say(self, (f"step {self.record.index}", step_text(self.record)))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -3,6 +3,7 @@ the step's detail. A mixin of `MainScreen`: each opens its dialog, then tells th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
 
 from typing import cast
 
@@ -22,6 +23,9 @@ from app.screens.step_detail import StepDetailScreen
 from widgets.action_card import ActionCard, user_edits_summary
 from widgets.step_timeline import StepTimeline
 from widgets.thought_stream import ThoughtStream
+
+if TYPE_CHECKING:
+    from app.screens.main import MainScreen
 
 
 class StepDialogs:
@@ -99,6 +103,15 @@ class StepDialogs:
         screen = OverwriteScreen("Undo", refused.error.paths, since=refused.error.checkpoint)
         if await self.app.push_screen_wait(screen) and self.driver is not None:
             self.driver.send(Undo(refused.to_index, force=True))
+
+    def _rewind_target(self) -> int | None:
+        """The executed step highlighted in the (visible) timeline, if any."""
+        screen = cast("MainScreen", self)
+        timeline = screen.query_one(StepTimeline)
+        step = timeline.highlighted_step if timeline.display else None
+        if step is None or not any(r.index == step for r in screen._executed_records()):
+            return None
+        return step
 
     @work(exclusive=True, group="modal")
     async def action_rewind(self) -> None:

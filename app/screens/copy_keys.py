@@ -1,0 +1,99 @@
+"""`c` on the main screen: copy what has the focus as plain text (see `app.clipboard`).
+
+What is copied follows the focus: the step highlighted in the timeline (its thought, action,
+output and diff), the action card's command (exactly what runs), the diff shown, the output
+shown, a folded turn of the thought stream. With the focus nowhere in particular, the card's
+command when a proposal is on it, else what the lower pane shows.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual.screen import Screen
+
+from agent_core.actions import Bash
+from agent_core.steps import StepRecord
+from app.clipboard import Copied, copy_text
+from app.screens.step_detail import decision_text
+from widgets.action_card import ActionCard, action_summary, user_edits_summary
+from widgets.diff_view import DiffView
+from widgets.lower_pane import OUTPUT
+from widgets.output_log import OutputLog
+from widgets.step_timeline import StepTimeline
+from widgets.thought_stream import FoldedTurn
+
+if TYPE_CHECKING:
+    from app.screens.main import MainScreen
+
+
+def action_text(record: StepRecord) -> str:
+    """The step's action in full: a bash command as it ran, another action as the model's
+    dialect writes it."""
+    from app.screens.edit import edit_text
+
+    action = record.action or record.proposed.action
+    return action.command if isinstance(action, Bash) else edit_text(action, record.proposed.dialect)
+
+
+def step_text(record: StepRecord) -> str:
+    """One step as text to paste elsewhere: what it was, the thought, action, output and diff."""
+    if record.user_edits is not None:
+        return f"Step {record.index}: {user_edits_summary(record, width=10_000)}\n\n{record.diff}"
+    action = record.action or record.proposed.action
+    parts = [f"Step {record.index}: {action_summary(action, width=10_000)} ({decision_text(record)})"]
+    if record.proposed.thought.strip():
+        parts.append(record.proposed.thought.strip())
+    parts.append(action_text(record))
+    if record.observation is not None:
+        parts.append(record.observation.output.rstrip("\n"))
+    if record.diff:
+        parts.append(record.diff.rstrip("\n"))
+    return "\n\n".join(parts) + "\n"
+
+
+def copy_target(screen: MainScreen) -> tuple[str, str] | None:
+    """(what, text) that `c` copies now on the main screen; None when there is nothing to copy."""
+    focused = screen.focused
+    if isinstance(focused, StepTimeline):
+        index = focused.highlighted_step
+        records = screen.session.records if screen.session is not None else []
+        record = next((r for r in records if r.index == index), None)
+        if record is not None:
+            return f"step {record.index}", step_text(screen._user_record(record))
+    if isinstance(focused, FoldedTurn):
+        return f"the thought of {focused.title}", focused.full_text
+    card = screen.query_one(ActionCard)
+    if isinstance(focused, ActionCard) or (
+        not isinstance(focused, DiffView | OutputLog) and card.command_shown
+    ):
+        return ("the command", card.command_shown) if card.command_shown else None
+    if isinstance(focused, DiffView) or (
+        not isinstance(focused, OutputLog) and screen._lower.active != OUTPUT
+    ):
+        diffs = screen.query_one(DiffView)
+        return (f"the {diffs.shown} diff", diffs.diff) if diffs.diff else None
+    output = screen.query_one(OutputLog)
+    if output.record is not None and output.record.observation is not None:
+        return f"the output of step {output.record.index}", output.record.observation.output
+    return None
+
+
+class CopyKeys:
+    """The main screen's copy action (a mixin of `MainScreen`)."""
+
+    def action_copy(self) -> None:
+        screen = cast("MainScreen", self)
+        copy_and_say(screen, copy_target(screen))
+
+
+def copy_and_say(screen: Screen, target: tuple[str, str] | None) -> None:
+    """Copy `target` (what, text) as the app's `[clipboard] method` says, and say so."""
+    if target is None:
+        screen.notify("Nothing to copy here", timeout=3)
+        return
+    what, text = target
+    method = getattr(screen.app, "clipboard_method", "auto")
+    copied: Copied = copy_text(text, what, method, screen.app.copy_to_clipboard)
+    screen.notify(copied.message(), severity="error" if copied.error else "information",
+                  timeout=6 if copied.path or copied.error else 3)
