@@ -340,11 +340,11 @@ class Workspace(SessionForks):
         changed: list[str] = []
         if now != wanted:
             self._engine.catch_up(self._index_path())
-            changed = apply_tree(self._git, self._index_path(), now, wanted)
+            changed = apply_tree(self._git, self._index_path(), now, wanted, check=self._store.check)
             self._engine.wrote(self._index_path(), wanted)
         # (ignored files no checkpoint holds, over the cap or made since by someone else, stay)
         changed += self._ignored_store.restore(self._snapshots[self._checkpoints[-1].commit].ignored,
-                                               self._snapshots[target.commit].ignored)
+                                               self._snapshots[target.commit].ignored, self._store.check)
         restore_modes(self.root, changed, self._modes_path())
         changed += self._restore_git_parts(self._snapshots[target.commit])
         head = HeadState(target.head, target.branch)

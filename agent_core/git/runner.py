@@ -273,7 +273,8 @@ class GitRunner:
         return out
 
     def cat_blobs(self, ids: list[str]) -> Iterator[bytes]:
-        """The contents of blobs `ids`, in order, streamed from one `git cat-file --batch`."""
+        """The contents of blobs `ids`, in order, streamed from one `git cat-file --batch`,
+        each checked against its id."""
         process = subprocess.Popen(
             self.argv("cat-file", "--batch"), cwd=self.root, env=self._env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -289,6 +290,12 @@ class GitRunner:
                     raise WorkspaceError(f"git has no blob {object_id} in {self.root}")
                 data = process.stdout.read(int(header[2]))
                 process.stdout.read(1)
+                digest = hashlib.new("sha1" if len(object_id) == 40 else "sha256",
+                                     b"blob %d\0" % len(data))
+                digest.update(data)
+                if digest.hexdigest() != object_id:
+                    raise WorkspaceError(f"blob {object_id} in {self.root} does not hash to its "
+                                         "id (rewritten outside git's commands): not used")
                 yield data
         finally:
             process.stdout.close()

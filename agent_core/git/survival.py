@@ -32,6 +32,7 @@ from pathlib import Path
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.packs import MAX_LOOSE_BYTES, read_loose, write_pack
 from agent_core.git.runner import GitRunner
+from agent_core.git.verified import ObjectCheck
 
 _ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _TIP_REFS = ("refs/heads/", "refs/tags/")
@@ -53,6 +54,11 @@ class SurvivalStore:
             "GIT_DIR": str(private_git_dir), "GIT_COMMON_DIR": str(private_git_dir),
             "GIT_OBJECT_DIRECTORY": str(path / "objects"),
         })
+
+    @property
+    def check(self) -> ObjectCheck:
+        """What makes the repository's objects sound from this store's true copies."""
+        return ObjectCheck(self._git, self._objects, self._store_git)
 
     # -- keeping -----------------------------------------------------------------------
 

@@ -1,0 +1,217 @@
+"""Objects checked against their ids before undo writes them into the user's files.
+
+git does not hash what it reads: a loose object the model rewrote in place under its own name
+(with `--sandbox off` the git dir is writable) would come back as the user's file. Before a
+restore, every tree it walks and every blob it writes is read and hashed; one that does not hash
+to its id (or is missing) is taken from navtui's survival store, hashed too, and written into the
+repository in place of the forged file. Where neither holds a true copy, the restore is refused
+before it writes anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from agent_core.git.errors import WorkspaceError
+from agent_core.git.object_files import store_loose
+from agent_core.git.runner import GitRunner
+
+_TREE_MODE = b"40000"
+_CHUNK = 1 << 20
+
+
+def object_hash(object_id: str) -> "hashlib._Hash":
+    """A hasher for the object format of `object_id` (SHA-1 or SHA-256, by its length)."""
+    return hashlib.sha1() if len(object_id) == 40 else hashlib.sha256()
+
+
+def sound_blob(object_id: str, data: bytes) -> bool:
+    """Whether `data` is the content of blob `object_id`."""
+    hasher = object_hash(object_id)
+    hasher.update(b"blob %d\0" % len(data))
+    hasher.update(data)
+    return hasher.hexdigest() == object_id
+
+
+class _Reader:
+    """One `git cat-file --batch` asked one object at a time; each object hashed as it is
+    read (blobs streamed, never held), trees kept for their entries."""
+
+    def __init__(self, git: GitRunner) -> None:
+        self._process = subprocess.Popen(
+            git.argv("cat-file", "--batch"), cwd=git.root, env=git.base_env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+
+    def read(self, object_id: str) -> tuple[bytes, bytes] | None:
+        """(type, content; empty for a blob) of `object_id`, or None when git lacks it or it
+        does not hash to its id."""
+        stdin, stdout = self._process.stdin, self._process.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(f"{object_id}\n".encode())
+        stdin.flush()
+        header = stdout.readline().split()
+        if len(header) != 3:
+            return None
+        kind, size = header[1], int(header[2])
+        hasher = object_hash(object_id)
+        hasher.update(kind + b" %d\0" % size)
+        kept = []
+        left = size
+        while left:
+            chunk = stdout.read(min(left, _CHUNK))
+            if not chunk:
+                raise WorkspaceError(f"git stopped while reading object {object_id}")
+            hasher.update(chunk)
+            if kind != b"blob":
+                kept.append(chunk)
+            left -= len(chunk)
+        stdout.read(1)
+        if hasher.hexdigest() != object_id:
+            return None
+        return kind, b"".join(kept)
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+        self._process.wait()
+
+
+def tree_entries(content: bytes, id_size: int) -> dict[bytes, tuple[bytes, str]]:
+    """name -> (mode, id) of a tree object's content."""
+    entries = {}
+    at = 0
+    while at < len(content):
+        space = content.index(b" ", at)
+        nul = content.index(b"\0", space)
+        raw = content[nul + 1:nul + 1 + id_size]
+        entries[content[space + 1:nul]] = (content[at:space], raw.hex())
+        at = nul + 1 + id_size
+    return entries
+
+
+class ObjectCheck:
+    """Checks the objects of repository `git` (whose loose objects are at `objects`) and puts
+    back forged ones from the store `store_git` reads."""
+
+    def __init__(self, git: GitRunner, objects: Path, store_git: GitRunner) -> None:
+        self._git = git
+        self._objects = objects
+        self._store_git = store_git
+
+    def trees(self, current: str, target: str) -> None:
+        """Make sound every tree a walk from `current` to `target` reads (the subtrees that
+        differ, on both sides), as `ensure` does."""
+        level = [(current, target)]
+        while level:
+            ids = [i for pair in level for i in pair if i]
+            self.ensure(ids)
+            contents = self._trees(ids)
+            following = []
+            for old, new in level:
+                old_entries = tree_entries(contents[old], len(old) // 2) if old else {}
+                new_entries = tree_entries(contents[new], len(new) // 2) if new else {}
+                for name in old_entries.keys() | new_entries.keys():
+                    was, now = old_entries.get(name), new_entries.get(name)
+                    if was == now:
+                        continue
+                    pair = tuple(e[1] if e and e[0] == _TREE_MODE else "" for e in (was, now))
+                    if any(pair):
+                        following.append(pair)
+            level = following
+
+    def ensure(self, ids: Iterable[str]) -> None:
+        """Every object of `ids` sound in the repository: one that git lacks or that does not
+        hash to its id is written again from the store's true copy; raises WorkspaceError,
+        naming them, when the store has none either."""
+        wanted = list(dict.fromkeys(i for i in ids if i))
+        bad = self._unsound(self._git, wanted)
+        if not bad:
+            return
+        copies = self._true_copies(bad)
+        for object_id, (kind, content) in copies.items():
+            self._replace(object_id, kind, content)
+        still = self._unsound(self._git, bad)
+        if still:
+            raise WorkspaceError(
+                f"object {', '.join(i[:10] for i in still)} in the repository does not hash to "
+                "its id (rewritten outside git's commands) and navtui's store holds no true "
+                "copy: nothing was written. `git fsck` names what else is damaged."
+            )
+
+    def _unsound(self, git: GitRunner, ids: list[str]) -> list[str]:
+        if not ids:
+            return []
+        reader = _Reader(git)
+        try:
+            return [i for i in ids if reader.read(i) is None]
+        finally:
+            reader.close()
+
+    def _trees(self, ids: list[str]) -> dict[str, bytes]:
+        reader = _Reader(self._git)
+        try:
+            found = {}
+            for object_id in dict.fromkeys(ids):
+                read = reader.read(object_id)
+                if read is None or read[0] != b"tree":
+                    raise WorkspaceError(f"{object_id[:10]} is not a tree in the repository")
+                found[object_id] = read[1]
+            return found
+        finally:
+            reader.close()
+
+    def _true_copies(self, ids: list[str]) -> dict[str, tuple[bytes, bytes]]:
+        """(type, content) of each of `ids` the store holds under its true id."""
+        copies = {}
+        for object_id, (kind, content) in zip(ids, _contents(self._store_git, ids)):
+            if kind is None:
+                continue
+            hasher = object_hash(object_id)
+            hasher.update(kind + b" %d\0" % len(content))
+            hasher.update(content)
+            if hasher.hexdigest() == object_id:
+                copies[object_id] = (kind, content)
+        return copies
+
+    def _replace(self, object_id: str, kind: bytes, content: bytes) -> None:
+        """The loose file of `object_id` (whatever the model left there, never followed)
+        replaced by the true object."""
+        path = self._objects / object_id[:2] / object_id[2:]
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            return
+        data = kind + b" %d\0" % len(content) + content
+        store_loose(self._objects, object_id, zlib.compress(data, 1))
+
+
+def _contents(git: GitRunner, ids: list[str]) -> list[tuple[bytes | None, bytes]]:
+    """(type, content) of each of `ids` from one `cat-file --batch` (None: missing)."""
+    request = "".join(f"{i}\n" for i in ids).encode()
+    out = subprocess.run(
+        git.argv("cat-file", "--batch"), cwd=git.root, env=git.base_env, input=request,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False,
+    ).stdout
+    found: list[tuple[bytes | None, bytes]] = []
+    at = 0
+    for _ in ids:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) != 3:
+            found.append((None, b""))
+            continue
+        size = int(header[2])
+        found.append((header[1], out[at:at + size]))
+        at += size + 1
+    return found
