@@ -26,8 +26,8 @@ from agent_core.git import (
     IgnoredStore, MadeGitEntries, NestedTrees, Quarantine, RawView, SessionForks, Snapshot,
     SnapshotEngine, SurvivalStore, TreeDiffs, UnsafeRestore, WorkspaceError, acquire, apply_tree, check_free,
     check_session_id, checkpoint_message as _message, clear_operation_state, clear_user_marks,
-    commit_tree, copy_user_index, delete_refs, find_repo, gitlinks_after, keep_step, move_head,
-    parse_message as _parse_message, ref_intact, release, restore_modes, restore_user_index,
+    commit_tree, copy_index, copy_user_index, delete_refs, find_repo, gitlinks_after, keep_step,
+    move_head, parse_message as _parse_message, ref_intact, release, restore_modes, restore_user_index,
     save_modes, session_ids, session_refs, staged_commit, write_ref,
 )
 from agent_core.steps import Checkpoint
@@ -149,7 +149,7 @@ class Workspace(SessionForks):
         if user_index.exists():
             copy_user_index(self._git, user_index, index)
             # The user's index as it is, conflict entries and flags included, for undo to 0.
-            shutil.copyfile(index, self._saved_user_index())
+            copy_index(index, self._saved_user_index())
             clear_user_marks(self._git, index, self._common_dir)
         else:
             index.unlink(missing_ok=True)

@@ -49,6 +49,7 @@ from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.treeops import apply_tree
 from agent_core.git.user_index import (
     clear_user_marks,
+    copy_index,
     copy_user_index,
     restore_user_index,
     staged_commit,
@@ -62,7 +63,7 @@ __all__ = [
     "WorkspaceError",
     "acquire", "apply_tree", "branch_for", "check_free", "check_session_id",
     "checkpoint_message", "clear_operation_state", "clear_user_marks", "commit_patch_to_branch",
-    "commit_tree", "copy_user_index", "delete_refs", "find_repo", "git_env", "gitlinks_after",
+    "commit_tree", "copy_index", "copy_user_index", "delete_refs", "find_repo", "git_env", "gitlinks_after",
     "keep_step", "move_head", "parse_message", "ref_intact", "release", "restore_modes",
     "restore_user_index", "save_modes", "session_ids", "session_refs", "slugify",
     "split_control_diff", "staged_commit", "write_patch", "write_ref",

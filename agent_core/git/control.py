@@ -19,6 +19,7 @@ from agent_core.git.commits import commit_tree
 from agent_core.git.control_effects import Effect, config_effect, file_effect
 from agent_core.git.control_paths import ControlPaths, configured_hooks_dir
 from agent_core.git.runner import GitRunner
+from agent_core.git.safe_files import read_regular
 from agent_core.git.stamps import file_stamp
 
 # The line that starts a step diff's part about git's own files (`split_control_diff`).
@@ -244,11 +245,10 @@ class ControlFiles:
         blobs: list[str | None] = []
         for path in paths:  # one at a time: a file changed or vanished under the batch
             try:
-                with path.open("rb") as file:
-                    data = file.read(MAX_FILE_BYTES + 1)
-            except OSError:
+                data: bytes | None = read_regular(path, MAX_FILE_BYTES)
+            except OSError:  # a link, FIFO or device, over the cap, gone
                 data = None
-            blobs.append(None if data is None or len(data) > MAX_FILE_BYTES else self._hash(data))
+            blobs.append(None if data is None else self._hash(data))
         return blobs
 
     def _hash(self, data: bytes) -> str:

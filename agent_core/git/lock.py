@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.safe_files import read_regular
 
 LOCK_NAME = "lock"
 
@@ -53,7 +54,7 @@ def _alive(owner: LockOwner) -> bool:
 def read_owner(path: Path) -> LockOwner | None:
     """The lock's owner, or None when there is no readable lock."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path, 1 << 16))
         return LockOwner(str(data["session"]), int(data["pid"]), str(data["started"]),
                          str(data.get("process_start", "")))
     except (OSError, ValueError, KeyError, TypeError):

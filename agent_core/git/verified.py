@@ -17,7 +17,9 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from agent_core.git import deadline
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.kept_process import stop
 from agent_core.git.object_files import store_loose
 from agent_core.git.runner import GitRunner
 
@@ -43,10 +45,12 @@ class _Reader:
     read (blobs streamed, never held), trees kept for their entries."""
 
     def __init__(self, git: GitRunner) -> None:
-        self._process = subprocess.Popen(
+        self._process = deadline.popen(
             git.argv("cat-file", "--batch"), cwd=git.root, env=git.base_env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
+        self._watch = deadline.watched(self._process, git.root)
+        self._watch.__enter__()
 
     def read(self, object_id: str) -> tuple[bytes, bytes] | None:
         """(type, content; empty for a blob) of `object_id`, or None when git lacks it or it
@@ -77,11 +81,8 @@ class _Reader:
         return kind, b"".join(kept)
 
     def close(self) -> None:
-        if self._process.stdin is not None:
-            self._process.stdin.close()
-        if self._process.stdout is not None:
-            self._process.stdout.close()
-        self._process.wait()
+        stop(self._process)
+        self._watch.__exit__(None, None, None)
 
 
 def tree_entries(content: bytes, id_size: int) -> dict[bytes, tuple[bytes, str]]:
@@ -198,10 +199,8 @@ class ObjectCheck:
 def _contents(git: GitRunner, ids: list[str]) -> list[tuple[bytes | None, bytes]]:
     """(type, content) of each of `ids` from one `cat-file --batch` (None: missing)."""
     request = "".join(f"{i}\n" for i in ids).encode()
-    out = subprocess.run(
-        git.argv("cat-file", "--batch"), cwd=git.root, env=git.base_env, input=request,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False,
-    ).stdout
+    out = deadline.run(git.argv("cat-file", "--batch"), cwd=git.root, env=git.base_env,
+                       input=request, stderr=subprocess.DEVNULL).stdout
     found: list[tuple[bytes | None, bytes]] = []
     at = 0
     for _ in ids:
