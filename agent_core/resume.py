@@ -22,6 +22,7 @@ Not restored: the wall clock already spent (`--max-time` counts from the resume)
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,7 +148,7 @@ def _changes_notice(
     restored = ", ".join(report.changed_paths[:10]) or "HEAD only"
     return (
         f"files changed {since}: restored checkpoint {last} ({restored}); what was there is "
-        f"kept in {saved}: `git restore --source={saved} -- PATH` brings a file back"
+        f"kept in {saved}: `git restore --source={shlex.quote(saved)} -- PATH` brings a file back"
     )
 
 

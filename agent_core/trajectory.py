@@ -41,6 +41,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shlex
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -336,7 +337,8 @@ def resume_refusal(trajectory: Trajectory, *, submitted_ok: bool = False) -> str
     finished = trajectory.finished
     if finished is not None and finished.reason is FinishReason.SUBMITTED and not submitted_ok:
         return (f"session {trajectory.session_id} already submitted its fix; nothing to resume "
-                f"(`navtui export {trajectory.session_id} --format swebench` writes its patch)")
+                f"(`navtui export {shlex.quote(trajectory.session_id)} --format swebench` "
+                "writes its patch)")
     running = trajectory.running_in
     if running is not None and running != os.getpid():
         return (f"session {trajectory.session_id} is still running (process {running}): "
@@ -423,7 +425,8 @@ def find_trajectory(repo: Path | str, session_id: str) -> Path:
         names = ", ".join(m.stem for m in matches)
         raise TrajectoryError(f"session id {session_id!r} is ambiguous ({names}); give more of it")
     raise TrajectoryError(
-        f"no session {session_id!r} in {repo}; `navtui sessions {repo}` lists its sessions"
+        f"no session {session_id!r} in {repo}; `navtui sessions {shlex.quote(str(repo))}` lists its "
+        "sessions"
     )
 
 

@@ -8,6 +8,7 @@ are left alone.
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,7 +126,7 @@ def _remove(root: Path, rel: str) -> None:
     except OSError as error:
         raise WorkspaceError(
             f"cannot remove {rel} while undoing: {error.strerror}. Make its directory writable "
-            f"(`chmod u+w '{path.parent}'`) and undo again."
+            f"(`chmod u+w {shlex.quote(str(path.parent))}`) and undo again."
         ) from None
     for parent in path.parents:
         if parent == root:
