@@ -374,7 +374,9 @@ def _write(path: Path, data: bytes, mode: str) -> None:
     if mode == _LINK:
         os.symlink(os.fsdecode(data), temporary)
     else:
-        temporary.write_bytes(data)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         try:
             kept = os.lstat(path).st_mode & 0o777
         except OSError:

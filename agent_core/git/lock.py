@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
-from agent_core.git.safe_files import read_regular
+from agent_core.git.safe_files import read_regular, write_bytes
 
 LOCK_NAME = "lock"
 
@@ -84,7 +84,7 @@ def acquire(state_dir: Path, session_id: str, repo: Path) -> Path:
     for _ in range(5):
         owner = check_free(state_dir, repo)
         tmp = state_dir / f"{LOCK_NAME}.{me.pid}.tmp"
-        tmp.write_text(json.dumps(asdict(me)), encoding="utf-8")
+        write_bytes(tmp, json.dumps(asdict(me)).encode())
         if owner is None and not path.exists():
             try:
                 os.link(tmp, path)  # fails if someone else created it meanwhile

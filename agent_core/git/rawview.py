@@ -23,7 +23,7 @@ import subprocess
 from pathlib import Path
 
 from agent_core.git import deadline, private_dir
-from agent_core.git.safe_files import read_regular
+from agent_core.git.safe_files import read_regular, write_bytes
 from agent_core.git.stamps import FileStamp, file_stamp
 
 NO_CONVERSION = "* -text !eol -crlf -ident !filter !working-tree-encoding\n"
@@ -96,10 +96,7 @@ class RawView:
         self._prepared = private_dir.stamp(self.path)
 
     def _write_head(self) -> None:
-        temporary = self.path / "HEAD.navtui-new"
-        temporary.unlink(missing_ok=True)
-        temporary.write_text(self._head, encoding="ascii")
-        os.replace(temporary, self.path / "HEAD")
+        write_bytes(self.path / "HEAD", self._head.encode("ascii"))
 
     def _prepare(self) -> None:
         """Make the view hold exactly what navtui writes there (see `private_dir`)."""
@@ -121,8 +118,8 @@ class RawView:
                 found = _read(path)
                 self._head = found if found is not None and _plain_head(found) else self._head
                 self._write_head()
-            else:
-                path.write_text(text, encoding="utf-8")
+            else:  # (a link planted there is replaced, not written through)
+                write_bytes(path, text.encode("utf-8"))
         exclude = info / "exclude"
         target = self._common_dir / "info" / "exclude"
         if not exclude.is_symlink() or os.readlink(exclude) != str(target):

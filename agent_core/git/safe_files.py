@@ -93,15 +93,25 @@ def write_new(target: Path, fill, mode: int = 0o644) -> None:  # type: ignore[no
         raise
 
 
-def append_owned(path: Path, data: bytes) -> None:
-    """Append `data` to navtui's own file `path` (made when missing): never through a link,
-    never into a FIFO or device (raises OSError)."""
+def open_append(path: Path) -> int:
+    """A descriptor appending to navtui's own file `path` (made when missing): never through a
+    link, never on a FIFO or device (raises OSError)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
                  | os.O_CLOEXEC, 0o644)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular(f"{path} is not a regular file")
         os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def append_owned(path: Path, data: bytes) -> None:
+    """Append `data` to navtui's own file `path` (see `open_append`)."""
+    fd = open_append(path)
+    try:
         while data:
             data = data[os.write(fd, data):]
     finally:
