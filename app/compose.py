@@ -241,6 +241,7 @@ def resume(
         max_time=args.max_time,
         command_timeout=args.command_timeout,
         max_stuck=args.max_stuck if getattr(args, "auto", True) else None,
+        prompt_profile=getattr(args, "prompt_profile", None),
         **({"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {}),
     )
     subscribe_patch_out(args, session)
