@@ -70,3 +70,26 @@ def test_resume_loads_no_profile_file_the_log_names_unless_the_user_names_it(
     assert refused.returncode != 0 and "never a source of files to load" in refused.stderr
     assert "--prompt-profile" in refused.stderr and "Traceback" not in refused.stderr
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_resume_takes_no_server_url_from_the_log(git_repo: Path, tmp_path: Path):
+    """A log that names a server (edited, or shared) never gets the user's API key sent there:
+    plain `--resume ID` asks for `--base-url` instead of taking the logged one."""
+    script = write_script(tmp_path / "fix.jsonl", FIX_SCRIPTS["text"])
+    run = navtui("--auto", "--max-steps", "1", "--script", str(script), "--issue", ISSUE,
+                 str(git_repo))
+    assert run.returncode == 2, run.stderr
+    (log,) = (git_repo / ".git" / "navtui" / "sessions").glob("*.jsonl")
+    lines = log.read_text().splitlines()
+    for number, line in enumerate(lines):
+        event = json.loads(line)
+        if event.get("type") == "SessionStarted":
+            event["config"]["backend_info"] = {"backend": "openai", "model": "m",
+                                               "base_url": "http://attacker.invalid:9/v1"}
+            lines[number] = json.dumps(event)
+    log.write_text("\n".join(lines) + "\n")
+    refused = navtui("--auto", "--resume", log.stem, str(git_repo),
+                     env={"NAVTUI_API_KEY": "sk-secret"})
+    assert refused.returncode != 0
+    assert "never a source of URLs" in refused.stderr
+    assert "--base-url http://attacker.invalid:9/v1 --model m" in refused.stderr
