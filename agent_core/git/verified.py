@@ -13,9 +13,11 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import threading
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import IO
 
 from agent_core.git import deadline
 from agent_core.git.errors import WorkspaceError
@@ -40,49 +42,68 @@ def sound_blob(object_id: str, data: bytes) -> bool:
     return hasher.hexdigest() == object_id
 
 
-class _Reader:
-    """One `git cat-file --batch` asked one object at a time; each object hashed as it is
-    read (blobs streamed, never held), trees kept for their entries."""
+def _read_one(stdout: IO[bytes], object_id: str) -> tuple[bytes, bytes] | None:
+    """The next answer of `cat-file --batch`: (type, content; empty for a blob, which is
+    hashed as it streams and never held), or None when git lacks it or it does not hash to its
+    id."""
+    header = stdout.readline().split()
+    if len(header) != 3:
+        return None
+    kind, size = header[1], int(header[2])
+    hasher = object_hash(object_id)
+    hasher.update(kind + b" %d\0" % size)
+    kept = []
+    left = size
+    while left:
+        chunk = stdout.read(min(left, _CHUNK))
+        if not chunk:
+            raise WorkspaceError(f"git stopped while reading object {object_id}")
+        hasher.update(chunk)
+        if kind != b"blob":
+            kept.append(chunk)
+        left -= len(chunk)
+    stdout.read(1)
+    if hasher.hexdigest() != object_id:
+        return None
+    return kind, b"".join(kept)
 
-    def __init__(self, git: GitRunner) -> None:
-        self._process = deadline.popen(
-            git.argv("cat-file", "--batch"), cwd=git.root, env=git.base_env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
-        self._watch = deadline.watched(self._process, git.root)
-        self._watch.__enter__()
 
-    def read(self, object_id: str) -> tuple[bytes, bytes] | None:
-        """(type, content; empty for a blob) of `object_id`, or None when git lacks it or it
-        does not hash to its id."""
-        stdin, stdout = self._process.stdin, self._process.stdout
-        assert stdin is not None and stdout is not None
-        stdin.write(f"{object_id}\n".encode())
-        stdin.flush()
-        header = stdout.readline().split()
-        if len(header) != 3:
-            return None
-        kind, size = header[1], int(header[2])
-        hasher = object_hash(object_id)
-        hasher.update(kind + b" %d\0" % size)
-        kept = []
-        left = size
-        while left:
-            chunk = stdout.read(min(left, _CHUNK))
-            if not chunk:
-                raise WorkspaceError(f"git stopped while reading object {object_id}")
-            hasher.update(chunk)
-            if kind != b"blob":
-                kept.append(chunk)
-            left -= len(chunk)
-        stdout.read(1)
-        if hasher.hexdigest() != object_id:
-            return None
-        return kind, b"".join(kept)
+def _read_all(git: GitRunner, ids: list[str]) -> list[tuple[bytes, bytes] | None]:
+    """`_read_one` of each of `ids`, from one `git cat-file --batch` (asked all at once)."""
+    if not ids:
+        return []
+    process = deadline.popen(
+        git.argv("cat-file", "--batch"), cwd=git.root, env=git.base_env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    request = "".join(f"{i}\n" for i in ids).encode()
+    feeder = threading.Thread(target=_feed, args=(process.stdin, request), daemon=True)
+    feeder.start()
+    try:
+        with deadline.watched(process, git.root):
+            return [_read_one(process.stdout, object_id) for object_id in ids]
+    finally:
+        stop(process)
+        feeder.join()
 
-    def close(self) -> None:
-        stop(self._process)
-        self._watch.__exit__(None, None, None)
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    try:
+        pipe.write(data)
+        pipe.close()
+    except OSError:  # git went away; the reader reports it
+        pass
+
+
+def _entries(contents: dict[str, tuple[bytes, bytes]], tree: str) -> dict[bytes, tuple[bytes, str]]:
+    """The entries of `tree` as read into `contents` (none for "": no tree on that side)."""
+    if not tree:
+        return {}
+    kind, content = contents[tree]
+    if kind != b"tree":
+        raise WorkspaceError(f"{tree[:10]} is not a tree in the repository")
+    return tree_entries(content, len(tree) // 2)
 
 
 def tree_entries(content: bytes, id_size: int) -> dict[bytes, tuple[bytes, str]]:
@@ -112,13 +133,11 @@ class ObjectCheck:
         differ, on both sides), as `ensure` does."""
         level = [(current, target)]
         while level:
-            ids = [i for pair in level for i in pair if i]
-            self.ensure(ids)
-            contents = self._trees(ids)
+            contents = self._sound([i for pair in level for i in pair if i])
             following = []
             for old, new in level:
-                old_entries = tree_entries(contents[old], len(old) // 2) if old else {}
-                new_entries = tree_entries(contents[new], len(new) // 2) if new else {}
+                old_entries = _entries(contents, old)
+                new_entries = _entries(contents, new)
                 for name in old_entries.keys() | new_entries.keys():
                     was, now = old_entries.get(name), new_entries.get(name)
                     if was == now:
@@ -132,42 +151,26 @@ class ObjectCheck:
         """Every object of `ids` sound in the repository: one that git lacks or that does not
         hash to its id is written again from the store's true copy; raises WorkspaceError,
         naming them, when the store has none either."""
+        self._sound(list(ids))
+
+    def _sound(self, ids: list[str]) -> dict[str, tuple[bytes, bytes]]:
+        """`ensure` of `ids`; their (type, content) as read (content only for non-blobs)."""
         wanted = list(dict.fromkeys(i for i in ids if i))
-        bad = self._unsound(self._git, wanted)
+        found = dict(zip(wanted, _read_all(self._git, wanted)))
+        bad = [i for i, read in found.items() if read is None]
         if not bad:
-            return
-        copies = self._true_copies(bad)
-        for object_id, (kind, content) in copies.items():
+            return found  # type: ignore[return-value]
+        for object_id, (kind, content) in self._true_copies(bad).items():
             self._replace(object_id, kind, content)
-        still = self._unsound(self._git, bad)
+        again = dict(zip(bad, _read_all(self._git, bad)))
+        still = [i for i, read in again.items() if read is None]
         if still:
             raise WorkspaceError(
                 f"object {', '.join(i[:10] for i in still)} in the repository does not hash to "
                 "its id (rewritten outside git's commands) and navtui's store holds no true "
                 "copy: nothing was written. `git fsck` names what else is damaged."
             )
-
-    def _unsound(self, git: GitRunner, ids: list[str]) -> list[str]:
-        if not ids:
-            return []
-        reader = _Reader(git)
-        try:
-            return [i for i in ids if reader.read(i) is None]
-        finally:
-            reader.close()
-
-    def _trees(self, ids: list[str]) -> dict[str, bytes]:
-        reader = _Reader(self._git)
-        try:
-            found = {}
-            for object_id in dict.fromkeys(ids):
-                read = reader.read(object_id)
-                if read is None or read[0] != b"tree":
-                    raise WorkspaceError(f"{object_id[:10]} is not a tree in the repository")
-                found[object_id] = read[1]
-            return found
-        finally:
-            reader.close()
+        return found | again  # type: ignore[operator]
 
     def _true_copies(self, ids: list[str]) -> dict[str, tuple[bytes, bytes]]:
         """(type, content) of each of `ids` the store holds under its true id."""
