@@ -500,7 +500,7 @@ class Workspace(SessionForks):
         changed: list[str] = []
         left: list[str] = []
         if target.nested is not None:
-            done, kept = self._nested.restore(self._snapshot_nested(), target.nested)
+            done, kept = self._nested.restore(self._snapshot_nested(), target.nested, self._store.check)
             changed, left = changed + done, left + kept
         if target.control is not None:
             done, kept = self._control.restore(self._control.current(self._control_index()),
