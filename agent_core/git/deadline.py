@@ -13,6 +13,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from agent_core.git.errors import WorkspaceError
 
@@ -40,7 +41,7 @@ def late(args: list[str] | tuple[str, ...], where: Path | str) -> WorkspaceError
 
 
 def run(argv: list[str], *, cwd: Path | str, input: bytes | None = None,
-        **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+        **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
     """`subprocess.run(argv, ...)` with stdout and stderr captured unless given, killed (with
     its children) past `TIMEOUT_S`: WorkspaceError."""
     kwargs.setdefault("stdout", subprocess.PIPE)
@@ -49,7 +50,7 @@ def run(argv: list[str], *, cwd: Path | str, input: bytes | None = None,
         kwargs.setdefault("stdin", subprocess.DEVNULL)
     else:
         kwargs["stdin"] = subprocess.PIPE
-    with subprocess.Popen(argv, cwd=cwd, start_new_session=True, **kwargs) as process:  # type: ignore[call-overload]
+    with subprocess.Popen(argv, cwd=cwd, start_new_session=True, **kwargs) as process:
         try:
             out, err = process.communicate(input, timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -59,9 +60,10 @@ def run(argv: list[str], *, cwd: Path | str, input: bytes | None = None,
     return subprocess.CompletedProcess(argv, process.returncode, out, err)
 
 
-def popen(argv: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     """`subprocess.Popen` in a process group of its own, for `watched`."""
-    return subprocess.Popen(argv, start_new_session=True, **kwargs)  # type: ignore[call-overload]
+    process: subprocess.Popen[bytes] = subprocess.Popen(argv, start_new_session=True, **kwargs)
+    return process
 
 
 @contextlib.contextmanager
@@ -86,4 +88,4 @@ def watched(process: subprocess.Popen[bytes], where: Path | str,
     finally:
         timer.cancel()
     if fired.is_set():
-        raise late(process.args, where)  # type: ignore[arg-type]
+        raise late([str(arg) for arg in process.args], where)  # type: ignore[union-attr]

@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CHUNK = 1 << 20
@@ -64,7 +66,7 @@ def copy_regular(source: Path, target: Path, cap: int, mode: int = 0o444) -> Non
         write_new(target, lambda copy: _copy_bounded(original, copy, cap, source), mode)
 
 
-def _copy_bounded(original, copy, cap: int, source: Path) -> None:  # type: ignore[no-untyped-def]
+def _copy_bounded(original: IO[bytes], copy: IO[bytes], cap: int, source: Path) -> None:
     left = cap + 1
     while chunk := original.read(min(_CHUNK, left)):
         copy.write(chunk)
@@ -78,7 +80,7 @@ def write_bytes(target: Path, data: bytes, mode: int = 0o644) -> None:
     write_new(target, lambda handle: handle.write(data), mode)
 
 
-def write_new(target: Path, fill, mode: int = 0o644) -> None:  # type: ignore[no-untyped-def]
+def write_new(target: Path, fill: Callable[[IO[bytes]], object], mode: int = 0o644) -> None:
     """`fill(handle)` into a new file of a name nobody can guess beside `target` (created with
     O_EXCL, so nothing the model planted is written through), renamed over `target`: a link
     planted at `target` is replaced, never followed."""

@@ -142,9 +142,10 @@ class ObjectCheck:
                     was, now = old_entries.get(name), new_entries.get(name)
                     if was == now:
                         continue
-                    pair = tuple(e[1] if e and e[0] == _TREE_MODE else "" for e in (was, now))
-                    if any(pair):
-                        following.append(pair)
+                    old_tree = was[1] if was and was[0] == _TREE_MODE else ""
+                    new_tree = now[1] if now and now[0] == _TREE_MODE else ""
+                    if old_tree or new_tree:
+                        following.append((old_tree, new_tree))
             level = following
 
     def ensure(self, ids: Iterable[str]) -> None:
@@ -157,20 +158,21 @@ class ObjectCheck:
         """`ensure` of `ids`; their (type, content) as read (content only for non-blobs)."""
         wanted = list(dict.fromkeys(i for i in ids if i))
         found = dict(zip(wanted, _read_all(self._git, wanted)))
-        bad = [i for i, read in found.items() if read is None]
+        sound = {i: read for i, read in found.items() if read is not None}
+        bad = [i for i in wanted if i not in sound]
         if not bad:
-            return found  # type: ignore[return-value]
+            return sound
         for object_id, (kind, content) in self._true_copies(bad).items():
             self._replace(object_id, kind, content)
-        again = dict(zip(bad, _read_all(self._git, bad)))
-        still = [i for i, read in again.items() if read is None]
+        sound.update((i, read) for i, read in zip(bad, _read_all(self._git, bad)) if read)
+        still = [i for i in bad if i not in sound]
         if still:
             raise WorkspaceError(
                 f"object {', '.join(i[:10] for i in still)} in the repository does not hash to "
                 "its id (rewritten outside git's commands) and navtui's store holds no true "
                 "copy: nothing was written. `git fsck` names what else is damaged."
             )
-        return found | again  # type: ignore[operator]
+        return sound
 
     def _true_copies(self, ids: list[str]) -> dict[str, tuple[bytes, bytes]]:
         """(type, content) of each of `ids` the store holds under its true id."""
