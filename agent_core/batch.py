@@ -29,6 +29,7 @@ import dataclasses
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import threading
@@ -213,8 +214,8 @@ class Checkouts:
             except (BatchError, OSError) as error:
                 self.remove(path)
                 fetch = "" if has_commit(instance.repo, instance.base_commit) else (
-                    f" (the commit is not in it: fetch it with `git -C {instance.repo} fetch "
-                    "--all`)")
+                    f" (the commit is not in it: fetch it with `git -C {shlex.quote(str(instance.repo))} "
+                    "fetch --all`)")
                 raise BatchError(f"{instance.instance_id}: cannot check out "
                                  f"{instance.base_commit} of {instance.repo}: {error}{fetch}"
                                  ) from None

@@ -54,6 +54,7 @@ from agent_core.finish import FinishReason
 from agent_core.git import GitRunner
 from agent_core.history import standing_messages, standing_records
 from agent_core.patch_scope import patch_scope
+from agent_core.profiles import logged_profile
 from agent_core.redaction import was_cut
 from agent_core.steps import EditAction, Observation, Origin, Reject, StepRecord
 from agent_core.trajectory import Trajectory
@@ -187,8 +188,11 @@ def _observation(step: Step, renderer: _Renderer, profile: str | None = None) ->
 
 
 def session_profile(trajectory: Trajectory, dialect: str) -> str | None:
-    """The session's prompt profile when exporting to its own dialect (else the default)."""
-    return trajectory.config.get("prompt_profile") if trajectory.dialect == dialect else None
+    """The session's prompt profile when exporting to its own dialect (else the default); a
+    packaged one only: a profile file the log names is never loaded (`logged_profile`)."""
+    if trajectory.dialect != dialect:
+        return None
+    return logged_profile(trajectory.config.get("prompt_profile"))
 
 
 def training_history(

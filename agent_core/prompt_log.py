@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agent_core import prompts
 from agent_core.context import Fitted, shown_turns
 from agent_core.events import PromptSent
-from agent_core.profiles import Profile
+from agent_core.profiles import Profile, logged_profile
 from agent_core.prompt_types import Prompt, Usage, text_sha256
 
 if TYPE_CHECKING:
@@ -101,5 +101,5 @@ def rebuild(sent: PromptSent, issue: str, turns: Sequence[prompts.Turn]) -> Prom
     shown = shown_turns(list(turns[: sent.turns]), sent.elided, caps)
     return prompts.build_prompt(
         sent.dialect, issue, shown, max_new_tokens=sent.max_new_tokens,
-        repo_path=sent.path_alias, profile=sent.profile,
+        repo_path=sent.path_alias, profile=logged_profile(sent.profile),
     )

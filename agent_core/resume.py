@@ -22,6 +22,7 @@ Not restored: the wall clock already spent (`--max-time` counts from the resume)
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ from agent_core.events import (
 )
 from agent_core.executor import Executor
 from agent_core.finish import FinishReason
+from agent_core.profiles import logged_profile
 from agent_core.session import Session, SessionConfig
 from agent_core.session_state import SessionState
 from agent_core.steps import StepRecord
@@ -147,7 +149,7 @@ def _changes_notice(
     restored = ", ".join(report.changed_paths[:10]) or "HEAD only"
     return (
         f"files changed {since}: restored checkpoint {last} ({restored}); what was there is "
-        f"kept in {saved}: `git restore --source={saved} -- PATH` brings a file back"
+        f"kept in {saved}: `git restore --source={shlex.quote(saved)} -- PATH` brings a file back"
     )
 
 
@@ -155,6 +157,13 @@ def session_config(state: ResumeState, **overrides: object) -> SessionConfig:
     """The logged SessionConfig, with `overrides` (e.g. a new `max_steps`) applied."""
     known = {f.name for f in dataclasses.fields(SessionConfig)}
     values = {k: v for k, v in state.config.items() if k in known}
+    logged = values.get("prompt_profile")
+    if logged is not None and logged_profile(logged) is None and not overrides.get("prompt_profile"):
+        raise TrajectoryError(
+            f"the session ran with the prompt profile file {logged}; a session log is never a "
+            "source of files to load: if it is yours, resume with `--prompt-profile "
+            f"{shlex.quote(str(logged))}`"
+        )
     values.update({k: v for k, v in overrides.items() if v is not None})
     return SessionConfig(**values)
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shlex
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -70,7 +71,7 @@ from agent_core.events import (
     UserMessage,
 )
 from agent_core.finish import FinishReason
-from agent_core.git import GitRunner
+from agent_core.git import GitRunner, append_owned, open_append, read_regular, write_bytes
 from agent_core.history import standing_records
 from agent_core.redaction import (  # importable from here as before
     CUT_MARKER,
@@ -102,6 +103,8 @@ __all__ = [
 FIELD_LIMIT = 256 * 1024
 SMALL_FIELD_LIMIT = 4 * 1024
 LOG_BUDGET = 64 * 1024 * 1024
+INDEX_BYTES = 64 * 1024 * 1024  # a sessions index past this is not navtui's: rebuilt
+LOG_BYTES = 1 << 30  # a log past this is not one navtui wrote (LOG_BUDGET and the last events)
 _SYNC_TYPES = (
     SessionStarted, StepExecuted, StepRejected, StepUndone, Notice, UserMessage, SessionFinished
 )
@@ -211,7 +214,8 @@ class TrajectoryWriter:
                 return
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("a", encoding="utf-8", newline="\n")
+                # (never through a link or into a FIFO: the model may have planted one)
+                self._file = open(open_append(self.path), "a", encoding="utf-8", newline="\n")
                 header = {"type": "writer", "pid": os.getpid(), "resumed": self._resumed}
                 self._file.write(self._line(header))
                 now = True
@@ -296,11 +300,16 @@ class Trajectory:
 def read_trajectory(path: Path | str) -> Trajectory:
     """Read a log written by `TrajectoryWriter`; a torn final line is skipped."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    try:  # (no link followed, no FIFO waited on: navtui writes its logs as plain files)
+        text = read_regular(path, LOG_BYTES).decode("utf-8", "surrogateescape")
     except FileNotFoundError as exc:
         raise TrajectoryError(
             f"no session log at {path}; `navtui sessions REPO` lists the sessions there"
+        ) from exc
+    except OSError as exc:
+        raise TrajectoryError(
+            f"{path} is not a session log navtui wrote ({exc.strerror or exc}): navtui reads and "
+            "writes its logs as plain files, never through a link; pass the file itself"
         ) from exc
     # Split on "\n" only: str.splitlines would also cut at U+2028, U+0085 and the like.
     lines = text.removesuffix("\n").split("\n") if text else []
@@ -336,7 +345,8 @@ def resume_refusal(trajectory: Trajectory, *, submitted_ok: bool = False) -> str
     finished = trajectory.finished
     if finished is not None and finished.reason is FinishReason.SUBMITTED and not submitted_ok:
         return (f"session {trajectory.session_id} already submitted its fix; nothing to resume "
-                f"(`navtui export {trajectory.session_id} --format swebench` writes its patch)")
+                f"(`navtui export {shlex.quote(trajectory.session_id)} --format swebench` "
+                "writes its patch)")
     running = trajectory.running_in
     if running is not None and running != os.getpid():
         return (f"session {trajectory.session_id} is still running (process {running}): "
@@ -423,7 +433,8 @@ def find_trajectory(repo: Path | str, session_id: str) -> Path:
         names = ", ".join(m.stem for m in matches)
         raise TrajectoryError(f"session id {session_id!r} is ambiguous ({names}); give more of it")
     raise TrajectoryError(
-        f"no session {session_id!r} in {repo}; `navtui sessions {repo}` lists its sessions"
+        f"no session {session_id!r} in {repo}; `navtui sessions {shlex.quote(str(repo))}` lists its "
+        "sessions"
     )
 
 
@@ -468,8 +479,8 @@ class SessionsIndex:
         """Latest entry per log file name."""
         entries: dict[str, dict[str, Any]] = {}
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except (FileNotFoundError, UnicodeDecodeError):
+            text = read_regular(self.path, INDEX_BYTES).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
             return entries
         for line in text.splitlines():
             self._lines += 1
@@ -509,11 +520,7 @@ class SessionsIndex:
         line = json.dumps(entry, ensure_ascii=False) + "\n"
         try:
             # One O_APPEND write per line: concurrent navtui processes never interleave lines.
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, line.encode("utf-8"))
-            finally:
-                os.close(fd)
+            append_owned(self.path, line.encode("utf-8"))
             self._lines += 1
         except OSError:
             pass  # a read-only repo: listing still works, only slower
@@ -525,12 +532,10 @@ class SessionsIndex:
             return
         fresh = SessionsIndex(self.folder).read()
         text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in fresh.values())
-        spare = self.path.with_name(f".{self.NAME}.{os.getpid()}.tmp")
         try:
-            spare.write_text(text, encoding="utf-8")
-            os.replace(spare, self.path)
+            write_bytes(self.path, text.encode("utf-8"))
         except OSError:
-            spare.unlink(missing_ok=True)
+            pass
 
 
 def _alive(pid: int) -> bool:

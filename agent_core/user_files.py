@@ -4,6 +4,7 @@ read as UTF-8, and when one cannot be read, one line that says why and what to d
 from __future__ import annotations
 
 import errno
+import shlex
 from pathlib import Path
 
 
@@ -22,7 +23,7 @@ def why_unreadable(path: Path | str, error: OSError | UnicodeDecodeError) -> str
     if isinstance(error, UnicodeDecodeError):
         byte = error.object[error.start]
         return (f"not UTF-8 text (byte 0x{byte:02x} at offset {error.start}); save it as UTF-8, "
-                f"e.g. `iconv -f latin1 -t utf-8 {path} > {path}.utf8`")
+                f"e.g. `iconv -f latin1 -t utf-8 {shlex.quote(str(path))} > {shlex.quote(f'{path}.utf8')}`")
     if isinstance(error, IsADirectoryError) or error.errno == errno.EISDIR:
         return "it is a directory; give the path of a file"
     if isinstance(error, FileNotFoundError):

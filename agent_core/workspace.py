@@ -26,8 +26,8 @@ from agent_core.git import (
     IgnoredStore, MadeGitEntries, NestedTrees, Quarantine, RawView, SessionForks, Snapshot,
     SnapshotEngine, SurvivalStore, TreeDiffs, UnsafeRestore, WorkspaceError, acquire, apply_tree, check_free,
     check_session_id, checkpoint_message as _message, clear_operation_state, clear_user_marks,
-    commit_tree, copy_user_index, delete_refs, find_repo, gitlinks_after, keep_step, move_head,
-    parse_message as _parse_message, ref_intact, release, restore_modes, restore_user_index,
+    commit_tree, copy_index, copy_user_index, delete_refs, find_repo, gitlinks_after, keep_step,
+    move_head, parse_message as _parse_message, ref_intact, release, restore_modes, restore_user_index,
     save_modes, session_ids, session_refs, staged_commit, write_ref,
 )
 from agent_core.steps import Checkpoint
@@ -149,7 +149,7 @@ class Workspace(SessionForks):
         if user_index.exists():
             copy_user_index(self._git, user_index, index)
             # The user's index as it is, conflict entries and flags included, for undo to 0.
-            shutil.copyfile(index, self._saved_user_index())
+            copy_index(index, self._saved_user_index())
             clear_user_marks(self._git, index, self._common_dir)
         else:
             index.unlink(missing_ok=True)
@@ -340,11 +340,11 @@ class Workspace(SessionForks):
         changed: list[str] = []
         if now != wanted:
             self._engine.catch_up(self._index_path())
-            changed = apply_tree(self._git, self._index_path(), now, wanted)
+            changed = apply_tree(self._git, self._index_path(), now, wanted, check=self._store.check)
             self._engine.wrote(self._index_path(), wanted)
         # (ignored files no checkpoint holds, over the cap or made since by someone else, stay)
         changed += self._ignored_store.restore(self._snapshots[self._checkpoints[-1].commit].ignored,
-                                               self._snapshots[target.commit].ignored)
+                                               self._snapshots[target.commit].ignored, self._store.check)
         restore_modes(self.root, changed, self._modes_path())
         changed += self._restore_git_parts(self._snapshots[target.commit])
         head = HeadState(target.head, target.branch)
@@ -500,7 +500,7 @@ class Workspace(SessionForks):
         changed: list[str] = []
         left: list[str] = []
         if target.nested is not None:
-            done, kept = self._nested.restore(self._snapshot_nested(), target.nested)
+            done, kept = self._nested.restore(self._snapshot_nested(), target.nested, self._store.check)
             changed, left = changed + done, left + kept
         if target.control is not None:
             done, kept = self._control.restore(self._control.current(self._control_index()),

@@ -87,4 +87,4 @@ def not_a_subcommand(repo: str | None) -> str | None:
 def resume_line(session_id: str, root: Path | str) -> str:
     """What every way out of a session prints: how to come back to it."""
     return (f"navtui: session {session_id} is saved; continue it with: "
-            f"navtui --resume {session_id} {shlex.quote(str(root))}")
+            f"navtui --resume {shlex.quote(session_id)} {shlex.quote(str(root))}")

@@ -8,6 +8,7 @@ one with the backend its log names.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -241,6 +242,7 @@ def resume(
         max_time=args.max_time,
         command_timeout=args.command_timeout,
         max_stuck=args.max_stuck if getattr(args, "auto", True) else None,
+        prompt_profile=getattr(args, "prompt_profile", None),
         **({"max_new_tokens": args.max_new_tokens} if args.max_new_tokens else {}),
     )
     subscribe_patch_out(args, session)
@@ -270,9 +272,19 @@ LOGGED_BACKEND_OPTIONS = (*BACKEND_CHOICE_FLAGS, "adapter", "load_in_4bit", "loa
 
 
 def with_logged_backend(args: argparse.Namespace, info: dict) -> argparse.Namespace:
-    """`args` with the logged session's backend when no flag chose one (plain `--resume ID`)."""
+    """`args` with the logged session's backend when no flag chose one (plain `--resume ID`).
+    A server URL is never taken from a log (your API key would go wherever it pointed): the
+    user names it again with `--base-url`."""
     if any(getattr(args, flag) for flag in BACKEND_CHOICE_FLAGS):
         return args
+    url = info.get("base_url")
+    if url:
+        flags = f"--base-url {shlex.quote(str(url))}" + (
+            f" --model {shlex.quote(str(info['model']))}" if info.get("model") else "")
+        raise CliError(
+            f"the session used the server {url}; a session log is never a source of URLs (your "
+            f"API key would be sent there): resume with `{flags}`"
+        )
     logged = {
         "backend": info.get("backend"),
         "model": info.get("preset") or info.get("model"),

@@ -109,7 +109,8 @@ def sessions_main(args: argparse.Namespace) -> int:
         print(line if room is None or len(line) <= room else line[: room - 1] + "…")
     resumable = [s for s in sessions if s.resumable]
     if resumable:
-        print(f"Resume one with: navtui --resume {resumable[-1].id} {shlex.quote(str(args.repo))}")
+        print(f"Resume one with: navtui --resume {shlex.quote(resumable[-1].id)} "
+              f"{shlex.quote(str(args.repo))}")
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import shlex
 import signal
 import sys
 import time
@@ -344,7 +345,7 @@ class NavApp(App[int]):
                 return (f"{said}; the changes are also still in the working tree (files changed "
                         "outside the session were not overwritten).")
             return (f"{said}; the working tree is back to how it was before the session "
-                    f"(`git switch {choice.value}` to go on there).")
+                    f"(`git switch {shlex.quote(choice.value)}` to go on there).")
         if choice.kind == "patch":
             path = await asyncio.to_thread(save_patch, patch, choice.value)
             return f"navtui: patch saved to {path} (the changes are also still in the working tree)."

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Sized
@@ -152,7 +153,8 @@ def quantization_advice(load_in_4bit: bool, load_in_8bit: bool) -> str | None:
 
 def fetch_hint(repo_id: str) -> str:
     """The commands that download `repo_id` into the Hugging Face cache."""
-    return f"`hf download {repo_id}` (older huggingface_hub: `huggingface-cli download {repo_id}`)"
+    quoted = shlex.quote(repo_id)
+    return f"`hf download {quoted}` (older huggingface_hub: `huggingface-cli download {quoted}`)"
 
 
 def _is_path_like(ref: str) -> bool:
@@ -261,8 +263,8 @@ def cached_snapshot(repo_id: str, what: str) -> str | None:
 
 def missing_weights_error(missing: list[tuple[str, str]], reason: str) -> BackendError:
     names = " and ".join(f"{what} {ref}" for what, ref in missing)
-    commands = " and ".join(f"`hf download {ref}`" for _, ref in missing)
-    legacy = "; ".join(f"huggingface-cli download {ref}" for _, ref in missing)
+    commands = " and ".join(f"`hf download {shlex.quote(ref)}`" for _, ref in missing)
+    legacy = "; ".join(f"huggingface-cli download {shlex.quote(ref)}" for _, ref in missing)
     return BackendError(
         f"{names} {'is' if len(missing) == 1 else 'are'} not on this machine and cannot be "
         f"downloaded now ({reason}). Fetch {'it' if len(missing) == 1 else 'them'} while online "

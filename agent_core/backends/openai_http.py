@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import socket
 import threading
 import weakref
@@ -32,7 +33,7 @@ def server_hint(model: str) -> str:
     """How to get a server for `model`: the navigator preset's vLLM line, else a generic one."""
     if model == "navigator-8b":
         return VLLM_HINT
-    return (f"start one that serves the model `{model}` (e.g. `vllm serve {model} --port 8000`), "
+    return (f"start one that serves the model `{model}` (e.g. `vllm serve {shlex.quote(model)} --port 8000`), "
             "then pass its URL with --base-url")
 
 

@@ -11,7 +11,9 @@ holds every other package to that). Their groups:
 * snapshots and diffs: `SnapshotEngine` / `Snapshot`, `TreeDiffs`, `apply_tree`;
 * control files: git's own files a step changed (`ControlFiles`, `ControlGuard`, `Quarantine`),
   `.git` entries in the working tree (`GitEntryScan`, `MadeGitEntries`), nested repositories;
-* the user's side: their index and HEAD kept and put back, patches, a branch commit.
+* the user's side: their index and HEAD kept and put back, patches, a branch commit;
+* files the model could reach, read and written safely (`safe_files`: no link followed, regular
+  files only, capped, new files renamed into place).
 """
 
 from agent_core.git.branch_commit import BranchError, branch_for, commit_patch_to_branch, slugify
@@ -36,6 +38,7 @@ from agent_core.git.rawview import RawView
 from agent_core.git.refs import write_ref
 from agent_core.git.repo import clear_operation_state, find_repo
 from agent_core.git.runner import SAFE_CONFIG, GitRunner, git_env
+from agent_core.git.safe_files import append_owned, open_append, read_regular, write_bytes
 from agent_core.git.session_refs import (
     REF_ROOT,
     check_session_id,
@@ -49,6 +52,7 @@ from agent_core.git.survival import SurvivalStore, ref_intact
 from agent_core.git.treeops import apply_tree
 from agent_core.git.user_index import (
     clear_user_marks,
+    copy_index,
     copy_user_index,
     restore_user_index,
     staged_commit,
@@ -60,10 +64,12 @@ __all__ = [
     "IgnoredCaps", "IgnoredStore", "MadeGitEntries", "NestedTrees", "Quarantine", "RawView",
     "SessionForks", "Snapshot", "SnapshotEngine", "SurvivalStore", "TreeDiffs", "UnsafeRestore",
     "WorkspaceError",
-    "acquire", "apply_tree", "branch_for", "check_free", "check_session_id",
+    "acquire", "append_owned", "apply_tree", "branch_for", "check_free", "check_session_id",
     "checkpoint_message", "clear_operation_state", "clear_user_marks", "commit_patch_to_branch",
-    "commit_tree", "copy_user_index", "delete_refs", "find_repo", "git_env", "gitlinks_after",
-    "keep_step", "move_head", "parse_message", "ref_intact", "release", "restore_modes",
+    "commit_tree", "copy_index", "copy_user_index", "delete_refs", "find_repo", "git_env",
+    "gitlinks_after",
+    "keep_step", "move_head", "open_append", "parse_message", "read_regular", "ref_intact",
+    "release", "restore_modes",
     "restore_user_index", "save_modes", "session_ids", "session_refs", "slugify",
-    "split_control_diff", "staged_commit", "write_patch", "write_ref",
+    "split_control_diff", "staged_commit", "write_bytes", "write_patch", "write_ref",
 ]

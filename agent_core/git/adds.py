@@ -27,20 +27,26 @@ SEED = ".navtui-seed-4f1c2a"
 
 def add_changed(
     git: GitRunner, index: Path, paths: list[str] | None, config: tuple[str, ...] = (),
-    verbose: bool = False,
+    verbose: bool = False, skip: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[bytes]:
     """`git add -A` of `paths` (literal pathspecs) into the private index; the whole tree
     (`add_all`) when there are many, when status could not tell, or when one vanished.
-    `config`: `-c` settings for git; `verbose`: its output names what it added and removed."""
+    `config`: `-c` settings for git; `verbose`: its output names what it added and removed;
+    `skip`: paths left out (files over the size cap: the index keeps what it had)."""
     flags = ("--verbose",) if verbose else ()
     if paths is None or len(paths) > _MAX_PATHSPECS:
-        return add_all(git, index, config, flags)
+        return add_all(git, index, config, flags, skip)
+    specs = [os.fsencode(p.rstrip("/")) for p in paths if p.rstrip("/") not in skip]
+    if not specs:
+        return subprocess.CompletedProcess([], 0, b"", b"")
+    if skip:  # (a directory added whole may hold one: literal magic, no literal-only mode)
+        specs = [b":(literal)" + spec for spec in specs] + _excluded(skip)
     result = git.run_full(
         *config, "add", "-A", *flags, "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
-        index=index, stdin=b"".join(os.fsencode(p.rstrip("/")) + b"\0" for p in paths),
-        ok_codes=(0, 1, 128), env={"GIT_LITERAL_PATHSPECS": "1"},
+        index=index, stdin=b"".join(spec + b"\0" for spec in specs),
+        ok_codes=(0, 1, 128), env={} if skip else {"GIT_LITERAL_PATHSPECS": "1"},
     )
-    return add_all(git, index, config, flags) if result.returncode == 128 else result
+    return add_all(git, index, config, flags, skip) if result.returncode == 128 else result
 
 
 def covering_directories(paths: list[str]) -> list[str]:
@@ -56,6 +62,7 @@ def covering_directories(paths: list[str]) -> list[str]:
 
 def add_all(
     git: GitRunner, index: Path, config: tuple[str, ...] = (), flags: tuple[str, ...] = (),
+    skip: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[bytes]:
     """`git add -A` (and `flags`) into the private index, tried again while files vanish under
     it.
@@ -70,7 +77,7 @@ def add_all(
     for attempt in range(_VANISHED_RETRIES):
         result = git.run_full(
             *config, "add", "-A", *flags, "--ignore-errors", "--pathspec-from-file=-",
-            "--pathspec-file-nul", index=index, stdin=_pathspecs_without(vanished),
+            "--pathspec-file-nul", index=index, stdin=_pathspecs_without([*vanished, *skip]),
             ok_codes=(0, 1, 128),
         )
         if result.returncode != 128:
@@ -102,8 +109,11 @@ def named_paths(verbose_out: bytes) -> set[bytes]:
 
 def _pathspecs_without(paths: list[str]) -> bytes:
     """NUL-separated pathspecs for the whole tree except `paths` (each taken literally)."""
-    specs = [b"."] + [b":(exclude,literal)" + os.fsencode(path) for path in paths]
-    return b"".join(spec + b"\0" for spec in specs)
+    return b"".join(spec + b"\0" for spec in [b".", *_excluded(paths)])
+
+
+def _excluded(paths: Sequence[str]) -> list[bytes]:
+    return [b":(exclude,literal)" + os.fsencode(path) for path in paths]
 
 
 def seed_entries(git: GitRunner, index: Path, directories: Sequence[str]) -> None:

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_core.git import deadline
 from agent_core.git.kept_process import stop
 
 # Requests written before any answer is read: well under a pipe's 64 KiB each way.
@@ -38,10 +39,9 @@ class BatchCheck:
                     answer = self._ask(ids)
                     if answer is not None:
                         return _parse(answer)
-        result = subprocess.run(
+        result = deadline.run(
             self._argv("cat-file", _FORMAT), cwd=self._root, env=self._env,
-            input="".join(f"{i}\n" for i in ids).encode(),
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            input="".join(f"{i}\n" for i in ids).encode(), stderr=subprocess.DEVNULL,
         )
         return _parse(result.stdout.splitlines())
 
@@ -59,16 +59,17 @@ class BatchCheck:
         could not answer."""
         if self._process is None or self._process.poll() is not None:
             self._stop()
-            self._process = subprocess.Popen(
+            self._process = deadline.popen(
                 self._argv("cat-file", _FORMAT), cwd=self._root, env=self._env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )
         process = self._process
         assert process.stdin is not None and process.stdout is not None
         try:
-            process.stdin.write("".join(f"{i}\n" for i in ids).encode())
-            process.stdin.flush()
-            lines = [process.stdout.readline() for _ in ids]
+            with deadline.watched(process, self._root):
+                process.stdin.write("".join(f"{i}\n" for i in ids).encode())
+                process.stdin.flush()
+                lines = [process.stdout.readline() for _ in ids]
         except (OSError, ValueError):
             lines = []
         if len(lines) != len(ids) or not all(line.endswith(b"\n") for line in lines) or any(

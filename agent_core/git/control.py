@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.git.commits import commit_tree
+from agent_core.git.config_read import settings
 from agent_core.git.control_effects import Effect, config_effect, file_effect
 from agent_core.git.control_paths import ControlPaths, configured_hooks_dir
 from agent_core.git.runner import GitRunner
+from agent_core.git.safe_files import read_regular
 from agent_core.git.stamps import file_stamp
 
 # The line that starts a step diff's part about git's own files (`split_control_diff`).
@@ -40,22 +42,6 @@ class ControlChange:
     old_blob: str | None
     new_blob: str | None
     new_mode: str = "000000"  # git's mode of the new file (100755: executable)
-
-
-def _config_lines(data: bytes) -> set[str]:
-    """`section.key = value` for each setting in a git config file (a plain reading of it)."""
-    section, lines = "", set()
-    for raw in data.decode("utf-8", "replace").splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            name, _, sub = line.strip("[]").partition(" ")
-            section = name.lower() + ("." + sub.strip().strip('"') if sub.strip() else "")
-            continue
-        key, _, value = line.partition("=")
-        lines.add(f"{section}.{key.strip()} = {value.strip()}")
-    return lines
 
 
 def split_control_diff(diff: str) -> tuple[str, str]:
@@ -161,6 +147,16 @@ class ControlFiles:
         self._signature = signature
         return self._commit
 
+    @property
+    def common(self) -> Path:
+        """The git dir the captured paths are relative to."""
+        return self._common
+
+    def paths_in(self, commit: str) -> list[str]:
+        """The paths capture `commit` holds."""
+        listing = self._git.run("ls-tree", "-r", "-z", "--name-only", commit)
+        return [os.fsdecode(p) for p in listing.split(b"\0") if p]
+
     def left_out(self, commit: str) -> tuple[str, ...]:
         """Files capture `commit` could not hold (over `MAX_FILE_BYTES` or unreadable)."""
         if commit not in self._left:
@@ -244,11 +240,10 @@ class ControlFiles:
         blobs: list[str | None] = []
         for path in paths:  # one at a time: a file changed or vanished under the batch
             try:
-                with path.open("rb") as file:
-                    data = file.read(MAX_FILE_BYTES + 1)
-            except OSError:
+                data: bytes | None = read_regular(path, MAX_FILE_BYTES)
+            except OSError:  # a link, FIFO or device, over the cap, gone
                 data = None
-            blobs.append(None if data is None or len(data) > MAX_FILE_BYTES else self._hash(data))
+            blobs.append(None if data is None else self._hash(data))
         return blobs
 
     def _hash(self, data: bytes) -> str:
@@ -284,7 +279,7 @@ class ControlFiles:
             detail = ""
             if change.path.rsplit("/", 1)[-1] in ("config", "config.worktree"):
                 old, new = (self._config(change.old_blob), self._config(change.new_blob))
-                added = sorted(new - old)
+                added = sorted((new or set()) - (old or set()))
                 if added:
                     detail = ": " + "; ".join(added[:8])
             lines.append(f"{self.shown_prefix}{change.path} ({change.what}){detail}")
@@ -294,17 +289,22 @@ class ControlFiles:
         """What `change` does to the user's next git commands, and whether it plants code."""
         name = change.path.rsplit("/", 1)[-1]
         if name in ("config", "config.worktree") and change.new_blob is not None:
-            added = self._config(change.new_blob) - self._config(change.old_blob)
-            return config_effect(sorted(added))
+            new = self._config(change.new_blob)
+            if new is None:
+                return Effect("git cannot read it: your next git command here fails on it",
+                              planted=True)
+            return config_effect(sorted(new - (self._config(change.old_blob) or set())))
         parent = (self._common / change.path).parent
         is_hook = parent.name == "hooks" or parent == self._paths.hooks_dir
         runnable = change.new_mode in (_EXEC, _LINK)
         return file_effect(change.path, change.what, is_hook, runnable)
 
-    def _config(self, blob: str | None) -> set[str]:
+    def _config(self, blob: str | None) -> set[str] | None:
+        """The settings of config `blob` as git reads them (None: git cannot)."""
         if blob is None:
             return set()
-        return _config_lines(next(self._git.cat_blobs([blob])))
+        found = settings(next(self._git.cat_blobs([blob])))
+        return None if found is None else set(found)
 
     def diff(self, old: str, new: str, limit: int) -> str:
         """The unified diff between two captures (paths shown as `.git/...`), cut near `limit`."""
@@ -374,7 +374,9 @@ def _write(path: Path, data: bytes, mode: str) -> None:
     if mode == _LINK:
         os.symlink(os.fsdecode(data), temporary)
     else:
-        temporary.write_bytes(data)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         try:
             kept = os.lstat(path).st_mode & 0o777
         except OSError:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agent_core.git.config_read import runs_nothing
+
 # Settings whose value git runs (or that make it read more config): key pattern -> when it runs.
 _RUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), when) for pattern, when in (
@@ -64,14 +66,15 @@ def hook_effect(name: str) -> str:
 
 
 def config_effect(added: list[str]) -> Effect:
-    """The effect of the settings `added` to a config (`key = value` lines, new or changed)."""
+    """The effect of the settings `added` to a config (`key = value` lines as git lists them,
+    new or changed): planted unless every key is one that runs nothing (`runs_nothing`)."""
     runs = []
     for line in added:
         key = line.split(" = ", 1)[0]
-        for pattern, when in _RUNS:
-            if pattern.fullmatch(key):
-                runs.append(f"{key} {when}")
-                break
+        if runs_nothing(key):
+            continue
+        when = next((when for pattern, when in _RUNS if pattern.fullmatch(key)), None)
+        runs.append(f"{key} {when or 'is no setting navtui knows to run nothing'}")
     if runs:
         return Effect("; ".join(runs[:4]), planted=True)
     if any(_WORKTREE.fullmatch(line.split(" = ", 1)[0]) for line in added):

@@ -17,6 +17,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from agent_core.git import deadline
+
 # Files directly in a git dir that are control.
 _TOP = ("config", "config.worktree", "commondir", "objects/info/alternates")
 _WORKTREE_TOP = (*_TOP, "gitdir")
@@ -128,9 +130,9 @@ def _is_hook(entry: os.DirEntry[str]) -> bool:
 def configured_hooks_dir(root: Path, env: dict[str, str]) -> Path | None:
     """The directory `core.hooksPath` names (relative to the working tree, as git takes it),
     or None when it is not set. Read with a plain `git config`, which runs nothing."""
-    result = subprocess.run(
+    result = deadline.run(
         ["git", "-c", "core.fsmonitor=false", "config", "--get", "core.hooksPath"],
-        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        cwd=root, env=env, stderr=subprocess.DEVNULL,
     )
     value = result.stdout.decode("utf-8", "surrogateescape").strip()
     if result.returncode or not value:

@@ -4,11 +4,11 @@ stays exactly as it was (its refs, its log, the working tree are not touched).""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.runner import GitRunner
+from agent_core.git.safe_files import MAX_INDEX_BYTES, copy_regular
 from agent_core.git.session_refs import REF_ROOT, check_session_id, session_refs
 from agent_core.git.survival import SurvivalStore
 
@@ -45,6 +45,9 @@ class SessionForks:
         self._store.save_tips(new_id, self._store.tips(source_id))
         folder = self.state_dir / "checkpoints"
         for suffix in _SHARED_FILES:
-            if (folder / f"{source_id}{suffix}").is_file():
-                shutil.copyfile(folder / f"{source_id}{suffix}", folder / f"{new_id}{suffix}")
+            try:  # (a link or FIFO in its place is not navtui's: never followed, never copied)
+                copy_regular(folder / f"{source_id}{suffix}", folder / f"{new_id}{suffix}",
+                             MAX_INDEX_BYTES, 0o644)
+            except OSError:
+                continue
         return list(made)

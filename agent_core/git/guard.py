@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agent_core.git.control import ControlFiles
+from agent_core.git.control import MAX_FILE_BYTES, ControlFiles
 from agent_core.git.control_effects import hook_command
 from agent_core.git.quarantine import Quarantine
 
@@ -38,10 +38,26 @@ class ControlGuard:
                 planted[change.path] = effect.what
             else:
                 self._warnings.append(f"{prefix}{change.path} ({change.what}): {effect.what}")
+        # A config or hook navtui could not read (over the size cap, unreadable): what it runs
+        # cannot be told, so it never stays.
+        unread = set(self.control.left_out(now)) - set(self.control.left_out(previous))
+        for path in unread:
+            planted[path] = (f"over {MAX_FILE_BYTES:,} bytes or unreadable: navtui cannot tell "
+                             "what it runs")
         if not planted:
             return now, None
         self._warnings += self.quarantine.take(label, planted)
         _, left = self.control.restore(now, previous, only=set(planted))
+        for path in unread - set(self.control.paths_in(previous)):  # (no earlier file to put back)
+            target = self.control.common / path
+            try:
+                if os.path.realpath(target.parent) != str(target.parent):
+                    raise OSError(f"{target.parent.name} is no longer a directory of the git dir")
+                os.unlink(target)
+            except FileNotFoundError:
+                pass
+            except OSError as error:
+                left.append(f"{prefix}{path}: {error.strerror or error}")
         self._warnings += [f"{line} (left in place: remove it by hand)" for line in left]
         return self.control.current(index), now
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.git.runner import GitRunner
+from agent_core.git.safe_files import read_regular
 from agent_core.git.stamps import FileStamp, file_stamp
 
 BRANCH_PREFIX = "refs/heads/"
@@ -30,7 +31,10 @@ def _short(ref: str) -> str:
 def read_head(git: GitRunner, git_dir: Path) -> HeadState:
     """Read HEAD with one git process: the symbolic part comes straight from `<git_dir>/HEAD`."""
     code, commit = git.exit_code("rev-parse", "-q", "--verify", "HEAD^{commit}")
-    content = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    try:  # (never a link followed, a FIFO waited on or a huge file read)
+        content = read_regular(git_dir / "HEAD", 4096).decode("utf-8", "replace").strip()
+    except OSError:
+        content = ""
     if content.startswith("ref: "):
         ref = content[5:].strip()
         if ref.endswith("/.invalid"):  # reftable keeps the real HEAD elsewhere

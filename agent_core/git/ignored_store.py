@@ -15,6 +15,7 @@ from agent_core.git.ignored import IgnoredCaps, Signature, scan
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.treeops import apply_tree
+from agent_core.git.verified import ObjectCheck
 
 
 class IgnoredStore:
@@ -94,14 +95,18 @@ class IgnoredStore:
         self.repairs.append(f"{self._index} (navtui's private index of ignored files) was changed "
                             "by someone else since navtui wrote it: made again before use")
 
-    def restore(self, current: str | None, wanted: str | None) -> list[str]:
+    def restore(self, current: str | None, wanted: str | None,
+                check: ObjectCheck | None = None) -> list[str]:
         """Rewrite the ignored files from commit `current` to commit `wanted` (None: none
-        kept); the paths changed. Ignored files neither commit holds are left alone."""
+        kept); the paths changed. Ignored files neither commit holds are left alone. `check`
+        makes sound the objects written (see `apply_tree`)."""
         if current == wanted:
             return []
-        old = current + "^{tree}" if current else self._git.empty_tree
-        new = wanted + "^{tree}" if wanted else self._git.empty_tree
+        if check is not None:
+            check.ensure([current or "", wanted or ""])
+        old = self._git.line("rev-parse", current + "^{tree}") if current else self._git.empty_tree
+        new = self._git.line("rev-parse", wanted + "^{tree}") if wanted else self._git.empty_tree
         self._git.run("read-tree", old, index=self._index)
-        changed = apply_tree(self._git, self._index, old, new, keep_ignored=False)
+        changed = apply_tree(self._git, self._index, old, new, keep_ignored=False, check=check)
         self._files, self._signature, self._stamp = None, None, file_stamp(self._index)
         return changed

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.safe_files import read_regular, write_bytes
 
 LOCK_NAME = "lock"
 
@@ -53,7 +54,7 @@ def _alive(owner: LockOwner) -> bool:
 def read_owner(path: Path) -> LockOwner | None:
     """The lock's owner, or None when there is no readable lock."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path, 1 << 16))
         return LockOwner(str(data["session"]), int(data["pid"]), str(data["started"]),
                          str(data.get("process_start", "")))
     except (OSError, ValueError, KeyError, TypeError):
@@ -83,7 +84,7 @@ def acquire(state_dir: Path, session_id: str, repo: Path) -> Path:
     for _ in range(5):
         owner = check_free(state_dir, repo)
         tmp = state_dir / f"{LOCK_NAME}.{me.pid}.tmp"
-        tmp.write_text(json.dumps(asdict(me)), encoding="utf-8")
+        write_bytes(tmp, json.dumps(asdict(me)).encode())
         if owner is None and not path.exists():
             try:
                 os.link(tmp, path)  # fails if someone else created it meanwhile

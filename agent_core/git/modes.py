@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+from agent_core.git.safe_files import open_regular, read_regular, write_bytes
+
 _GIT_MODES = (0o644, 0o755, 0o664, 0o775)  # what a checkout makes under the usual umasks
 
 
@@ -29,17 +31,25 @@ def save_modes(root: Path, listing: bytes, saved: Path) -> None:
             continue
         if stat.S_ISREG(mode) and mode & 0o777 not in _GIT_MODES:
             modes[os.fsdecode(name)] = mode & 0o7777
-    saved.write_text(json.dumps(modes), encoding="utf-8")
+    write_bytes(saved, json.dumps(modes).encode())
 
 
 def restore_modes(root: Path, paths: list[str], saved: Path) -> None:
     """Give the restored `paths` the permissions `save_modes` kept in `saved`."""
     try:
-        modes = json.loads(saved.read_text(encoding="utf-8"))
+        modes = json.loads(read_regular(saved, 64 << 20))
     except (OSError, ValueError):
         return
     for path in paths:
         mode = modes.get(path)
         target = root / path
-        if mode is not None and target.is_file() and not target.is_symlink():
-            os.chmod(target, mode)
+        if mode is None:
+            continue
+        try:  # through a descriptor on the file itself (a link put there is not followed)
+            fd = open_regular(target)
+        except OSError:
+            continue
+        try:
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)

@@ -34,6 +34,7 @@ from agent_core.git.records import GITLINK_MODE, index_records, raw_records, tre
 from agent_core.git.runner import GitRunner
 from agent_core.git.stamps import FileStamp, file_stamp
 from agent_core.git.treeops import apply_tree
+from agent_core.git.verified import ObjectCheck
 
 MAX_TRACKED = 20_000
 _VANISHED_RETRIES = 5
@@ -230,8 +231,10 @@ class NestedTrees:
 
     # -- restore -----------------------------------------------------------------------
 
-    def restore(self, now: str | None, target: str | None) -> tuple[list[str], list[str]]:
-        """Put nested work trees back from map `now` (just snapshotted) to map `target`.
+    def restore(self, now: str | None, target: str | None,
+                check: ObjectCheck | None = None) -> tuple[list[str], list[str]]:
+        """Put nested work trees back from map `now` (just snapshotted) to map `target`, with
+        the objects written checked by `check` (they are in the outer repository's store).
 
         Returns (paths rewritten, outer-relative; `path: why` for nested repositories left as
         they are)."""
@@ -248,7 +251,7 @@ class NestedTrees:
                             "files back")
                 continue
             try:
-                done = apply_tree(runner, self._index(path), current[path], tree)
+                done = apply_tree(runner, self._index(path), current[path], tree, check=check)
                 self._written[path] = (file_stamp(self._index(path)), tree)
             except WorkspaceError as error:
                 left.append(f"{path}: {error}")

@@ -14,6 +14,7 @@ import zlib
 from pathlib import Path
 
 from agent_core.git.object_files import write_read_only
+from agent_core.git.safe_files import open_regular
 
 _TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 # Objects, and steps, larger than this are left to `git pack-objects`, which streams them.
@@ -25,13 +26,11 @@ def read_loose(objects: Path, object_id: str) -> tuple[bytes, bytes] | None:
     regular loose file there, is over `MAX_LOOSE_BYTES` or does not hash to its name."""
     path = objects / object_id[:2] / object_id[2:]
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_regular(path, MAX_LOOSE_BYTES)
     except OSError:
         return None
     try:
         with os.fdopen(fd, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size > MAX_LOOSE_BYTES:
-                return None
             unpacker = zlib.decompressobj()
             data = unpacker.decompress(handle.read(), MAX_LOOSE_BYTES + 100)
             if unpacker.unconsumed_tail:

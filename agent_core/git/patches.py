@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_core.git.safe_files import write_bytes
+
 
 def patch_bytes(patch: str) -> bytes:
     """The exact bytes of a patch held as surrogate-escaped text (newline-terminated)."""
@@ -16,8 +18,11 @@ def patch_bytes(patch: str) -> bytes:
 
 
 def write_patch(patch: str, path: Path | str) -> Path:
-    """Write `patch` byte for byte to `path` (parents created); returns the absolute path."""
-    target = Path(path).expanduser().resolve()
+    """Write `patch` byte for byte to `path` (parents created); returns the absolute path.
+
+    Into a new file renamed over `path`: a link or hard link the model planted there is
+    replaced, never written through (it could point at `~/.bashrc`)."""
+    target = Path(path).expanduser().absolute()
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(patch_bytes(patch))
+    write_bytes(target, patch_bytes(patch), 0o644)
     return target

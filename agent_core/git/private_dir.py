@@ -26,7 +26,6 @@ LAYOUT: dict[str, object] = {
     "info": {"attributes": "file", "exclude": "link"},
     "refs": {},
 }
-_TRANSIENT = ("HEAD.navtui-new",)  # written and renamed by navtui itself
 # The shared part of a private index navtui keeps split, which git writes into the raw view
 # (plain files; whether one was changed is the snapshot engine's to tell, by their stamps).
 SHARED_INDEX = re.compile(r"sharedindex\.[0-9a-f]{40}(?:[0-9a-f]{24})?")
@@ -66,8 +65,7 @@ def foreign_entries(path: Path) -> list[str]:
                 shared = not prefix and SHARED_INDEX.fullmatch(entry.name) is not None
                 if shared and not entry.is_symlink() and entry.is_file(follow_symlinks=False):
                     continue
-                if entry.name not in _TRANSIENT:
-                    found.append(name)
+                found.append(name)
             elif kind == "file":
                 if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
                     found.append(name)

@@ -12,8 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 from pathlib import Path
+
+from agent_core.git.safe_files import read_regular, write_bytes
+
+# A control file over this is taken away all the same, but not copied (git's are small).
+MAX_KEPT_BYTES = 16 << 20
 
 
 class Quarantine:
@@ -42,21 +48,18 @@ class Quarantine:
                 if stat.S_ISLNK(st.st_mode):
                     data, kind = os.fsencode(os.readlink(source)), "symlink"
                 else:
-                    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
-                    with os.fdopen(fd, "rb") as file:
-                        data, kind = file.read(), "file"
+                    data, kind = read_regular(source, MAX_KEPT_BYTES), "file"
                 kept.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-                with os.fdopen(fd, "wb") as file:
-                    file.write(data)
+                write_bytes(kept, data, 0o600)
             except OSError as error:
                 lines.append(f"{self._shown}{rel} ({why}) could not be copied to quarantine: "
                              f"{error.strerror or error}; it was taken away all the same")
                 continue
             shown_kept = f"{self._state_shown}/{label}/{rel}"
-            back = (f"ln -s \"$(cat {shown_kept})\" {self._shown}{rel}" if kind == "symlink"
-                    else f"cp {shown_kept} {self._shown}{rel}"
-                    + (f" && chmod +x {self._shown}{rel}" if st.st_mode & 0o100 else ""))
+            kept_arg, place = shlex.quote(shown_kept), shlex.quote(f"{self._shown}{rel}")
+            back = (f"ln -s \"$(cat {kept_arg})\" {place}" if kind == "symlink"
+                    else f"cp {kept_arg} {place}"
+                    + (f" && chmod +x {place}" if st.st_mode & 0o100 else ""))
             manifest.append({"path": f"{self._shown}{rel}", "kind": kind,
                              "mode": oct(st.st_mode & 0o7777), "why": why, "put_back": back})
             line = (f"{self._shown}{rel} ({why}) moved to quarantine: {shown_kept} "
@@ -65,9 +68,9 @@ class Quarantine:
         if manifest:
             path = entry / "MANIFEST.json"
             try:
-                known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+                known = json.loads(read_regular(path, 16 << 20))
             except (OSError, ValueError):
                 known = []
-            path.write_text(json.dumps(known + manifest, indent=1), encoding="utf-8")
+            write_bytes(path, json.dumps(known + manifest, indent=1).encode())
         self.taken += lines
         return lines

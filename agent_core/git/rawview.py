@@ -22,7 +22,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from agent_core.git import private_dir
+from agent_core.git import deadline, private_dir
+from agent_core.git.safe_files import read_regular, write_bytes
 from agent_core.git.stamps import FileStamp, file_stamp
 
 NO_CONVERSION = "* -text !eol -crlf -ident !filter !working-tree-encoding\n"
@@ -95,10 +96,7 @@ class RawView:
         self._prepared = private_dir.stamp(self.path)
 
     def _write_head(self) -> None:
-        temporary = self.path / "HEAD.navtui-new"
-        temporary.unlink(missing_ok=True)
-        temporary.write_text(self._head, encoding="ascii")
-        os.replace(temporary, self.path / "HEAD")
+        write_bytes(self.path / "HEAD", self._head.encode("ascii"))
 
     def _prepare(self) -> None:
         """Make the view hold exactly what navtui writes there (see `private_dir`)."""
@@ -120,8 +118,8 @@ class RawView:
                 found = _read(path)
                 self._head = found if found is not None and _plain_head(found) else self._head
                 self._write_head()
-            else:
-                path.write_text(text, encoding="utf-8")
+            else:  # (a link planted there is replaced, not written through)
+                write_bytes(path, text.encode("utf-8"))
         exclude = info / "exclude"
         target = self._common_dir / "info" / "exclude"
         if not exclude.is_symlink() or os.readlink(exclude) != str(target):
@@ -148,16 +146,16 @@ class RawView:
         return "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
 
     def _local(self, key: str) -> str | None:
-        result = subprocess.run(
+        result = deadline.run(
             ["git", "config", "--file", str(self._configs[0]), "--get", key],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=self._root, stderr=subprocess.DEVNULL,
         )
         return result.stdout.decode("utf-8", "replace").strip() or None
 
     def _read_settings(self, base_env: dict[str, str]) -> tuple[str, ...]:
-        result = subprocess.run(
+        result = deadline.run(
             ["git", "-c", "core.fsmonitor=false", "config", "-z", "--get-regexp", _COPIED],
-            cwd=self._root, env=base_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=self._root, env=base_env, stderr=subprocess.DEVNULL,
         )
         args: list[str] = []
         for entry in result.stdout.split(b"\0"):
@@ -169,14 +167,10 @@ class RawView:
 
 def _read(path: Path) -> str | None:
     """A small file navtui wrote, as text; None when it is missing, not a file or too big."""
-    if not private_dir.is_regular(path):
-        return None
     try:
-        with path.open("rb") as file:
-            data = file.read(4097)
+        return read_regular(path, 4096).decode("utf-8", "replace")
     except OSError:
         return None
-    return None if len(data) > 4096 else data.decode("utf-8", "replace")
 
 
 def _plain_head(text: str | None) -> bool:

@@ -4,10 +4,12 @@ state git leaves while an operation (merge, rebase, ...) waits for the user."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
 
+from agent_core.git import deadline
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.runner import SAFE_CONFIG, git_env
 
@@ -29,18 +31,17 @@ def find_repo(path: Path) -> tuple[Path, Path, Path]:
         raise WorkspaceError(f"{path} does not exist: pass the path of your repository")
     if not path.is_dir():
         raise WorkspaceError(f"{path} is not a directory: pass the repository's top directory")
-    result = subprocess.run(
+    result = deadline.run(
         ["git", *SAFE_CONFIG, "rev-parse", "--is-bare-repository", "--is-inside-git-dir",
          "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
-        cwd=path, env=git_env(identity=False), stdin=subprocess.DEVNULL,
-        capture_output=True, timeout=60,
+        cwd=path, env=git_env(identity=False),
     )
     answers = os.fsdecode(result.stdout).splitlines()
     error = os.fsdecode(result.stderr).strip()
     if answers[:1] == ["true"]:
         raise WorkspaceError(
             f"{path} is a bare repository (no working tree): clone it first, "
-            f"e.g. `git clone {path} {path.name}-work`, and open the clone."
+            f"e.g. `git clone {shlex.quote(str(path))} {shlex.quote(path.name + '-work')}`, and open the clone."
         )
     if answers[1:2] == ["true"]:
         raise WorkspaceError(f"{path} is inside a .git directory: pass the repository's top directory")

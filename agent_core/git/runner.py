@@ -20,9 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from agent_core.git import deadline
 from agent_core.git.batch_check import BatchCheck
 from agent_core.git.diff_tree_process import DiffTreeProcess
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.kept_process import stop
 from agent_core.git.rawview import RawView
 from agent_core.git.stamps import FileStamp, file_stamp
 
@@ -103,10 +105,10 @@ class _FilterBlanker:
     def args(self) -> tuple[str, ...]:
         if self._fresh():
             return self._args
-        result = subprocess.run(
+        result = deadline.run(
             ["git", *SAFE_CONFIG, "config", "--show-origin", "--name-only", "-z",
              "--get-regexp", r"^filter\."],
-            cwd=self._root, env=self._env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=self._root, env=self._env, stderr=subprocess.DEVNULL,
         )
         origins, names = set(), set()
         fields = result.stdout.split(b"\0")
@@ -126,9 +128,9 @@ class _FilterBlanker:
         return self._args
 
     def _config_files(self) -> list[Path]:
-        result = subprocess.run(
+        result = deadline.run(
             ["git", *SAFE_CONFIG, "rev-parse", "--git-dir", "--git-common-dir"],
-            cwd=self._root, env=self._env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=self._root, env=self._env, stderr=subprocess.DEVNULL,
         )
         dirs = [self._root / os.fsdecode(d) for d in result.stdout.split(b"\n") if d]
         home = Path(os.environ.get("HOME", "/nonexistent"))
@@ -234,10 +236,7 @@ class GitRunner:
     ) -> subprocess.CompletedProcess[bytes]:
         """Like `run`, but return the whole result (stderr included); `env` adds variables."""
         argv, full_env = self._command(args, index, env)
-        result = subprocess.run(
-            argv, cwd=self.root, env=full_env, input=stdin,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )
+        result = deadline.run(argv, cwd=self.root, env=full_env, input=stdin)
         if result.returncode not in ok_codes:
             message = result.stderr.decode("utf-8", "replace").strip()
             raise WorkspaceError(f"`git {args[0]}` failed in {self.root}: {message}")
@@ -253,7 +252,7 @@ class GitRunner:
     ) -> subprocess.Popen[bytes]:
         """Start `git args` without waiting (read its output with `collect`)."""
         argv, env = self._command(args, index, env)
-        return subprocess.Popen(
+        return deadline.popen(
             argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
@@ -263,7 +262,8 @@ class GitRunner:
     ) -> bytes:
         """Wait for a `spawn`ed git; its stdout, or WorkspaceError when it failed (exit code
         outside `ok_codes`; `process.returncode` tells which)."""
-        out, err = process.communicate()
+        with deadline.watched(process, self.root):
+            out, err = process.communicate()
         if process.returncode not in ok_codes:
             message = err.decode("utf-8", "replace").strip()
             argv = process.args
@@ -273,8 +273,9 @@ class GitRunner:
         return out
 
     def cat_blobs(self, ids: list[str]) -> Iterator[bytes]:
-        """The contents of blobs `ids`, in order, streamed from one `git cat-file --batch`."""
-        process = subprocess.Popen(
+        """The contents of blobs `ids`, in order, streamed from one `git cat-file --batch`,
+        each checked against its id."""
+        process = deadline.popen(
             self.argv("cat-file", "--batch"), cwd=self.root, env=self._env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
@@ -283,16 +284,22 @@ class GitRunner:
         feeder = threading.Thread(target=_feed, args=(process.stdin, request), daemon=True)
         feeder.start()
         try:
-            for object_id in ids:
-                header = process.stdout.readline().split()
-                if len(header) != 3 or header[1] != b"blob":
-                    raise WorkspaceError(f"git has no blob {object_id} in {self.root}")
-                data = process.stdout.read(int(header[2]))
-                process.stdout.read(1)
-                yield data
+            with deadline.watched(process, self.root):
+                for object_id in ids:
+                    header = process.stdout.readline().split()
+                    if len(header) != 3 or header[1] != b"blob":
+                        raise WorkspaceError(f"git has no blob {object_id} in {self.root}")
+                    data = process.stdout.read(int(header[2]))
+                    process.stdout.read(1)
+                    digest = hashlib.new("sha1" if len(object_id) == 40 else "sha256",
+                                         b"blob %d\0" % len(data))
+                    digest.update(data)
+                    if digest.hexdigest() != object_id:
+                        raise WorkspaceError(f"blob {object_id} in {self.root} does not hash to "
+                                             "its id (rewritten outside git's commands): not used")
+                    yield data
         finally:
-            process.stdout.close()
-            process.wait()
+            stop(process)
             feeder.join()
 
     def object_sizes(self, ids: list[str]) -> dict[str, int]:
@@ -316,9 +323,7 @@ class GitRunner:
         return self.run(*args, index=index).decode("utf-8", "replace").strip()
 
     def exit_code(self, *args: str) -> tuple[int, str]:
-        """Run git for its exit code (no raising) and stripped stdout."""
-        result = subprocess.run(
-            self.argv(*args), cwd=self.root, env=self._env,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
+        """Run git for its exit code (no raising but at the deadline) and stripped stdout."""
+        result = deadline.run(self.argv(*args), cwd=self.root, env=self._env,
+                              stderr=subprocess.DEVNULL)
         return result.returncode, result.stdout.decode("utf-8", "replace").strip()

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.git.adds import add_changed, covering_directories, named_paths, seed_entries
+from agent_core.git.big_files import notice as big_file_notice
+from agent_core.git.big_files import BigFiles, record_placeholders
 from agent_core.git.control import ControlFiles
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
@@ -90,6 +92,7 @@ class SnapshotEngine:
         # tree, the paths it changed that the index has not seen; the next `add` adds them).
         self._ahead: tuple[Path, str, set[str]] | None = None
         self._tree_patcher: tuple[tuple[str, ...], TreePatcher] | None = None
+        self._big = BigFiles(root)
 
     @property
     def watching(self) -> bool:
@@ -228,17 +231,19 @@ class SnapshotEngine:
         try:
             if changed != []:
                 self._split_when_large(index)  # (by this `add`, which writes the index anyway)
-                result = add_changed(self._git, index, None if changed is None else
-                                     [path for _, path in changed], self._preload(),
-                                     verbose=described is not None)
+                listed = None if changed is None else [path for _, path in changed]
+                too_big = self._big.found(paths if described is not None else listed)
+                result = add_changed(self._git, index, listed, self._preload(),
+                                     verbose=described is not None, skip=sorted(too_big))
+                record_placeholders(self._git, index, too_big)
                 self._ahead = None
                 self.warnings = [
                     line for line in result.stderr.decode("utf-8", "replace").splitlines()
                     if line.strip()
-                ]
+                ] + [big_file_notice(path, size) for path, size in sorted(too_big.items())]
                 # Files written again as they were (`sed -i` that matched nothing, a formatter
                 # that changed nothing): `add` names no entry, so the tree is the last one.
-                same_tree = described is not None and not result.stdout.strip()
+                same_tree = described is not None and not result.stdout.strip() and not too_big
                 if self._stamp(index) != after and not same_tree:
                     known = None
                 if described and lister is None and self._ignored_touched(described,
@@ -376,8 +381,8 @@ class SnapshotEngine:
         ? (untracked); None when git could not tell."""
         if index.with_name(index.name + ".lock").exists():
             self._ignored_stale = True  # status cannot record what it read again
-        status = self._git.spawn(*self._preload(), *_STATUS_ARGS, index=index,
-                                 env={"GIT_OPTIONAL_LOCKS": "1"})
+        status = self._git.spawn(*self._preload(), *_STATUS_ARGS, *self._big.pathspecs(),
+                                 index=index, env={"GIT_OPTIONAL_LOCKS": "1"})
         try:
             run_meanwhile(meanwhile)
         finally:
@@ -394,4 +399,5 @@ class SnapshotEngine:
                 changes.append(("U", entry.split(b" ", 10)[10]))
             elif kind == b"? ":
                 changes.append(("?", entry[2:]))
-        return [(kind, os.fsdecode(path)) for kind, path in changes]
+        return [(kind, os.fsdecode(path)) for kind, path in changes] + [
+            ("M", path) for path in self._big.changed()]

@@ -29,13 +29,24 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from agent_core.git import deadline
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.packs import MAX_LOOSE_BYTES, read_loose, write_pack
 from agent_core.git.runner import GitRunner
+from agent_core.git.safe_files import (
+    append_owned, copy_regular, read_regular, read_text_or_none, write_bytes,
+)
+from agent_core.git.verified import ObjectCheck
 
 _ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _TIP_REFS = ("refs/heads/", "refs/tags/")
-_NOT = "--not"  # rev-list's "exclude what follows" line in a --revs stdin list
+_NOT = "--not"
+# What navtui reads of what it wrote itself, at most (the model could have replaced any of it).
+_SMALL = 16 << 20
+_LOG_BYTES = 64 << 20
+# A pack of the repository's over this is not copied at the start (a sparse file the model
+# planted would be copied for hours): its objects are kept by each checkpoint's own pack.
+MAX_PACK_BYTES = 16 << 30  # rev-list's "exclude what follows" line in a --revs stdin list
 
 
 class SurvivalStore:
@@ -54,6 +65,11 @@ class SurvivalStore:
             "GIT_OBJECT_DIRECTORY": str(path / "objects"),
         })
 
+    @property
+    def check(self) -> ObjectCheck:
+        """What makes the repository's objects sound from this store's true copies."""
+        return ObjectCheck(self._git, self._objects, self._store_git)
+
     # -- keeping -----------------------------------------------------------------------
 
     def keep_start(self) -> None:
@@ -65,18 +81,25 @@ class SurvivalStore:
             names = sorted(os.listdir(self._objects / "pack"))
         except OSError:
             names = []
+        left: list[str] = []
         for name in names:
             if not (name.startswith("pack-") and name.endswith(".pack")):
                 continue
             index = name[:-5] + ".idx"
             if index not in names or (self._packs / index).exists():
                 continue
-            for part in (name, index):  # the index last: a pack without one is never read
-                _copy(self._objects / "pack" / part, self._packs / part)
+            try:  # the index last: a pack without one is never read
+                for part in (name, index):
+                    copy_regular(self._objects / "pack" / part, self._packs / part, MAX_PACK_BYTES)
+            except OSError as error:  # a link, a FIFO, a device, over the cap: never copied
+                (self._packs / name).unlink(missing_ok=True)
+                left.append(f"{name} ({error.strerror or error})")
         loose = _missing_from(self._store_git, self._loose_objects())  # kept by an earlier start
         if loose:
             self._git.run("pack-objects", "-q", "--window=0", "--non-empty",
                           str(self._packs / "pack"), stdin="".join(f"{i}\n" for i in loose).encode())
+        if left:
+            raise WorkspaceError(f"not copied from objects/pack: {', '.join(left)}")
 
     def keep(self, commit: str, since: str | None) -> None:
         """Pack what `commit` reaches that `since` (a commit already kept) does not."""
@@ -128,13 +151,13 @@ class SurvivalStore:
     def save_tips(self, session_id: str, tips: dict[str, str]) -> None:
         tips_dir = self.path / "tips"
         tips_dir.mkdir(parents=True, exist_ok=True)
-        (tips_dir / f"{session_id}.json").write_text(json.dumps(tips, indent=1), encoding="utf-8")
+        write_bytes(tips_dir / f"{session_id}.json", json.dumps(tips, indent=1).encode())
 
     def tips(self, session_id: str) -> dict[str, str]:
         """The branch and tag tips saved at the session's start (untrusted: only well-formed
         names and ids are taken)."""
         try:
-            data = json.loads((self.path / "tips" / f"{session_id}.json").read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path / "tips" / f"{session_id}.json", _SMALL))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict):
@@ -160,21 +183,21 @@ class SurvivalStore:
         """Append what navtui did to its refs (`None`: deleted) to the session's ref log, from
         which `recorded_refs` rebuilds them when the model deleted them."""
         log = self.path / "refs" / f"{session_id}.log"
-        text = "".join(f"{ref} {commit or '-'}\n" for ref, commit in refs.items())
+        text = "".join(f"{ref} {commit or '-'}\n" for ref, commit in refs.items()).encode()
         try:
-            with log.open("a", encoding="ascii") as handle:
-                handle.write(text)
+            append_owned(log, text)
         except FileNotFoundError:
             log.parent.mkdir(parents=True, exist_ok=True)
-            with log.open("a", encoding="ascii") as handle:
-                handle.write(text)
+            append_owned(log, text)
+        except OSError:  # a link, a FIFO or a device in its place: not navtui's, made again
+            log.unlink()
+            append_owned(log, text)
 
     def recorded_refs(self, session_id: str) -> dict[str, str]:
         """The session's refs as its ref log has them (untrusted: only navtui's own ref names
         and well-formed ids are taken)."""
-        try:
-            text = (self.path / "refs" / f"{session_id}.log").read_text(encoding="ascii")
-        except (OSError, UnicodeDecodeError):
+        text = read_text_or_none(self.path / "refs" / f"{session_id}.log", _LOG_BYTES, "ascii")
+        if text is None:
             return {}
         prefix = f"refs/navtui/{session_id}/"
         refs: dict[str, str] = {}
@@ -193,7 +216,7 @@ class SurvivalStore:
         """Ids of the sessions with a ref log, oldest first."""
         logs = (self.path / "refs").glob("*.log")
         try:
-            ordered = sorted(logs, key=lambda p: p.stat().st_mtime_ns)
+            ordered = sorted(logs, key=lambda p: p.lstat().st_mtime_ns)
         except OSError:
             return []
         return [p.name[:-4] for p in ordered]
@@ -244,23 +267,24 @@ class SurvivalStore:
         if not wanted:
             return
         revs = "".join(f"{c}\n" for c in wanted) + f"{_NOT}\n" + "".join(f"{h}\n" for h in have)
-        sender = subprocess.Popen(
+        sender = deadline.popen(
             self._store_git.argv("pack-objects", "--revs", "--stdout", "-q"),
             cwd=self._git.root, env=self._store_git.base_env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
-        receiver = subprocess.Popen(
+        receiver = deadline.popen(
             self._git.argv("index-pack", "--stdin", "--fix-thin"),
             cwd=self._git.root, env=self._git.base_env,
             stdin=sender.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         assert sender.stdin is not None and sender.stdout is not None
         sender.stdout.close()
-        sender.stdin.write(revs.encode())
-        sender.stdin.close()
-        _, received_error = receiver.communicate()
-        sent_error = sender.stderr.read() if sender.stderr else b""
-        sender.wait()
+        with deadline.watched(sender, self._git.root), deadline.watched(receiver, self._git.root):
+            sender.stdin.write(revs.encode())
+            sender.stdin.close()
+            _, received_error = receiver.communicate()
+            sent_error = sender.stderr.read() if sender.stderr else b""
+            sender.wait()
         still = self.missing(commits)
         if still:
             why = (sent_error or received_error).decode("utf-8", "replace").strip()
@@ -286,18 +310,7 @@ def ref_intact(common_dir: Path, ref: str, commit: str) -> bool:
     where refs are not files (reftable)."""
     if (common_dir / "reftable").exists():
         return True
-    try:
-        return (common_dir / ref).read_text(encoding="ascii") == commit + "\n"
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def _copy(source: Path, target: Path) -> None:
-    """A copy of `source` that shares no inode with it, written under a temporary name first."""
-    temporary = target.with_name(f"{target.name}.navtui-copy-{os.getpid()}")
-    shutil.copyfile(source, temporary)
-    os.chmod(temporary, 0o444)
-    os.replace(temporary, target)
+    return read_text_or_none(common_dir / ref, 100, "ascii") == commit + "\n"
 
 
 def _drop_foreign(path: Path) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from agent_core.git.object_files import write_read_only
 from agent_core.git.packs import MAX_LOOSE_BYTES, read_loose
+from agent_core.git.safe_files import read_regular
 
 __all__ = ["TreePatcher", "parse_tree", "serialize_tree"]
 
@@ -171,13 +172,9 @@ class TreePatcher:
         return raw
 
     def _blob(self, path: Path) -> bytes | None:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:  # a link, a FIFO, a device or a file over the cap: git does it
+            content = read_regular(path, MAX_LOOSE_BYTES)
         except OSError:
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            content = handle.read(MAX_LOOSE_BYTES + 1)
-        if len(content) > MAX_LOOSE_BYTES:
             return None
         return self._write(b"blob", content)
 

@@ -8,12 +8,14 @@ are left alone.
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.runner import GitRunner
+from agent_core.git.verified import ObjectCheck
 
 GITLINK_MODE = "160000"
 IGNORE_FILE = ".gitignore"
@@ -124,7 +126,7 @@ def _remove(root: Path, rel: str) -> None:
     except OSError as error:
         raise WorkspaceError(
             f"cannot remove {rel} while undoing: {error.strerror}. Make its directory writable "
-            f"(`chmod u+w '{path.parent}'`) and undo again."
+            f"(`chmod u+w {shlex.quote(str(path.parent))}`) and undo again."
         ) from None
     for parent in path.parents:
         if parent == root:
@@ -195,17 +197,24 @@ def _ignored(git: GitRunner, index: Path, paths: list[str]) -> set[str]:
 
 
 def apply_tree(
-    git: GitRunner, index: Path, current: str, target: str, *, keep_ignored: bool = True
+    git: GitRunner, index: Path, current: str, target: str, *, keep_ignored: bool = True,
+    check: ObjectCheck | None = None,
 ) -> list[str]:
     """Turn a working tree that matches tree `current` into tree `target`; returns changed paths.
 
     `index` is the private index and must match `current`; afterwards it matches `target`, with
     stat data kept for unchanged entries so the next `git add -A` stays cheap. Paths the ignore
     rules ignore are not deleted unless `keep_ignored` is False (a tree of ignored files).
+    With `check`, the trees walked and the blobs written are made sound first (undo never
+    writes an object that does not hash to its id).
     """
+    if check is not None:
+        check.trees(current, target)
     changes = [
         c for c in diff_raw(git, current, target) if GITLINK_MODE not in (c.old_mode, c.new_mode)
     ]
+    if check is not None:
+        check.ensure(c.new_id for c in changes if c.status != "D")
     git.run("read-tree", "-m", "-i", current, target, index=index)
     root = git.root
     is_ignore_file = [Path(c.path).name == IGNORE_FILE for c in changes]

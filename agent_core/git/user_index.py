@@ -13,6 +13,7 @@ from agent_core.git.commits import commit_tree
 from agent_core.git.errors import WorkspaceError
 from agent_core.git.head import HeadState
 from agent_core.git.runner import GitRunner
+from agent_core.git.safe_files import MAX_INDEX_BYTES, copy_regular, open_regular
 
 __all__ = ["clear_user_marks", "copy_user_index", "restore_user_index", "staged_commit"]
 
@@ -32,7 +33,7 @@ def copy_user_index(git: GitRunner, user_index: Path, target: Path) -> None:
     except OSError:
         split = False
     if not split:
-        shutil.copyfile(user_index, target)
+        copy_index(user_index, target)
         return
     temporary = _copy_beside(user_index, user_index, "index.navtui-whole-")
     try:
@@ -42,6 +43,11 @@ def copy_user_index(git: GitRunner, user_index: Path, target: Path) -> None:
     finally:
         temporary.unlink(missing_ok=True)
         temporary.with_name(temporary.name + ".lock").unlink(missing_ok=True)
+
+
+def copy_index(source: Path, target: Path) -> None:
+    """A copy of index file `source` at `target` (a regular file, no link followed, capped)."""
+    copy_regular(source, target, MAX_INDEX_BYTES, 0o644)
 
 
 def clear_user_marks(git: GitRunner, index: Path, common_dir: Path) -> int:
@@ -77,8 +83,9 @@ def _copy_beside(path: Path, source: Path, prefix: str) -> Path:
     fixed name there would have had navtui write through it, wherever it pointed."""
     handle, name = tempfile.mkstemp(prefix=prefix, dir=path.parent)
     try:
-        os.chmod(name, (path if path.exists() else source).stat().st_mode & 0o7777)
-        with os.fdopen(handle, "wb") as copy, source.open("rb") as original:
+        os.chmod(name, (path if path.exists() else source).lstat().st_mode & 0o7777)
+        with os.fdopen(handle, "wb") as copy, \
+                os.fdopen(open_regular(source, MAX_INDEX_BYTES), "rb") as original:
             shutil.copyfileobj(original, copy)
     except BaseException:
         os.unlink(name)

@@ -26,6 +26,7 @@ from agent_core.events import (
     StepUndone,
     TurnStarted,
 )
+from agent_core.profiles import logged_profile
 from agent_core.prompt_log import rebuild
 from agent_core.prompt_types import Prompt
 from agent_core.session_state import SessionState, logged_turn
@@ -96,7 +97,7 @@ class _Watch:
             turns,
             max_new_tokens=int(self.config.get("max_new_tokens") or 1024),
             repo_path=self.config.get("path_alias") or "/testbed",
-            profile=self.config.get("prompt_profile"),
+            profile=logged_profile(self.config.get("prompt_profile")),
         )
 
     def before(self, event: Event, state: SessionState) -> None:

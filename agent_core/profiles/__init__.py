@@ -38,7 +38,14 @@ from agent_core.user_files import read_user_text
 HERE = Path(__file__).resolve().parent
 PROFILES = tuple(sorted(p.stem for p in HERE.glob("*.yaml")))
 
-__all__ = ["PROFILES", "Profile", "ProfileError", "function_tool", "load_profile"]
+__all__ = ["PROFILES", "Profile", "ProfileError", "function_tool", "load_profile", "logged_profile"]
+
+
+def logged_profile(value: object) -> str | None:
+    """The prompt profile a session log names, as one to load: a packaged profile's name only.
+    A log is data (it may be shared, or edited by someone else): a file it names is never read,
+    and the dialect's default profile stands in (None)."""
+    return value if isinstance(value, str) and value in PROFILES else None
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,16 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
+import jinja2.sandbox
 import yaml
 
 # Jinja2 with its defaults, as SWE-agent renders its templates (a template's single trailing
-# newline is dropped), but failing loudly on a missing variable.
-ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+# newline is dropped), but failing loudly on a missing variable, and in Jinja's immutable
+# sandbox: a profile is data (it may come from anywhere), so no template reaches Python's
+# internals (`cycler.__init__.__globals__.os`) or changes what it is given.
+ENV = jinja2.sandbox.ImmutableSandboxedEnvironment(
+    undefined=jinja2.StrictUndefined, autoescape=False,
+)
 
 # Template name -> the variables navtui renders it with.
 TEMPLATES: dict[str, frozenset[str]] = {

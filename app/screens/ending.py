@@ -72,7 +72,7 @@ class SessionEnding:
         repo = shlex.quote(self.repo_label) if self.repo_label else "REPO"
         return (
             f"{left}\nThe session {self.session.id} is saved; resume it with\n"
-            f"    navtui --resume {self.session.id} {repo}\n"
+            f"    navtui --resume {shlex.quote(self.session.id)} {repo}\n"
             "To drop its changes, resume and rewind to step 0 (u / w), or discard at the finish screen."
         )
 
