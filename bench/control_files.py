@@ -38,7 +38,7 @@ sys.dont_write_bytecode = True
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent_core.git import nested  # noqa: E402
+from agent_core.git.control_files import nested  # noqa: E402
 from agent_core.git import ControlFiles, GitRunner # noqa: E402
 from agent_core.workspace import Workspace  # noqa: E402
 

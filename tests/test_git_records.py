@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.git import WorkspaceError
-from agent_core.git.records import index_records, raw_records, tree_records
+from agent_core.git.objects.records import index_records, raw_records, tree_records
 
 ODD = [b"plain.txt", b"tab\there.txt", b"new\nline.txt", b"caf\xe9.txt", b"dir/sub/deep.txt"]
 

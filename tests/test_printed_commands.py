@@ -41,7 +41,7 @@ def test_other_printed_commands_take_a_hostile_name_as_one_word(tmp_path: Path):
 
     from agent_core.backends.hf_load import fetch_hint
     from agent_core.backends.openai_http import server_hint
-    from agent_core.git.repo import find_repo
+    from agent_core.git.process.repo import find_repo
     from agent_core.workspace import WorkspaceError
 
     def words(text: str) -> list[list[str]]:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.git.diffs import DiffCaps, TreeDiffs, bounded_diff
-from agent_core.git.runner import GitRunner
-from agent_core.git.treeops import raw_changes
+from agent_core.git.objects.diffs import DiffCaps, TreeDiffs, bounded_diff
+from agent_core.git.process.runner import GitRunner
+from agent_core.git.restore.treeops import raw_changes
 from tests.fixtures.repos import git, make_repo
 
 LINES = "".join(f"line {i}\n" for i in range(200))
@@ -69,7 +69,7 @@ def test_the_step_patch_is_used_where_no_huge_file_was_renamed(trees, monkeypatc
     diffs = TreeDiffs(runner)
     caps = DiffCaps(file_bytes=4000)
     diffs.step(ids[1], ids[2], caps)
-    monkeypatch.setattr("agent_core.git.diffs.bounded_diff", None)  # no second diff-tree
+    monkeypatch.setattr("agent_core.git.objects.diffs.bounded_diff", None)  # no second diff-tree
     text, complete = diffs.bounded(ids[1], ids[2], caps)
     assert "+more" in text and "non-ascii" in text and complete
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.git import tree_patch
-from agent_core.git.tree_patch import TreePatcher
+from agent_core.git.objects import tree_patch
+from agent_core.git.objects.tree_patch import TreePatcher
 from tests.fixtures.repos import git
 
 NAMES = {

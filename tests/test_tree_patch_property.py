@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_core.git.snapshot import SnapshotEngine
-from agent_core.git.tree_watch import local_file_system
+from agent_core.git.checkpoints.snapshot import SnapshotEngine
+from agent_core.git.checkpoints.tree_watch import local_file_system
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo
 

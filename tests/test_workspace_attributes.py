@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.git.runner import GitRunner
-from agent_core.git.user_index import clear_user_marks
+from agent_core.git.process.runner import GitRunner
+from agent_core.git.checkpoints.user_index import clear_user_marks
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo
 from tests.test_workspace_support import bash, files

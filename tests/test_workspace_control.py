@@ -7,7 +7,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from agent_core.git.control import split_control_diff
+from agent_core.git.control_files.control import split_control_diff
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git
 from tests.test_workspace_support import bash

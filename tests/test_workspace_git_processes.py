@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.git.tree_watch import local_file_system
+from agent_core.git.checkpoints.tree_watch import local_file_system
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo
 from tests.test_workspace_support import bash, files
@@ -197,8 +197,8 @@ def test_the_empty_tree_is_hashed_in_the_repositorys_object_format(tmp_path, obj
 
 
 def test_a_commit_written_without_commit_tree_is_what_commit_tree_writes(tmp_path):
-    from agent_core.git.commits import write_commit
-    from agent_core.git.runner import GitRunner
+    from agent_core.git.objects.commits import write_commit
+    from agent_core.git.process.runner import GitRunner
 
     root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     runner = GitRunner(root)
@@ -252,7 +252,7 @@ def test_a_date_set_in_the_environment_is_written_by_git_itself(tmp_path, monkey
 
 
 def test_the_store_pack_of_an_edit_step_is_one_git_reads_and_verifies(tmp_path):
-    from agent_core.git.packs import read_loose, write_pack
+    from agent_core.git.objects.packs import read_loose, write_pack
 
     root = make_repo(tmp_path / "repo", TREE)
     (root / "big.bin").write_bytes(os.urandom(70_000))  # a size that takes several header bytes
@@ -277,7 +277,7 @@ def test_the_store_pack_of_an_edit_step_is_one_git_reads_and_verifies(tmp_path):
 
 
 def test_a_killed_cat_file_is_started_again(tmp_path):
-    from agent_core.git.diffs import DiffCaps
+    from agent_core.git.objects.diffs import DiffCaps
 
     root = make_repo(tmp_path / "repo", TREE)
     ws = warm(root)
@@ -325,8 +325,8 @@ def test_a_killed_diff_tree_is_started_again_and_its_step_diff_is_exact(tmp_path
     "printf '%s %s\\n' $(git rev-parse HEAD^{tree}) $(git rev-parse HEAD^{tree}) >> pkg0/mod0/file0.py",
 ])
 def test_a_step_diff_from_the_long_lived_diff_tree_is_what_git_writes(tmp_path, edit):
-    from agent_core.git.diffs import PATCH_ARGS
-    from agent_core.git.raw_patch import RAW_PATCH_ARGS
+    from agent_core.git.objects.diffs import PATCH_ARGS
+    from agent_core.git.objects.raw_patch import RAW_PATCH_ARGS
 
     root = make_repo(tmp_path / "repo", TREE)
     ws = warm(root)
@@ -461,7 +461,7 @@ def test_a_group_shared_repository_keeps_its_object_directories_group_writable(t
 
 
 def test_a_step_too_big_for_one_small_pack_is_packed_by_git_and_survives(tmp_path, monkeypatch):
-    from agent_core.git.packs import MAX_LOOSE_BYTES
+    from agent_core.git.objects.packs import MAX_LOOSE_BYTES
     from tests.test_workspace_survival import WIPE
 
     root = make_repo(tmp_path / "repo", TREE)
@@ -498,8 +498,8 @@ def test_threads_writing_commits_into_one_store_never_mix_their_files(tmp_path):
     """Batch worktrees share the repository's objects: commits written at once must each land whole."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from agent_core.git.commits import write_commit
-    from agent_core.git.runner import GitRunner
+    from agent_core.git.objects.commits import write_commit
+    from agent_core.git.process.runner import GitRunner
 
     root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     runner = GitRunner(root)
@@ -524,7 +524,7 @@ def test_threads_asking_blob_sizes_at_once_each_get_their_own_answers(tmp_path):
     import threading
     import time
 
-    from agent_core.git.runner import GitRunner
+    from agent_core.git.process.runner import GitRunner
 
     root = make_repo(tmp_path / "repo", {f"f{n}.txt": "y" * n for n in range(1, 60)})
     runner = GitRunner(root)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.workspace import Workspace
-from agent_core.git.patches import write_patch
+from agent_core.git.objects.patches import write_patch
 from agent_core.git import commit_patch_to_branch
 from app.finish import save_patch
 from tests.fixtures.repos import git

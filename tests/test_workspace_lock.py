@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.git.lock import SessionLocked
+from agent_core.git.process.lock import SessionLocked
 from agent_core.workspace import Workspace
 from tests.test_resume_cli import NAVTUI, wait_for
 from tests.test_session import write_script

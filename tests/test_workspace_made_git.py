@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.git import made_git
+from agent_core.git.control_files import made_git
 from agent_core.git_notices import control_left_notices
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo, tree_state

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import agent_core.git.nested as nested
+import agent_core.git.control_files.nested as nested
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo
 from tests.test_workspace_hostile import arm

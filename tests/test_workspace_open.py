@@ -143,7 +143,7 @@ def test_finding_the_repository_is_one_git_process_and_no_gitpython(
 ):
     log = GitLog(tmp_path, monkeypatch)  # a logging `git` first on PATH
     code = (
-        "import sys; from pathlib import Path; from agent_core.git.repo import find_repo; "
+        "import sys; from pathlib import Path; from agent_core.git.process.repo import find_repo; "
         f"print(find_repo(Path({str(git_repo)!r}))[0]); print('git' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.git.config_read import runs_nothing, settings
+from agent_core.git.control_files.config_read import runs_nothing, settings
 from agent_core.workspace import Workspace
 from tests.test_workspace_support import bash
 

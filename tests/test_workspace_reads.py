@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.git import deadline
+from agent_core.git.process import deadline
 from agent_core.workspace import Workspace, WorkspaceError
 from tests.fixtures.repos import git
 from tests.test_workspace_support import bash

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.git import snapshot
+from agent_core.git.checkpoints import snapshot
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo
 from tests.test_workspace_git_processes import TREE, GitLog

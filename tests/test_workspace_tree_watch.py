@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import agent_core.git.tree_watch as tree_watch
+import agent_core.git.checkpoints.tree_watch as tree_watch
 from agent_core.executor.shell import Shell
-from agent_core.git.tree_watch import local_file_system
+from agent_core.git.checkpoints.tree_watch import local_file_system
 from agent_core.workspace import Workspace
 from tests.fixtures.repos import git, make_repo
 from tests.test_sandbox import needs_bwrap, sandboxed

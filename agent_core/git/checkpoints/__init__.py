@@ -1,0 +1,1 @@
+"""What a checkpoint holds and how the working tree becomes one: the snapshot engine, its private index and tree watch, ignored and oversized files, HEAD, modes, the user's own index, session refs, forks and the branch commit."""

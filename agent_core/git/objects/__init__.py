@@ -1,0 +1,1 @@
+"""Git's objects and records as navtui reads and writes them: one parser per listing format, loose objects and small packs written without git, checkpoint commits and refs, diffs and patches, and the survival store."""

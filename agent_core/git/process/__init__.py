@@ -1,0 +1,1 @@
+"""Running git: the one runner (repository-controlled execution off, a deadline on every process), the long-lived processes navtui keeps, the session lock, finding the repository, and reading files the model could have reached."""
