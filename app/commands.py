@@ -54,6 +54,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Subcommand("doctor", "[--timeout S]", "what is installed, cached, reachable"),
         Subcommand("finetune", "REPO --model BASE --out DIR",
                    "a new LoRA from your approvals, rejections and edits", "app.finetune"),
+        Subcommand("tasks", "REPO [-o FILE]",
+                   "test-checked tasks from the repository's own fixes", "app.tasks"),
     )
 }
 
