@@ -56,6 +56,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                    "a new LoRA from your approvals, rejections and edits", "app.finetune"),
         Subcommand("tasks", "REPO [-o FILE]",
                    "test-checked tasks from the repository's own fixes", "app.tasks"),
+        Subcommand("eval", "REPO --tasks FILE --adapter A [--adapter B ...]",
+                   "resolved rates of adapters on those tasks, paired", "app.eval_cmd"),
     )
 }
 

@@ -1,0 +1,90 @@
+"""`navtui eval`: adapters run on tasks mined from a real repository, graded by the tasks' real
+tests; the paired statistics; re-runs skip finished pairs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_core.evaluation.stats import bootstrap_interval, compare, mcnemar_exact
+from agent_core.tasks import CheckRunner, find_tasks
+from tests.fixtures.history import history_repo
+from tests.test_cli import navtui
+from tests.test_session import FIX_SCRIPTS, write_script
+
+CLAMP_FIX = ("Thought: clamp forgets high.\nAction: bash sed -i "
+             "'s/return max(low, value)/return min(high, max(low, value))/' calc/ops.py")
+GIVE_UP = ["Thought: Looks fine to me.\nAction: submit"]
+
+
+@pytest.fixture(scope="module")
+def mined(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    """The history repo, its tasks file, and each task's id by the test it checks."""
+    root = tmp_path_factory.mktemp("eval")
+    repo = history_repo(root / "calc")
+    found = find_tasks(repo, CheckRunner(root / "work"))
+    tasks = root / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(t.to_json()) + "\n" for t in found.tasks))
+    by_test = {t.FAIL_TO_PASS[0].split("::")[1]: t.instance_id for t in found.tasks}
+    return repo, tasks, by_test
+
+
+def scripts(root: Path, by_test: dict[str, str]) -> Path:
+    """`good` fixes average and clamp (not is_even); `lazy` submits at once everywhere."""
+    folder = root / "scripts"
+    for name in ("good", "lazy"):
+        (folder / name).mkdir(parents=True)
+    plays = {"test_average": FIX_SCRIPTS["text"], "test_clamp": [CLAMP_FIX, *GIVE_UP],
+             "test_is_even": GIVE_UP}
+    for test, instance_id in by_test.items():
+        write_script(folder / "good" / f"{instance_id}.jsonl", plays[test])
+        write_script(folder / "lazy" / f"{instance_id}.jsonl", GIVE_UP)
+    return folder
+
+
+def test_two_adapters_are_run_graded_and_paired_and_a_rerun_skips_them(tmp_path: Path, mined):
+    repo, tasks, by_test = mined
+    folder = scripts(tmp_path, by_test)
+    out = tmp_path / "out"
+    flags = ["eval", str(repo), "--tasks", str(tasks), "--adapter", "lazy", "--adapter", "good",
+             "--script-dir", str(folder), "--dialect", "text", "--output", str(out), "--json"]
+    run = navtui(*flags)
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    summary = lines[-1]
+    assert summary["adapters"] == {"lazy": {"resolved": 0, "tasks": 3, "rate": 0.0},
+                                   "good": {"resolved": 2, "tasks": 3, "rate": 0.6667}}
+    [paired] = summary["paired"]
+    assert (paired["a"], paired["b"], paired["both"], paired["only_a"]) == ("lazy", "good", 0, [])
+    assert sorted(paired["only_b"]) == sorted([by_test["test_average"], by_test["test_clamp"]])
+    assert paired["difference"] == pytest.approx(2 / 3) and paired["p_value"] == 0.5
+    assert paired["ci_low"] <= 2 / 3 <= paired["ci_high"]
+    events = [e for e in lines[:-1] if e["event"] == "result"]
+    assert [e["done"] for e in events] == [1, 2, 3, 4, 5, 6] and events[-1]["eta_s"] == 0
+    assert {(e["adapter"], e["instance_id"]) for e in events} == {
+        (a, t) for a in ("lazy", "good") for t in by_test.values()}
+    unresolved = next(e for e in events if e["adapter"] == "good"
+                      and e["instance_id"] == by_test["test_is_even"])
+    assert unresolved["failed"] == ["tests/test_ops.py::test_is_even"]
+    assert "good vs lazy: +66.7% resolved" in run.stderr and "McNemar p=0.5" in run.stderr
+    assert "[6/6]" in run.stderr and "ETA 0s" in run.stderr
+
+    again = navtui(*flags)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.splitlines()[-1]) == summary
+    assert "[" not in again.stderr.split("good vs lazy")[0]  # no pair ran again
+    assert len((out / "results.jsonl").read_text().splitlines()) == 6
+
+
+def test_mcnemar_and_the_bootstrap_on_known_figures():
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(0, 5) == pytest.approx(2 / 32)
+    assert mcnemar_exact(1, 9) == pytest.approx(2 * 11 / 1024)
+    assert bootstrap_interval([(False, True)] * 4) == (1.0, 1.0)
+    low, high = bootstrap_interval([(True, False), (False, True)] * 10)
+    assert low < 0 < high
+    paired = compare("a", "b", {"x": True, "y": False, "z": True}, {"x": True, "y": True})
+    assert (paired.tasks, paired.both, paired.only_a, paired.only_b) == (2, 1, [], ["y"])
+    assert paired.difference == 0.5
