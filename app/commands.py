@@ -58,6 +58,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                    "test-checked tasks from the repository's own fixes", "app.tasks"),
         Subcommand("eval", "REPO --tasks FILE --adapter A [--adapter B ...]",
                    "resolved rates of adapters on those tasks, paired", "app.eval_cmd"),
+        Subcommand("adapters", "[REPO] [list|add|promote|rollback|export]",
+                   "adapter versions, which is current, merged export", "app.adapters_cmd"),
     )
 }
 

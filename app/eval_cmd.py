@@ -176,7 +176,7 @@ def summarize(args: argparse.Namespace, tasks: list[Any], solved: dict[str, dict
         flags = adapter_args(args, adapter)
         if getattr(flags, "adapter", None):
             update_manifest(Path(flags.adapter), "eval", {
-                "tasks": str(args.tasks), "tasks_sha256": digest, **rates[adapter],
+                "tasks_file": str(args.tasks), "tasks_sha256": digest, **rates[adapter],
                 "paired": [p for p in paired if adapter in (p["a"], p["b"])],
                 "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             })
