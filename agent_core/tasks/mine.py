@@ -35,7 +35,7 @@ from agent_core.tasks.checks import CheckError, CheckRunner
 from agent_core.tasks.testcmd import is_test_file, scoped
 from agent_core.trajectory import TrajectoryError, list_sessions, live_records, read_trajectory
 
-_DIFF_HEADER = re.compile(r"^diff --git a/(.+?) b/", re.MULTILINE)
+_DIFF_HEADER = re.compile(r"^diff -{2}git a/(.+?) b/", re.MULTILINE)  # `diff --git a/X b/Y`
 
 
 @dataclass
