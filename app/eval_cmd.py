@@ -9,7 +9,8 @@ folder `DIR/<adapter>/` of `<instance_id>.jsonl` scripts. Every task runs with t
 
 Progress and each pair's result go to stderr (with `--json`, JSON events on stdout); the last
 stdout line is the summary: `adapters` (resolved, tasks, rate each), `paired` (each adapter
-against the first). A navtui adapter's manifest gets its result under `eval`. Exit 0 done, 1
+against the first), `decisions` (with `--sessions`: each adapter on the user's decisions in
+those held-out sessions, `agent_core.evaluation.decisions`). A navtui adapter's manifest gets its result under `eval`. Exit 0 done, 1
 bad input, 3 interrupted (a re-run skips the pairs already done).
 """
 
@@ -46,6 +47,9 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
                         help="replay: DIR/<adapter>/<instance_id>.jsonl (implies --backend replay)")
     parser.add_argument("--seed", type=int, default=0, metavar="N",
                         help="the seed set before each task with a local model (default 0)")
+    parser.add_argument("--sessions", nargs="+", metavar="ID",
+                        help="held-out sessions of REPO: also measure each adapter on their "
+                             "decisions (needs --backend hf: log-probabilities)")
     parser.add_argument("--test-timeout", type=positive_float, default=600.0, metavar="S",
                         help="seconds one test run may take (default 600)")
     add_backend_args(parser, adapters=True)
@@ -147,9 +151,44 @@ def run_eval(args: argparse.Namespace, tasks: list[Any], output: Path
     finally:
         for backend in shared.values():
             backend.shutdown()
-    summary = summarize(args, tasks, solved)
+    try:
+        decisions = decision_metrics(args)
+    except (BackendError, ValueError) as error:
+        return _error(str(error)), None
+    summary = summarize(args, tasks, solved, decisions)
     print(json.dumps(summary), flush=True)
     return 0, summary
+
+
+def decision_metrics(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Each adapter's `agent_core.evaluation.decisions` on the `--sessions` (none without)."""
+    from agent_core.backends.base import BackendError
+    from agent_core.evaluation.decisions import measure
+    from agent_core.learn.history import model_turns
+    from agent_core.trajectory import TrajectoryError, find_trajectory, read_trajectory
+    from app.compose import backend_config, backend_spec, make_backend
+
+    if not args.sessions:
+        return {}
+    try:
+        turns = [turn for session in args.sessions
+                 for turn in model_turns(read_trajectory(find_trajectory(args.repo, session)))]
+    except TrajectoryError as error:
+        raise BackendError(str(error)) from None
+    found = {}
+    for adapter in args.adapter:
+        flags = adapter_args(args, adapter)
+        if not backend_spec(backend_config(flags)).loads_weights:
+            raise BackendError("--sessions needs --backend hf: the decision metrics are "
+                               "log-probabilities, which only a local model gives")
+        backend = make_backend(flags)
+        try:
+            found[adapter] = measure(backend, turns, args.max_new_tokens).to_json()
+        finally:
+            backend.close()
+        print(visible(f"{adapter} on {len(args.sessions)} held-out session(s): "
+                      f"{found[adapter]}"), file=sys.stderr)
+    return found
 
 
 def _seeded(backend: Any, seed: int) -> Any:
@@ -160,8 +199,8 @@ def _seeded(backend: Any, seed: int) -> Any:
     return backend
 
 
-def summarize(args: argparse.Namespace, tasks: list[Any], solved: dict[str, dict[str, bool]]
-              ) -> dict[str, Any]:
+def summarize(args: argparse.Namespace, tasks: list[Any], solved: dict[str, dict[str, bool]],
+              decisions: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Rates, the pairing against the first adapter, and each navtui adapter's manifest."""
     from agent_core.adapters import update_manifest
     from agent_core.evaluation.stats import compare
@@ -178,6 +217,7 @@ def summarize(args: argparse.Namespace, tasks: list[Any], solved: dict[str, dict
             update_manifest(Path(flags.adapter), "eval", {
                 "tasks_file": str(args.tasks), "tasks_sha256": digest, **rates[adapter],
                 "paired": [p for p in paired if adapter in (p["a"], p["b"])],
+                "decisions": decisions.get(adapter),
                 "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             })
     for p in paired:
@@ -188,7 +228,7 @@ def summarize(args: argparse.Namespace, tasks: list[Any], solved: dict[str, dict
             f"both: {p['both']}"), file=sys.stderr)
     for adapter, rate in rates.items():
         print(visible(f"{adapter}: {rate['resolved']}/{rate['tasks']} resolved"), file=sys.stderr)
-    return {"adapters": rates, "paired": paired}
+    return {"adapters": rates, "paired": paired, "decisions": decisions}
 
 
 def _error(message: str) -> int:

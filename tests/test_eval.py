@@ -88,3 +88,35 @@ def test_mcnemar_and_the_bootstrap_on_known_figures():
     paired = compare("a", "b", {"x": True, "y": False, "z": True}, {"x": True, "y": True})
     assert (paired.tasks, paired.both, paired.only_a, paired.only_b) == (2, 1, [], ["y"])
     assert paired.difference == 0.5
+
+
+@pytest.mark.slow
+def test_the_tiny_model_is_measured_on_tasks_and_on_held_out_decisions(
+    tmp_path: Path, mined, tiny_model_dir: Path, tiny_adapter_dir: Path
+):
+    from agent_core.trajectory import list_sessions
+    from tests.test_learn import ANSWERS, ISSUE, REPLIES
+
+    repo, tasks, by_test = mined
+    one = tmp_path / "one.jsonl"
+    one.write_text(next(line for line in tasks.read_text().splitlines()
+                        if by_test["test_average"] in line) + "\n")
+    script = write_script(tmp_path / "decided.jsonl", REPLIES)
+    decided = navtui("--plain", "--dialect", "text", "--script", str(script), "--issue", ISSUE,
+                     str(repo), stdin=ANSWERS)
+    assert decided.returncode == 3, decided.stderr
+    session = list_sessions(repo)[-1].id
+    run = navtui("eval", str(repo), "--tasks", str(one), "--backend", "hf", "--model",
+                 str(tiny_model_dir), "--adapter", "base", "--adapter", str(tiny_adapter_dir),
+                 "--dialect", "text", "--max-new-tokens", "8", "--max-steps", "2",
+                 "--sessions", session, "--output", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout.splitlines()[-1])
+    assert summary["adapters"]["base"] == {"resolved": 0, "tasks": 1, "rate": 0.0}
+    assert summary["paired"][0]["tasks"] == 1
+    base, tuned = summary["decisions"]["base"], summary["decisions"][str(tiny_adapter_dir)]
+    for figures in (base, tuned):
+        assert figures["turns"] == 4  # approved, rejected, edited, approved
+        assert 0 <= figures["match_rate"] <= 1 and 0 <= figures["format_error_rate"] <= 1
+        assert figures["rejected_logprob"] < 0 and figures["wanted_logprob"] < 0
+    assert base["rejected_logprob"] != tuned["rejected_logprob"]  # the LoRA changes the model
