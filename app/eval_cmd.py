@@ -139,7 +139,9 @@ def run_eval(args: argparse.Namespace, tasks: list[Any], output: Path
                               "total": progress.total, "eta_s": eta}), flush=True)
 
     evaluation = Evaluation(output, tasks, list(args.adapter), batch_for,
-                            CheckRunner(output / "checks", sandbox, args.test_timeout), said)
+                            CheckRunner(output / "checks", sandbox, args.test_timeout), said,
+                            lambda: print("navtui: stopping: running sessions quit after their "
+                                          "current command…", file=sys.stderr, flush=True))
     try:
         solved = evaluation.run()
     except KeyboardInterrupt:

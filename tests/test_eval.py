@@ -4,6 +4,11 @@ tests; the paired statistics; re-runs skip finished pairs."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -76,6 +81,51 @@ def test_two_adapters_are_run_graded_and_paired_and_a_rerun_skips_them(tmp_path:
     assert json.loads(again.stdout.splitlines()[-1]) == summary
     assert "[" not in again.stderr.split("good vs lazy")[0]  # no pair ran again
     assert len((out / "results.jsonl").read_text().splitlines()) == 6
+
+
+def test_ctrl_c_stops_cleanly_and_the_rerun_runs_only_the_pairs_left(tmp_path: Path, mined):
+    # The good adapter's first command waits on a gate in its checkout, opened only once eval
+    # says it is stopping: the lazy adapter's three pairs are done, none of good's.
+    repo, tasks, by_test = mined
+    folder = scripts(tmp_path, by_test)
+    originals = {script: script.read_text() for script in (folder / "good").iterdir()}
+    for script, lines in originals.items():
+        wait = json.dumps({"output": "Thought: Wait.\nAction: bash while [ ! -e .gate ]; do "
+                                     "sleep 0.05; done"})
+        script.write_text(wait + "\n" + lines)
+    out = tmp_path / "out"
+    flags = ["eval", str(repo), "--tasks", str(tasks), "--adapter", "lazy", "--adapter", "good",
+             "--script-dir", str(folder), "--dialect", "text", "--output", str(out)]
+    process = subprocess.Popen([sys.executable, "-m", "app.cli", *flags], text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stderr: list[str] = []
+    reader = threading.Thread(target=lambda: stderr.extend(iter(lambda: process.stderr.read(1), "")))
+    reader.start()
+    deadline = time.monotonic() + 240
+    checkouts = out / "runs/good/checkouts"
+    while not checkouts.is_dir() or not list(checkouts.iterdir()):
+        assert time.monotonic() < deadline and process.poll() is None, "".join(stderr)
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    while "stopping" not in "".join(stderr):
+        assert time.monotonic() < deadline and process.poll() is None, "".join(stderr)
+        time.sleep(0.05)
+    for checkout in checkouts.iterdir():
+        (checkout / ".gate").touch()
+    process.wait(timeout=120)
+    reader.join(timeout=30)
+    assert process.returncode == 3, "".join(stderr)
+    assert "re-run the same command to continue" in "".join(stderr)
+    done = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert {d["adapter"] for d in done} == {"lazy"} and len(done) == 3
+    assert list(checkouts.iterdir()) == []
+
+    for script, lines in originals.items():
+        script.write_text(lines)
+    again = navtui(*flags)
+    assert again.returncode == 0, again.stderr
+    assert "[4/6] good" in again.stderr and "[1/6]" not in again.stderr
+    assert json.loads(again.stdout.splitlines()[-1])["adapters"]["good"]["resolved"] == 2
 
 
 def test_mcnemar_and_the_bootstrap_on_known_figures():

@@ -128,11 +128,11 @@ class Evaluation:
     batch_for: Callable[[str, Path], BatchOptions]
     checks: CheckRunner
     on_result: Callable[[PairResult, Progress], None] | None = None
+    on_stopping: Callable[[], None] | None = None  # Ctrl-C: called before sessions wind down
 
     def __post_init__(self) -> None:
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.results = Results(self.output_dir / "results.jsonl")
-        self._batch: Batch | None = None
 
     def run(self) -> dict[str, dict[str, bool]]:
         """Every pending pair; then each adapter's resolved map over the tasks (all pairs, the
@@ -148,14 +148,10 @@ class Evaluation:
         return {a: {t.instance_id: final[(t.instance_id, a)].resolved for t in self.tasks
                     if (t.instance_id, a) in final} for a in self.adapters}
 
-    def stop(self) -> None:
-        if self._batch is not None:
-            self._batch.stop()
-
     def _run_adapter(self, adapter: str, tasks: list[Task], progress: Progress) -> None:
         folder = self.output_dir / "runs" / safe_name(adapter)
         by_id = {task.instance_id: task for task in tasks}
-        batch = self._batch = Batch(self.batch_for(adapter, folder))
+        batch = Batch(self.batch_for(adapter, folder))
         predictions = _predictions(batch.predictions.path)
 
         def finished(result: InstanceResult) -> None:
@@ -176,10 +172,7 @@ class Evaluation:
 
         instances = [Instance(task.instance_id, Path(task.repo), task.base_commit,
                               task.problem_statement) for task in tasks]
-        try:
-            batch.run(instances, on_result=finished)
-        finally:
-            self._batch = None
+        batch.run(instances, on_result=finished, on_stopping=self.on_stopping)
 
 
 def _has_prediction(status: str) -> bool:
