@@ -83,6 +83,44 @@ def test_two_adapters_are_run_graded_and_paired_and_a_rerun_skips_them(tmp_path:
     assert len((out / "results.jsonl").read_text().splitlines()) == 6
 
 
+def test_a_server_serving_both_adapters_is_asked_by_name(tmp_path: Path, mined, scripted_http):
+    """`--backend openai`: the adapter is the served model's name; vLLM's /v1/models lists the
+    base and both LoRAs; each request's `model` picks the adapter's replies."""
+    from tests.fixtures.servers import Reply, sse
+
+    repo, tasks, by_test = mined
+    statements = {json.loads(line)["instance_id"]: json.loads(line)["problem_statement"]
+                  for line in tasks.read_text().splitlines()}
+    plays = {"v2": {by_test["test_average"]: FIX_SCRIPTS["text"],
+                    by_test["test_clamp"]: [CLAMP_FIX, *GIVE_UP],
+                    by_test["test_is_even"]: GIVE_UP}}
+    turns: dict[tuple[str, str], int] = {}
+
+    def completion(body: dict) -> Reply:
+        task = next(t for t, said in statements.items() if said.splitlines()[0] in body["prompt"])
+        replies = plays.get(body["model"], {}).get(task, GIVE_UP)
+        turn = turns.get((body["model"], task), 0)
+        turns[(body["model"], task)] = turn + 1
+        text = replies[min(turn, len(replies) - 1)]
+        return Reply(body=sse({"choices": [{"index": 0, "text": text, "finish_reason": "stop"}]},
+                              "[DONE]"))
+
+    card = {"object": "model", "owned_by": "vllm", "max_model_len": 16384}
+    scripted_http.models = Reply(headers={"Content-Type": "application/json"}, body=[json.dumps(
+        {"object": "list", "data": [card | {"id": "Qwen/Qwen3-8B", "parent": None},
+                                    card | {"id": "v1", "parent": "Qwen/Qwen3-8B"},
+                                    card | {"id": "v2", "parent": "Qwen/Qwen3-8B"}]})])
+    scripted_http.pages["/v1/completions"] = completion
+    run = navtui("eval", str(repo), "--tasks", str(tasks), "--backend", "openai", "--base-url",
+                 scripted_http.base_url, "--adapter", "v1", "--adapter", "v2", "--dialect", "text",
+                 "--output", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout.splitlines()[-1])
+    assert {a: r["resolved"] for a, r in summary["adapters"].items()} == {"v1": 0, "v2": 2}
+    assert {model for model, _ in turns} == {"v1", "v2"}
+    assert summary["paired"][0]["p_value"] == 0.5
+
+
 def test_ctrl_c_stops_cleanly_and_the_rerun_runs_only_the_pairs_left(tmp_path: Path, mined):
     # The good adapter's first command waits on a gate in its checkout, opened only once eval
     # says it is stopping: the lazy adapter's three pairs are done, none of good's.
