@@ -208,3 +208,22 @@ def test_the_tiny_model_is_measured_on_tasks_and_on_held_out_decisions(
         assert 0 <= figures["match_rate"] <= 1 and 0 <= figures["format_error_rate"] <= 1
         assert figures["rejected_logprob"] < 0 and figures["wanted_logprob"] < 0
     assert base["rejected_logprob"] != tuned["rejected_logprob"]  # the LoRA changes the model
+
+
+def test_task_files_as_swe_bench_writes_them_and_bad_lines_are_named(tmp_path: Path):
+    from agent_core.evaluation import EvalError, load_tasks
+
+    line = {"instance_id": "x", "repo": "calc", "base_commit": "abc", "problem_statement": "p",
+            "test_cmd": "pytest", "FAIL_TO_PASS": '["t::a"]', "PASS_TO_PASS": "[]",
+            "source": "commit", "created": "2026-01-01"}
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    [task] = load_tasks(path)
+    assert (task.FAIL_TO_PASS, task.PASS_TO_PASS, task.repo) == (
+        ["t::a"], [], str(tmp_path / "calc"))
+    path.write_text(json.dumps(line) + "\n" + json.dumps({"instance_id": "y"}) + "\n")
+    with pytest.raises(EvalError, match=r"tasks.jsonl:2: not a task"):
+        load_tasks(path)
+    path.write_text("\n")
+    with pytest.raises(EvalError, match="holds no task"):
+        load_tasks(path)

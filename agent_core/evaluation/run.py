@@ -46,7 +46,8 @@ class PairResult:
 
 
 def load_tasks(path: Path) -> list[Task]:
-    """The tasks of a `navtui tasks` file; EvalError names a bad line."""
+    """The tasks of a `navtui tasks` file (a relative `repo` is relative to the file);
+    EvalError names a bad line."""
     tasks = []
     for number, line in enumerate(read_user_text(path, f"tasks file {path}", EvalError)
                                   .splitlines(), 1):
@@ -54,8 +55,13 @@ def load_tasks(path: Path) -> list[Task]:
             continue
         try:
             data = json.loads(line)
+            for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):  # SWE-bench's files: JSON in a string
+                if isinstance(data.get(key), str):
+                    data[key] = json.loads(data[key])
+            repo = Path(data["repo"]).expanduser()
+            data["repo"] = str(repo if repo.is_absolute() else (path.parent / repo).resolve())
             tasks.append(Task(**{k: data[k] for k in Task.__dataclass_fields__ if k in data}))
-        except (ValueError, TypeError) as error:
+        except (ValueError, TypeError, KeyError) as error:
             raise EvalError(f"{path}:{number}: not a task of `navtui tasks` ({error})") from None
     if not tasks:
         raise EvalError(f"{path} holds no task: make some with `navtui tasks REPO -o {path}`")
