@@ -6,7 +6,8 @@ when not worse: `agent_core.evaluation.gate`).
 The gate's evaluation is `navtui eval` with the hf backend on the base model: the parent (its
 registry version, or `base` without one) first, then the new version; `--gate-tasks FILE` names
 the tasks (default: `navtui tasks` mined now), `--gate-eval "FLAGS"` adds eval flags (e.g.
-`--max-steps 10 --sandbox off`). Its results stay in `.git/navtui/gate/<version>/`.
+`--max-steps 10 --sandbox off`). REPO's sessions that neither adapter trained on are measured
+too (`eval --sessions`: the user's held-out decisions). Its results stay in `.git/navtui/gate/<version>/`.
 """
 
 from __future__ import annotations
@@ -83,21 +84,25 @@ def run_gate(args: argparse.Namespace, version: Version, parent: str | None,
     except EvalError as error:
         tasks, tasks_file = [], None
         print(f"navtui: gate: {visible(str(error))}", file=sys.stderr)
-    paired = None
+    paired, decisions = None, {}
     if tasks:
         kept = output / "held-out-tasks.jsonl"
         kept.write_text("".join(_line(t) for t in tasks), encoding="utf-8")
         parser = Parser(prog="navtui finetune --gate")
         add_eval_args(parser)
+        extra = shlex.split(args.gate_eval)
+        sessions = [] if "--sessions" in extra else untrained_sessions(repo, trained, parent)
         eval_args = parser.parse_args([
             str(repo), "--tasks", str(kept), "--adapter", parent_name, "--adapter", version.name,
-            "--backend", "hf", "--model", args.model, "--output", str(output),
-            *shlex.split(args.gate_eval)])
+            "--backend", "hf", "--model", args.model, "--output", str(output), *extra,
+            *(["--sessions", *sessions] if sessions else [])])
         code, summary = run_eval(eval_args, tasks, output)
         if summary is None:
             raise KeyboardInterrupt if code == 3 else RegistryError("the gate's evaluation failed")
         paired = Paired(**summary["paired"][0])
-    verdict = decide(version.name, parent_name, paired)
+        decisions = summary["decisions"]
+    verdict = decide(version.name, parent_name, paired, decisions.get(parent_name),
+                     decisions.get(version.name))
     if verdict.promote:
         registry.promote(version.name)
     current = registry.current.name if registry.current else "none"
@@ -106,6 +111,14 @@ def run_gate(args: argparse.Namespace, version: Version, parent: str | None,
           file=sys.stderr)
     return {**verdict.to_json(), "version": version.name, "parent": parent_name,
             "current": current, "tasks": len(tasks), "tasks_file": str(tasks_file)}
+
+
+def untrained_sessions(repo: Path, trained: list[str], parent: str | None) -> list[str]:
+    """REPO's finished sessions that neither the new adapter nor its parent trained on."""
+    from agent_core.backends.identity import read_manifest
+
+    seen = set(trained) | set((read_manifest(parent) or {}).get("sessions") or [])
+    return [s.id for s in list_sessions(repo) if s.id not in seen and s.status != "running"]
 
 
 def _registered(registry: Registry, parent: str) -> str:

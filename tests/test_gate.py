@@ -37,17 +37,22 @@ def decide_once(repo: Path, tmp_path: Path, name: str) -> None:
 def test_tasks_then_gated_finetunes_promote_with_the_reason(tmp_path: Path, tiny_model_dir: Path):
     repo = history_repo(tmp_path / "calc")
     decide_once(repo, tmp_path, "first")
+    decide_once(repo, tmp_path, "held-out")
+    trained, held = (s.id for s in list_sessions(repo))
     tasks = tmp_path / "tasks.jsonl"
     assert json.loads(navtui("tasks", str(repo), "-o", str(tasks)).stdout)["tasks"] == 3
 
     first = summary_of(finetune(repo, tiny_model_dir, tmp_path / "a1", "--method", "sft",
-                                "--max-steps", "1", "--gate-tasks", str(tasks), *GATE))
+                                "--max-steps", "1", "--sessions", trained,
+                                "--gate-tasks", str(tasks), *GATE))
     gate = first["gate"]
     assert (first["version"], gate["decision"], gate["parent"], gate["tasks"]) == (
         "v1", "promote", "base", 3)
     assert gate["reason"].startswith("not worse: v1 resolves 0/3 held-out tasks, base 0/3")
+    assert "of your held-out decisions, base in" in gate["reason"]  # the held-out session
     assert Registry(repo).current.name == "v1"
-    assert read_manifest(tmp_path / "a1")["eval"]["tasks"] == 3
+    evaluated = read_manifest(tmp_path / "a1")["eval"]
+    assert evaluated["tasks"] == 3 and evaluated["decisions"]["turns"] == 4
 
     decide_once(repo, tmp_path, "second")
     newest = list_sessions(repo)[-1].id
@@ -56,6 +61,7 @@ def test_tasks_then_gated_finetunes_promote_with_the_reason(tmp_path: Path, tiny
                                  "--gate-tasks", str(tasks), *GATE))
     manifest = read_manifest(tmp_path / "a2")
     assert (manifest["sessions"], manifest["parent"]) == ([newest], str(tmp_path / "a1"))
+    assert held not in manifest["sessions"]
     assert (second["gate"]["decision"], second["gate"]["parent"]) == ("promote", "v1")
     assert Registry(repo).current.name == "v2"
     listed = navtui("adapters", str(repo)).stdout
@@ -71,6 +77,13 @@ def test_a_worse_adapter_or_no_held_out_task_is_refused_with_the_reason():
     assert verdict.reason.startswith("worse: v2 resolves 1/3 held-out tasks, v1 2/3 "
                                      "(difference -33.3%")
     assert verdict.to_json()["decision"] == "refuse"
+    tie = compare("v1", "v2", {"a": True}, {"a": True})
+    fewer_matches = decide("v2", "v1", tie, {"match_rate": 0.5}, {"match_rate": 0.25})
+    assert not fewer_matches.promote and fewer_matches.reason.startswith(
+        "worse on your decisions: v2 resolves 1/1")
+    assert "proposes your choice in 25% of your held-out decisions, v1 in 50%" in \
+        fewer_matches.reason
+    assert decide("v2", "v1", tie, {"match_rate": 0.5}, {"match_rate": 0.5}).promote
     nothing = decide("v2", "v1", None)
     assert not nothing.promote and "no held-out task" in nothing.reason
 
