@@ -22,14 +22,17 @@ import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_core.sanitize import visible
+
+if TYPE_CHECKING:
+    from app.args import Parser
 
 BASE = "base"  # the adapter name that means none
 
 
-def add_eval_args(parser: argparse.ArgumentParser) -> None:
+def add_eval_args(parser: Parser) -> None:
     from app.args import (
         add_backend_args, add_limit_args, add_patch_scope_args, add_sandbox_args, positive_float,
         positive_int,

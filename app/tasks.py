@@ -11,11 +11,15 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_core.sanitize import visible
 
+if TYPE_CHECKING:
+    from app.args import Parser
 
-def add_tasks_args(parser: argparse.ArgumentParser) -> None:
+
+def add_tasks_args(parser: Parser) -> None:
     from app.args import add_sandbox_args, positive_float, positive_int
 
     parser.add_argument("repo", metavar="REPO", help="the git repository whose history to read")
@@ -34,7 +38,7 @@ def add_tasks_args(parser: argparse.ArgumentParser) -> None:
 def tasks_main(args: argparse.Namespace) -> int:
     """Find the tasks, check each by running its tests, write the ones whose tests flip."""
     from agent_core.executor.sandbox import SandboxError
-    from agent_core.git.errors import WorkspaceError
+    from agent_core.git import WorkspaceError
     from agent_core.tasks import Task, CheckRunner, find_tasks
     from agent_core.tasks.mine import Candidate
     from agent_core.trajectory import TrajectoryError

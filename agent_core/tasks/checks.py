@@ -19,7 +19,7 @@ from pathlib import Path
 from agent_core.batch import Checkouts, Instance
 from agent_core.executor.sandbox import SandboxSettings, resolve_sandbox
 from agent_core.executor.shell import shell_environment
-from agent_core.git.runner import GitRunner
+from agent_core.git import GitRunner
 from agent_core.tasks.testcmd import outcomes
 
 OUTPUT_TAIL = 4000  # characters of a failed run's output kept for the report
@@ -85,8 +85,9 @@ class CheckRunner:
     def _test(self, checkout: Path, command: str) -> CheckRun:
         # Shown read-only: the user's objects (the clone reads them) and navtui's own Python's
         # import path (detected Python tests run with it).
-        shown = [self.checkouts.objects_of(checkout), *map(Path, sys.path)]
-        shown = [p for p in shown if p is not None and str(p) and p.is_dir()
+        found = [self.checkouts.objects_of(checkout),
+                 *(Path(p) for p in sys.path if p and Path(p).is_absolute())]
+        shown = [p for p in found if p is not None and p.is_dir()
                  and checkout not in (p, *p.parents)]
         settings = dataclasses.replace(self.sandbox, expose=(*self.sandbox.expose, *shown))
         launcher, _ = resolve_sandbox(settings, checkout)

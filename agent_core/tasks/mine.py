@@ -29,11 +29,11 @@ from typing import Any
 
 from agent_core.batch import BatchError
 from agent_core.finish import FinishReason
-from agent_core.git.errors import WorkspaceError
-from agent_core.git.runner import GitRunner
+from agent_core.git import GitRunner, WorkspaceError
 from agent_core.tasks.checks import CheckError, CheckRunner
 from agent_core.tasks.testcmd import is_test_file, scoped
-from agent_core.trajectory import TrajectoryError, list_sessions, live_records, read_trajectory
+from agent_core.history import standing_records
+from agent_core.trajectory import TrajectoryError, list_sessions, read_trajectory
 
 _DIFF_HEADER = re.compile(r"^diff -{2}git a/(.+?) b/", re.MULTILINE)  # `diff --git a/X b/Y`
 
@@ -89,7 +89,8 @@ class Mined:
 def split_patch(patch: str) -> tuple[str, str]:
     """(code part, test part) of a unified diff, file by file."""
     starts = [m.start() for m in _DIFF_HEADER.finditer(patch)] + [len(patch)]
-    code, tests = [], []
+    code: list[str] = []
+    tests: list[str] = []
     for begin, end in zip(starts, starts[1:]):
         piece = patch[begin:end]
         match = _DIFF_HEADER.match(piece)
@@ -143,7 +144,7 @@ class History:
             finished = trajectory.finished
             if finished is None or finished.reason != FinishReason.SUBMITTED or not finished.patch:
                 continue
-            heads = [r.checkpoint.head for r in live_records(trajectory.events)
+            heads = [r.checkpoint.head for r in standing_records(trajectory.events)
                      if r.checkpoint is not None and r.checkpoint.head]
             patch, _ = split_patch(finished.patch)
             kept = self.kept_in(heads[0], finished.patch) if heads and patch else None
