@@ -13,6 +13,7 @@ too (`eval --sessions`: the user's held-out decisions). Its results stay in `.gi
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 import tempfile
@@ -142,6 +143,4 @@ def _mine(repo: Path, output: Path) -> Path:
 
 
 def _line(task: Any) -> str:
-    import json
-
     return json.dumps(task.to_json(), ensure_ascii=False) + "\n"
