@@ -10,8 +10,9 @@ folder `DIR/<adapter>/` of `<instance_id>.jsonl` scripts. Every task runs with t
 Progress and each pair's result go to stderr (with `--json`, JSON events on stdout); the last
 stdout line is the summary: `adapters` (resolved, tasks, rate each), `paired` (each adapter
 against the first), `decisions` (with `--sessions`: each adapter on the user's decisions in
-those held-out sessions, `agent_core.evaluation.decisions`). A navtui adapter's manifest gets its result under `eval`. Exit 0 done, 1
-bad input, 3 interrupted (a re-run skips the pairs already done).
+those held-out sessions, `agent_core.evaluation.decisions`). A navtui adapter's manifest gets
+its result under `eval` (with a server: the registry's version of the served name). Exit 0
+done, 1 bad input, 3 interrupted (a re-run skips the pairs already done).
 """
 
 from __future__ import annotations
@@ -204,6 +205,21 @@ def _seeded(backend: Any, seed: int) -> Any:
     return backend
 
 
+def manifest_dir(args: argparse.Namespace, adapter: str) -> Path | None:
+    """The directory of the adapter `adapter` names: the one loaded, or for a server the
+    registry's version of that name (served under it, as `navtui adapters export` prints)."""
+    from agent_core.adapters import Registry, RegistryError
+    from agent_core.trajectory import TrajectoryError
+
+    loaded = adapter_args(args, adapter).adapter
+    if loaded:
+        return Path(loaded)
+    try:
+        return Registry(args.repo).get(adapter).path
+    except (RegistryError, TrajectoryError):
+        return None
+
+
 def summarize(args: argparse.Namespace, tasks: list[Any], solved: dict[str, dict[str, bool]],
               decisions: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Rates, the pairing against the first adapter, and each navtui adapter's manifest."""
@@ -217,9 +233,9 @@ def summarize(args: argparse.Namespace, tasks: list[Any], solved: dict[str, dict
     paired = [compare(first, a, solved[first], solved[a]).to_json() for a in args.adapter[1:]]
     digest = hashlib.sha256("\n".join(sorted(t.instance_id for t in tasks)).encode()).hexdigest()
     for adapter in args.adapter:
-        flags = adapter_args(args, adapter)
-        if getattr(flags, "adapter", None):
-            update_manifest(Path(flags.adapter), "eval", {
+        folder = manifest_dir(args, adapter)
+        if folder is not None:
+            update_manifest(folder, "eval", {
                 "tasks_file": str(args.tasks), "tasks_sha256": digest, **rates[adapter],
                 "paired": [p for p in paired if adapter in (p["a"], p["b"])],
                 "decisions": decisions.get(adapter),

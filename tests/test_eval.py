@@ -111,6 +111,11 @@ def test_a_server_serving_both_adapters_is_asked_by_name(tmp_path: Path, mined, 
                                     card | {"id": "v1", "parent": "Qwen/Qwen3-8B"},
                                     card | {"id": "v2", "parent": "Qwen/Qwen3-8B"}]})])
     scripted_http.pages["/v1/completions"] = completion
+    served = tmp_path / "v2-dir"  # v2 is REPO's registered version the server serves as "v2"
+    served.mkdir()
+    (served / "adapter_config.json").write_text('{"r": 8}')
+    (served / "navtui-adapter.json").write_text('{"version": 2}')
+    assert navtui("adapters", str(repo), "add", str(served)).stdout == f"v2: {served}\n"
     run = navtui("eval", str(repo), "--tasks", str(tasks), "--backend", "openai", "--base-url",
                  scripted_http.base_url, "--adapter", "v1", "--adapter", "v2", "--dialect", "text",
                  "--output", str(tmp_path / "out"))
@@ -119,6 +124,8 @@ def test_a_server_serving_both_adapters_is_asked_by_name(tmp_path: Path, mined, 
     assert {a: r["resolved"] for a, r in summary["adapters"].items()} == {"v1": 0, "v2": 2}
     assert {model for model, _ in turns} == {"v1", "v2"}
     assert summary["paired"][0]["p_value"] == 0.5
+    manifest = json.loads((served / "navtui-adapter.json").read_text())
+    assert (manifest["eval"]["resolved"], manifest["eval"]["tasks"]) == (2, 3)
 
 
 def test_ctrl_c_stops_cleanly_and_the_rerun_runs_only_the_pairs_left(tmp_path: Path, mined):
