@@ -100,8 +100,9 @@ def backend_help() -> str:
     return f"{kinds} (default: {defaults})" if defaults else kinds
 
 
-def add_backend_args(parser: Parser) -> None:
-    """The flags that choose and load the model (shared with `navtui batch`)."""
+def add_backend_args(parser: Parser, *, adapters: bool = False) -> None:
+    """The flags that choose and load the model (shared with `navtui batch`); `adapters`:
+    `--adapter` is repeatable and required (`navtui eval`)."""
     group = parser.add_argument_group("model")
     group.add_argument(
         "--backend", choices=BACKENDS, help=backend_help(),
@@ -111,7 +112,12 @@ def add_backend_args(parser: Parser) -> None:
         help=f"preset ({', '.join(PRESETS)}), Hugging Face id or local directory; "
         "with --backend openai, the name the server serves",
     )
-    group.add_argument("--adapter", metavar="ID|PATH", help="LoRA adapter (overrides a preset's)")
+    if adapters:
+        group.add_argument("--adapter", action="append", required=True, metavar="A",
+                           help="an adapter to evaluate (repeat it; the first is the reference)")
+    else:
+        group.add_argument("--adapter", metavar="ID|PATH",
+                           help="LoRA adapter (overrides a preset's)")
     quant = group.add_mutually_exclusive_group()
     quant.add_argument("--load-in-4bit", action="store_true", help="nf4 weights via bitsandbytes")
     quant.add_argument("--load-in-8bit", action="store_true", help="int8 weights via bitsandbytes")

@@ -54,6 +54,12 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Subcommand("doctor", "[--timeout S]", "what is installed, cached, reachable"),
         Subcommand("finetune", "REPO --model BASE --out DIR",
                    "a new LoRA from your approvals, rejections and edits", "app.finetune"),
+        Subcommand("tasks", "REPO [-o FILE]",
+                   "test-checked tasks from the repository's own fixes", "app.tasks"),
+        Subcommand("eval", "REPO --tasks FILE --adapter A [--adapter B ...]",
+                   "resolved rates of adapters on those tasks, paired", "app.eval_cmd"),
+        Subcommand("adapters", "[REPO] [list|add|promote|rollback|export]",
+                   "adapter versions, which is current, merged export", "app.adapters_cmd"),
     )
 }
 

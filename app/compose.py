@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_core.backends.base import Backend, ProgressCallback
+from agent_core.backends.base import Backend, BackendError, ProgressCallback
 from agent_core.backends.factory import BackendConfig, BackendSpec, describe, resolve, spec_for
 from agent_core.backends.presets import PRESETS
 from agent_core.events import Event, SessionFinished
@@ -40,7 +40,7 @@ def backend_config(args: argparse.Namespace) -> BackendConfig:
         BackendConfig(
             backend=args.backend,
             model=args.model,
-            adapter=args.adapter,
+            adapter=registered_adapter(args),
             load_in_4bit=args.load_in_4bit,
             load_in_8bit=args.load_in_8bit,
             base_url=args.base_url,
@@ -53,6 +53,19 @@ def backend_config(args: argparse.Namespace) -> BackendConfig:
             threads=args.threads,
         )
     )
+
+
+def registered_adapter(args: argparse.Namespace) -> str | None:
+    """`--adapter`, with `current` the directory REPO's registry names (`navtui adapters`)."""
+    from agent_core.adapters import CURRENT, Registry, RegistryError
+    from agent_core.trajectory import TrajectoryError
+
+    if args.adapter != CURRENT:
+        return args.adapter
+    try:
+        return str(Registry(getattr(args, "repo", None) or ".").get(CURRENT).path)
+    except (RegistryError, TrajectoryError) as error:
+        raise BackendError(f"--adapter current: {error}") from None
 
 
 def backend_spec(config: BackendConfig) -> BackendSpec:

@@ -3,7 +3,8 @@
 
 On a terminal: a progress bar per phase (step, loss, ETA) on stderr. With `--json`: one JSON
 event per line on stdout. Either way the last stdout line is the JSON summary (`out`, `method`,
-`rows`, `before`, `after`, ...). Exit codes: 0 trained, 1 refused or failed, 3 interrupted.
+`rows`, `before`, `after`, ..., `version`: its name in REPO's adapter registry, and with
+`--gate` the gate's verdict, `app.gate`). Exit codes: 0 trained, 1 refused or failed, 3 interrupted.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def add_finetune_args(parser: argparse.ArgumentParser) -> None:
                         help="hold out the last share F of the turns and report their "
                              "log-probability before and after too")
     parser.add_argument("--json", action="store_true", help="JSON events on stdout")
+    from app.gate import add_gate_args
+
+    add_gate_args(parser)
 
 
 class Display:
@@ -97,11 +101,20 @@ def finetune_main(args: argparse.Namespace) -> int:
     from agent_core.backends.base import BackendError
     from agent_core.learn.adapter_dir import OutputError
     from agent_core.learn.rows import RowError
+    from agent_core.adapters import Registry, RegistryError
     from agent_core.trajectory import TrajectoryError
+    from app.gate import parent_adapter, run_gate, sessions_since
 
+    if args.since and args.sessions:
+        return _error("--since and --sessions both choose the sessions: pass one of them")
+    try:
+        parent = parent_adapter(Path(args.repo), args.adapter)
+        sessions = sessions_since(Path(args.repo), args.since) if args.since else args.sessions
+    except (RegistryError, TrajectoryError) as error:
+        return _error(str(error))
     options = FinetuneOptions(
-        repo=Path(args.repo), model=args.model, out=Path(args.out), adapter=args.adapter,
-        sessions=args.sessions, method=args.method, max_steps=args.max_steps,
+        repo=Path(args.repo), model=args.model, out=Path(args.out), adapter=parent,
+        sessions=sessions, method=args.method, max_steps=args.max_steps,
         epochs=args.epochs, lr=args.lr, load_in_4bit=args.load_in_4bit, holdout=args.holdout,
     )
     display = Display(args.json)
@@ -116,11 +129,30 @@ def finetune_main(args: argparse.Namespace) -> int:
         display.close()
         print(f"navtui: interrupted; nothing was written to {options.out}", file=sys.stderr)
         return 3
+    try:
+        version = Registry(options.repo).add(options.out)
+        summary["version"] = version.name
+        if args.gate:
+            summary["gate"] = run_gate(args, version, parent, _trained(options.out))
+    except (RegistryError, TrajectoryError) as error:
+        return _error(str(error))
+    except KeyboardInterrupt:
+        print(f"navtui: the gate was interrupted; {options.out} is registered, not current",
+              file=sys.stderr)
+        return 3
     print(json.dumps(summary), flush=True)
     for name in summary["too_long"]:
         print(f"navtui: left out (longer than the model's window): {visible(name)}",
               file=sys.stderr)
     return 0
+
+
+def _trained(adapter: Path) -> list[str]:
+    """The sessions the adapter's manifest says it trained on."""
+    from agent_core.backends.identity import read_manifest
+
+    sessions = (read_manifest(adapter) or {}).get("sessions")
+    return [str(s) for s in sessions] if isinstance(sessions, list) else []
 
 
 def _error(message: str) -> int:
