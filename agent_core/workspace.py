@@ -1,8 +1,8 @@
 """The git side of a session: snapshot the user's repo, checkpoint every step, diff, undo.
 
 Every snapshot is a commit under `refs/navtui/<session>/<n>` built through a private index
-(`GIT_INDEX_FILE`, `git add -A`, `write-tree`, then the commit: git/commits.py), so the user's
-branch, index, stash and working tree are never touched by checkpointing; git/snapshot.py keeps
+(`GIT_INDEX_FILE`, `git add -A`, `write-tree`, then the commit: git/objects/commits.py), so the user's
+branch, index, stash and working tree are never touched by checkpointing; git/checkpoints/snapshot.py keeps
 that index between checkpoints and adds only what changed. A checkpoint commit's `Snapshot`
 says what it holds.
 Private-index commands run through `RawView`, so no attribute converts what is snapshotted.
