@@ -19,6 +19,11 @@ dialect (as the session showed it to the model afterwards), ended the way the mo
 * `kto`: `{"prompt", "completion", "label"}`: approved true, rejected false, an edited step
   twice (the original false, the edit true).
 
+An edit of a reply that opened with a thinking block keeps that block (`keep_form`). Prompts
+are checked against the log (`Renderer.check`): a local model's rendered text by its digest; a
+server's or the replay backend's by the prompt profile's content and the digest of the prompt
+navtui built.
+
 Format errors give no rows (nobody decided on them); neither does an edit that has no form in
 the model's dialect (the model was shown a JSON description instead): `Rows.skipped` names them.
 """
@@ -32,6 +37,7 @@ from typing import Any
 from agent_core.backends.chat_template import assistant_turn_end, render_prompt, template_kwargs
 from agent_core.formats.prompting import LEADING_THOUGHT
 from agent_core.learn.history import Label, ModelTurn
+from agent_core.events import PromptSent
 from agent_core.prompt_types import Prompt, text_sha256
 
 METHODS = ("sft", "dpo", "kto")
@@ -92,15 +98,42 @@ class Renderer:
         return self._end
 
     def check(self, turn: ModelTurn, text: str) -> None:
-        """Refuse a prompt that differs from the one the log says the model read."""
+        """Refuse a prompt that differs from the one the log says the model read: the rendered
+        text for a local model; for a server or the replay backend (which log a request body or
+        the messages), the profile's content and the prompt navtui built (`check_built`)."""
         sent = turn.sent
-        if sent is not None and sent.digest_of == "rendered" and text_sha256(text) != sent.sha256:
+        if sent is None:
+            return
+        if sent.digest_of != "rendered":
+            check_built(turn, sent)
+        elif text_sha256(text) != sent.sha256:
             raise RowError(
                 f"{turn.name}: the rebuilt prompt differs from the one the model read (SHA-256 "
                 f"{text_sha256(text)[:12]} vs {sent.sha256[:12]} in the log): the chat template "
                 "or the prompt profile changed since; render with the model the session used "
                 "(export: --tokenizer MODEL; finetune: --model BASE)"
             )
+
+
+def check_built(turn: ModelTurn, sent: PromptSent) -> None:
+    """A server or replay turn: its profile must still hash as it did, and the prompt rebuilt
+    from the log must be the one built then (`prompt_sha256`; the `messages` digest itself for
+    replay logs older than it)."""
+    from agent_core import prompts
+    from agent_core.prompt_log import built_sha256, profile_sha256
+
+    profile = prompts.profile_for(sent.dialect, sent.profile)
+    if profile_sha256(profile) != sent.profile_sha256:
+        raise RowError(
+            f"{turn.name}: the prompt profile {sent.profile!r} is not the one the session used "
+            "(its content changed since): restore it, or leave this session out (--sessions)"
+        )
+    logged = sent.prompt_sha256 or (sent.sha256 if sent.digest_of == "messages" else None)
+    if logged is not None and built_sha256(turn.prompt) != logged:
+        raise RowError(
+            f"{turn.name}: the prompt rebuilt from the log differs from the one the session "
+            f"built (SHA-256 {built_sha256(turn.prompt)[:12]} vs {logged[:12]})"
+        )
 
 
 def keep_form(reply: str, edit: str) -> str:
