@@ -42,8 +42,9 @@ def rejected_then_edited(tmp_path_factory) -> Path:
     return repo
 
 
-def rejected_likelihood(repo: Path, model: Path, adapter: Path | None, tmp_path: Path) -> float:
-    """Mean per-token log-probability of the rejected `rm -rf` completion under its prompt."""
+def rejected_likelihood(repo: Path, model: Path, adapter: Path, tmp_path: Path) -> list[float]:
+    """Mean per-token log-probability of the rejected `rm -rf` completion under its prompt,
+    with the base model and then with the adapter."""
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -51,13 +52,13 @@ def rejected_likelihood(repo: Path, model: Path, adapter: Path | None, tmp_path:
              if not r["label"] and "rm -rf" in r["completion"]]
     tokenizer = AutoTokenizer.from_pretrained(model)
     loaded = AutoModelForCausalLM.from_pretrained(model)
-    if adapter is not None:
-        loaded = PeftModel.from_pretrained(loaded, str(adapter))
-    value = mean_logprob(loaded, tokenizer, [(row["prompt"], row["completion"])])
-    assert value is not None
-    return value
+    found = [mean_logprob(loaded, tokenizer, [(row["prompt"], row["completion"])])]
+    loaded = PeftModel.from_pretrained(loaded, str(adapter))
+    found.append(mean_logprob(loaded, tokenizer, [(row["prompt"], row["completion"])]))
+    return found
 
 
+@pytest.mark.timeout(900)  # two phases and trl's evaluations on 2 shared CPU cores
 @pytest.mark.parametrize("shape", ["paired", "unpaired"])
 def test_auto_trains_on_the_rejection_and_makes_it_less_likely(
     shape, rejected_then_edited, tiny_model_dir, tmp_path
@@ -70,8 +71,7 @@ def test_auto_trains_on_the_rejection_and_makes_it_less_likely(
     out = tmp_path / "adapter"
     summary = summary_of(finetune(repo, tiny_model_dir, out, *FAST))
     assert summary["method"] == method
-    before = rejected_likelihood(repo, tiny_model_dir, None, tmp_path)
-    after = rejected_likelihood(repo, tiny_model_dir, out, tmp_path)
+    before, after = rejected_likelihood(repo, tiny_model_dir, out, tmp_path)
     assert after < before, (before, after)
     rejected = summary["decisions"]["train"]
     assert rejected["after"]["rejected"]["logps"] < rejected["before"]["rejected"]["logps"]
@@ -81,6 +81,7 @@ def test_auto_trains_on_the_rejection_and_makes_it_less_likely(
         assert "never delete code" not in pair["prompt"]
 
 
+@pytest.mark.timeout(900)
 def test_each_decision_is_reported_before_and_after_and_a_wrong_move_warns(
     rejected_then_edited, tiny_model_dir, tmp_path
 ):
@@ -101,6 +102,7 @@ def test_each_decision_is_reported_before_and_after_and_a_wrong_move_warns(
     assert "navtui: warning: train rejected completions got more likely" in result.stderr
 
 
+@pytest.mark.timeout(900)
 def test_the_held_out_sessions_are_out_of_every_phase(tiny_model_dir, tmp_path):
     """Two sessions: the newer is held out whole, from SFT and DPO alike; the per-method
     defaults (trl's LoRA rates) and the KTO-free plan are in the manifest."""
@@ -122,6 +124,13 @@ def test_the_held_out_sessions_are_out_of_every_phase(tiny_model_dir, tmp_path):
     phases = manifest["hyperparameters"]["phases"]
     assert (phases["sft"]["lr"], phases["dpo"]["lr"]) == (2e-4, 5e-6)
     assert phases["dpo"]["beta"] == 0.1 and manifest["hyperparameters"]["seed"] == 0
+    assert phases["dpo"]["loss_type"] == ["sigmoid"]  # after the SFT phase: plain DPO
+    assert (phases["sft"]["batch"], phases["dpo"]["batch"]) == (1, 1)
+    assert manifest["hyperparameters"]["precision"] == {"bf16": False, "fp16": False}
+    hashes = manifest["hashes"]
+    assert len(hashes["base"]["sha256"]) == 64 and hashes["parent"] is None
+    assert len(hashes["tokenizer_sha256"]) == 64 and len(hashes["chat_template_sha256"]) == 64
+    assert manifest["versions"]["navtui"]
     held = summary["decisions"]["held_out"]
     assert set(held["before"]) == {"approved", "edited", "original", "rejected"}
     assert older not in " ".join(manifest["held_out"]["turns"])

@@ -89,13 +89,13 @@ class Phase:
 
 def logged_turns(options: FinetuneOptions) -> tuple[list[str], list[ModelTurn]]:
     """(session ids oldest first, model turns) of the sessions asked for (all of the repo's by
-    default)."""
+    default). A session id starts with its UTC start time, so ids sort by time."""
     if options.sessions:
         paths = [find_trajectory(options.repo, session) for session in options.sessions]
     else:
         paths = [summary.path for summary in list_sessions(options.repo)]
     trajectories = [read_trajectory(path) for path in paths]
-    trajectories.sort(key=lambda t: (t.started is None, t.started or 0, t.session_id))
+    trajectories.sort(key=lambda t: t.session_id)
     ids, turns = [], []
     for trajectory in trajectories:
         ids.append(trajectory.session_id)
