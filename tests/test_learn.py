@@ -135,7 +135,7 @@ def test_sft_raises_the_chosen_completions_and_writes_the_manifest(sft_adapter, 
     assert set(MANIFEST_KEYS) <= set(manifest)
     assert manifest["sessions"] == [list_sessions(decided_repo)[0].id]
     assert manifest["hyperparameters"]["lora"]["r"] == 16  # the text model's recipe
-    assert set(manifest["versions"]) == {"trl", "peft", "transformers", "torch"}
+    assert set(manifest["versions"]) == {"navtui", "trl", "peft", "transformers", "torch"}
     assert manifest["metrics"]["after"] == summary["after"] and manifest["version"] == 1
 
 

@@ -6,6 +6,9 @@ decision is reported before and after with trl's own evaluation metrics."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,3 +143,20 @@ def test_one_session_cannot_be_split(rejected_then_edited, tiny_model_dir, tmp_p
     result = finetune(rejected_then_edited, tiny_model_dir, tmp_path / "out", "--holdout", "0.5")
     assert result.returncode == 1 and "whole sessions" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.timeout(900)
+def test_a_secondary_process_of_a_launch_prints_and_writes_nothing(
+    rejected_then_edited, tiny_model_dir, tmp_path
+):
+    """Under torchrun / accelerate every process trains; only rank 0 reports and writes."""
+    out = tmp_path / "adapter"
+    result = subprocess.run(
+        [sys.executable, "-W", "ignore", "-m", "app.cli", "finetune", str(rejected_then_edited),
+         "--model", str(tiny_model_dir), "--out", str(out), "--method", "sft", "--max-steps",
+         "1", "--json"],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "RANK": "1"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout == "" and "warning" not in result.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == []

@@ -40,6 +40,7 @@ def decision_rows(turns: list[ModelTurn], renderer: Renderer) -> dict[str, list[
         if not completions:
             continue
         prompt = renderer.prompt(turn)
+        renderer.check(turn, prompt)
         for name, reply in completions:
             found[name].append({"prompt": prompt, "label": WANTED[name],
                                 "completion": renderer.completion(turn.prompt, reply)})
