@@ -64,9 +64,11 @@ def measure(model: Any, tokenizer: Any, sets: dict[str, list[dict[str, Any]]], w
     anything = next(iter(sets.values()))
     desirable, undesirable = kto_weights([bool(row["label"]) for row in anything])
     # `apo_zero_unpaired`: the same logps and rewards without KTO's KL pass (half the work).
+    mixed = precision()
     config = KTOConfig(
         output_dir=str(work_dir), per_device_eval_batch_size=8, report_to=[], disable_tqdm=True,
-        **precision(), use_cpu=not torch.cuda.is_available(), seed=SEED, beta=BETA,
+        bf16=mixed["bf16"], fp16=mixed["fp16"], use_cpu=not torch.cuda.is_available(),
+        seed=SEED, beta=BETA,
         max_length=max_length, gradient_checkpointing=False, dataloader_pin_memory=False,
         loss_type="apo_zero_unpaired", desirable_weight=desirable,
         undesirable_weight=undesirable,

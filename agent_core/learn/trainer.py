@@ -228,7 +228,9 @@ class Finetune:
     def _phases(
         self, split: Split, renderer: Renderer, tokenizer: Any, window: int | None
     ) -> tuple[list[Phase], list[str], list[str]]:
-        phases, too_long, skipped = [], [], []
+        phases: list[Phase] = []
+        too_long: list[str] = []
+        skipped: list[str] = []
         for method in plan_phases(self.options.method, split.train + split.held_out):
             parts = []
             for turns in (split.train, split.held_out):
