@@ -105,7 +105,9 @@ class PromptSent:
     (`rendered`: the text the model read; `request`: the JSON body sent to a server;
     `messages`: the messages, when the backend shows neither); `tokens` its size when known.
     `identity` (model, adapter, tokenizer, template, generation settings) is given with the
-    first prompt a process sends and whenever it changes; None means "as before"."""
+    first prompt a process sends and whenever it changes; None means "as before".
+    `prompt_sha256` is of the prompt navtui built (its text, or its messages and tools), what
+    a server then received whatever the request around it (None in older logs)."""
 
     index: int
     dialect: str
@@ -120,6 +122,7 @@ class PromptSent:
     digest_of: str
     tokens: int | None = None
     identity: dict[str, Any] | None = None
+    prompt_sha256: str | None = None
 
 
 @dataclass

@@ -35,6 +35,14 @@ def request_sha256(body: dict[str, Any]) -> str:
     return text_sha256(json.dumps(body, sort_keys=True, ensure_ascii=False))
 
 
+def built_sha256(prompt: Prompt) -> str:
+    """The digest of the prompt navtui built: its text, or its messages and tools."""
+    if prompt.text is not None:
+        return text_sha256(prompt.text)
+    shown = {"messages": prompt.messages, "tools": prompt.tools}
+    return text_sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False))
+
+
 def prompt_digest(backend: Backend, prompt: Prompt) -> tuple[str, str]:
     """(sha256, what it is of) for the prompt `backend` was last sent (`PromptSent.digest_of`)."""
     rendered = backend.last_rendered
@@ -43,10 +51,7 @@ def prompt_digest(backend: Backend, prompt: Prompt) -> tuple[str, str]:
     request = backend.last_request
     if request is not None:
         return request_sha256(request[1]), "request"
-    if prompt.text is not None:
-        return text_sha256(prompt.text), "rendered"
-    shown = {"messages": prompt.messages, "tools": prompt.tools}
-    return text_sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False)), "messages"
+    return built_sha256(prompt), "rendered" if prompt.text is not None else "messages"
 
 
 def prompt_sent(
@@ -81,6 +86,7 @@ def prompt_sent(
         digest_of=digest_of,
         tokens=None if usage.estimated else usage.prompt_tokens,
         identity=None if identity == logged else identity,
+        prompt_sha256=built_sha256(fitted.prompt),
     )
 
 

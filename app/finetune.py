@@ -35,16 +35,20 @@ def add_finetune_args(parser: argparse.ArgumentParser) -> None:
                         help="train on these sessions only (default: all of REPO's)")
     parser.add_argument("--method", choices=("auto", "sft", "dpo", "kto"), default="auto",
                         help="auto (default): SFT on approved and edited steps, then DPO on "
-                             "edits (KTO when there are only approvals and rejections)")
+                             "edits and rejections (KTO when a rejection has no approved "
+                             "reply after it)")
     parser.add_argument("--max-steps", type=int, metavar="N", help="optimizer steps per phase")
-    parser.add_argument("--epochs", type=float, default=1.0, metavar="E",
-                        help="passes over the rows per phase when --max-steps is not given")
-    parser.add_argument("--lr", type=float, metavar="LR", help="learning rate (default 1e-4)")
+    parser.add_argument("--epochs", type=float, metavar="E",
+                        help="passes over the rows per phase when --max-steps is not given "
+                             "(default 3)")
+    parser.add_argument("--lr", type=float, metavar="LR",
+                        help="learning rate (default per method, from trl's LoRA examples: "
+                             "sft 2e-4, dpo 5e-6, kto 5e-6)")
     parser.add_argument("--load-in-4bit", action="store_true",
                         help="QLoRA: the base model in 4-bit (needs a CUDA GPU)")
     parser.add_argument("--holdout", type=float, default=0.0, metavar="F",
-                        help="hold out the last share F of the turns and report their "
-                             "log-probability before and after too")
+                        help="hold out the newest share F of the sessions (whole sessions, "
+                             "from every phase) and report them before and after too")
     parser.add_argument("--json", action="store_true", help="JSON events on stdout")
     from app.gate import add_gate_args
 
@@ -61,14 +65,18 @@ class Display:
         self.task: TaskID | None = None
 
     def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind == "warning":  # on stderr either way
+            self.console.print(f"navtui: warning: {visible(event['message'])}", markup=False,
+                               highlight=False, soft_wrap=True)
         if self.json_lines:
-            if event.get("event") != "done":
+            if kind != "done":
                 print(json.dumps(event), flush=True)
             return
-        kind = event.get("event")
         if kind == "phase":
             self.close()
-            self.console.print(f"{event['method']}: {event['rows']} rows")
+            self.console.print(f"{event['method']}: {event['rows']} rows, lr {event['lr']:g}, "
+                               f"{event['epochs']:g} epochs, batch {event['batch']}")
             self.progress = Progress(
                 TextColumn("{task.description}"), BarColumn(),
                 TextColumn("step {task.fields[step]} · loss {task.fields[loss]}"),
@@ -129,6 +137,10 @@ def finetune_main(args: argparse.Namespace) -> int:
         display.close()
         print(f"navtui: interrupted; nothing was written to {options.out}", file=sys.stderr)
         return 3
+    from agent_core.learn.provenance import is_main_process
+
+    if not is_main_process():  # torchrun / accelerate: the main process registers and reports
+        return 0
     try:
         version = Registry(options.repo).add(options.out)
         summary["version"] = version.name

@@ -43,15 +43,17 @@ REPLIES = {
 }
 
 
-def make_session(root: Path, dialect: str, rounds: int) -> Path:
-    """A repo with one session: per round, approve, reject, edit, approve."""
+def make_session(root: Path, dialect: str, rounds: int, repo: Path | None = None) -> Path:
+    """A repo (`repo`, else a new one under `root`) with one more session: per round, approve,
+    reject, edit, approve."""
     from agent_core.actions import Bash
     from agent_core.steps import Approve, EditAction, Reject
     from agent_core.trajectory import TrajectoryWriter
     from tests.fixtures.repos import BUGGY_PROJECT, make_repo
     from tests.test_session import make_session as session_over, write_script
 
-    repo = make_repo(root / "repo", BUGGY_PROJECT)
+    root.mkdir(parents=True, exist_ok=True)
+    repo = repo or make_repo(root / "repo", BUGGY_PROJECT)
     script = write_script(root / "script.jsonl", REPLIES[dialect] * rounds)
     session, _, _ = session_over(repo, script, dialect, max_steps=1000)
     session.subscribe(TrajectoryWriter(repo / ".git" / "navtui" / "sessions" / f"{session.id}.jsonl"))

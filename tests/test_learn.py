@@ -97,18 +97,22 @@ def test_plain_session_exports_three_formats_with_exact_prompts(decided_repo, tm
     assert "rm -rf" in sft[1]["prompt"] and "never delete code" in sft[1]["prompt"]
     assert "read calc/ops.py" in sft[2]["completion"]
 
-    dpo = export_rows(decided_repo, "dpo", tmp_path)
-    assert [set(r) for r in dpo] == [{"prompt", "chosen", "rejected"}]
-    assert dpo[0]["prompt"] == sft[1]["prompt"]
-    assert "bash cat calc/ops.py" in dpo[0]["chosen"]
-    assert "bash cat tests/test_ops.py" in dpo[0]["rejected"]
+    # The rejection's pair (its reply against the edit that came next, at the rejected turn's
+    # prompt), then the edit's pair.
+    refused, dpo = export_rows(decided_repo, "dpo", tmp_path)
+    assert [set(r) for r in (refused, dpo)] == [{"prompt", "chosen", "rejected"}] * 2
+    assert "rm -rf calc" in refused["rejected"] and refused["chosen"] == dpo["chosen"]
+    assert text_sha256(refused["prompt"]) in logged and "rm -rf" not in refused["prompt"]
+    assert dpo["prompt"] == sft[1]["prompt"]
+    assert "bash cat calc/ops.py" in dpo["chosen"]
+    assert "bash cat tests/test_ops.py" in dpo["rejected"]
 
     kto = export_rows(decided_repo, "kto", tmp_path)
     assert [(set(r), r["label"]) for r in kto] == [
         ({"prompt", "completion", "label"}, label) for label in (True, False, False, True, True)
     ]
     assert "rm -rf calc" in kto[1]["completion"]
-    assert kto[2]["completion"] == dpo[0]["rejected"] and kto[3]["completion"] == dpo[0]["chosen"]
+    assert kto[2]["completion"] == dpo["rejected"] and kto[3]["completion"] == dpo["chosen"]
     assert all(text_sha256(r["prompt"]) in logged for r in kto)
 
 
@@ -131,22 +135,26 @@ def test_sft_raises_the_chosen_completions_and_writes_the_manifest(sft_adapter, 
     assert set(MANIFEST_KEYS) <= set(manifest)
     assert manifest["sessions"] == [list_sessions(decided_repo)[0].id]
     assert manifest["hyperparameters"]["lora"]["r"] == 16  # the text model's recipe
-    assert set(manifest["versions"]) == {"trl", "peft", "transformers", "torch"}
+    assert set(manifest["versions"]) == {"navtui", "trl", "peft", "transformers", "torch"}
     assert manifest["metrics"]["after"] == summary["after"] and manifest["version"] == 1
 
 
 @pytest.mark.parametrize("method", ["dpo", "kto"])
-def test_preference_methods_make_the_chosen_completion_likelier(
+def test_preference_methods_prefer_the_chosen_completion(
     method, decided_repo, tiny_model_dir, tmp_path
 ):
-    holdout = ["--holdout", "0.25"] if method == "kto" else []
     result = finetune(decided_repo, tiny_model_dir, tmp_path / method, "--method", method,
-                      "--json", *TRAIN, *holdout)
+                      "--json", *TRAIN)
     summary = summary_of(result)
-    assert summary["method"] == method and summary["after"] > summary["before"]
-    if holdout:  # the last of the four turns (an approval) is held out and measured too
-        assert (summary["rows"], summary["held_out_rows"]) == (4, 1)
-        assert summary["held_out_before"] is not None and summary["held_out_after"] is not None
+    assert summary["method"] == method
+    if method == "dpo":
+        assert summary["after"] > summary["before"]
+    else:  # KTO moves what you wanted up against what you did not (trl's rewards, per decision)
+        after = summary["decisions"]["train"]["after"]
+        assert after["approved"]["rewards"] > after["rejected"]["rewards"]
+        assert after["edited"]["rewards"] > after["original"]["rewards"]
+    # dpo: the edit's pair and the rejection's; kto: approved, rejected, the edit twice, approved
+    assert summary["rows"] == {"dpo": 2, "kto": 5}[method]
     events = [json.loads(line) for line in result.stdout.splitlines()[:-1]]
     steps = [e for e in events if e["event"] == "step"]
     assert [e["step"] for e in steps] == [1, 2] and all("loss" in e and "eta" in e for e in steps)

@@ -50,8 +50,9 @@ def test_chat_rows_are_the_rendered_template_text(git_repo, tmp_path, tiny_token
     assert rows[0]["completion"] == CALLS[0] + "<|im_end|>"
     assert '"cat calc/ops.py"' in rows[1]["completion"]
     assert "rm -rf calc" in rows[1]["prompt"]  # the rejected call, in the context it had
-    [pair] = export(trajectory, "dpo", tokenizer=str(tiny_tokenizer_dir))
+    refused, pair = export(trajectory, "dpo", tokenizer=str(tiny_tokenizer_dir))
     assert pair["rejected"] == CALLS[2] + "<|im_end|>" and pair["chosen"] == rows[1]["completion"]
+    assert refused["rejected"] == CALLS[1] + "<|im_end|>" and refused["chosen"] == pair["chosen"]
     assert json.dumps(pair)
 
 
