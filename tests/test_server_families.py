@@ -210,7 +210,8 @@ def test_busy_retries_honour_retry_after_until_the_total_deadline(
     with pytest.raises(ServerUnavailable) as caught:
         list(backend.stream(CHAT))
     waited = time.monotonic() - started
-    assert caught.value.reason == "server busy (HTTP 429)"
+    assert caught.value.why == "server busy (HTTP 429)"
+    assert caught.value.reason == "server_unavailable"  # (the session ends with it, resumable)
     assert "--resume" in str(caught.value) and "queue full" in str(caught.value)
     requests = len(scripted_http.requests)
     assert 2 <= requests <= 8, "Retry-After: 0.3 within a 2 s deadline"
@@ -281,7 +282,7 @@ def test_a_server_that_never_comes_back_is_server_unavailable() -> None:
     server.stop()
     with pytest.raises(ServerUnavailable) as caught:
         list(backend.stream(CHAT))
-    assert caught.value.reason == "server unreachable" and "--resume" in str(caught.value)
+    assert caught.value.why == "server unreachable" and "--resume" in str(caught.value)
 
 
 def test_a_real_transformers_serve_is_named_as_it_lists_its_pinned_model(transformers_server):
