@@ -20,8 +20,12 @@ import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_core.sanitize import plain_copy
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
 METHODS = ("auto", "osc52", "file")
 # Base64 bytes past which some terminals drop an OSC 52 sequence (hterm and others cap it at
@@ -134,3 +138,15 @@ def copy_text(
     except OSError as error:
         return Copied(what, len(text), error=f"{why}, and {path} cannot be written ({error.strerror or error})")
     return Copied(what, len(text), path, why)
+
+
+def copy_and_say(screen: Screen, target: tuple[str, str] | None) -> None:
+    """Copy `target` (what, text) as the app's `[clipboard] method` says, and say so."""
+    if target is None:
+        screen.notify("Nothing to copy here", timeout=3)
+        return
+    what, text = target
+    method = getattr(screen.app, "clipboard_method", "auto")
+    copied: Copied = copy_text(text, what, method, screen.app.copy_to_clipboard)
+    screen.notify(copied.message(), severity="error" if copied.error else "information",
+                  timeout=6 if copied.path or copied.error else 3)

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from textual.screen import Screen
-
-from agent_core.actions import Bash
-from agent_core.steps import StepRecord
-from app.clipboard import Copied, copy_text
-from app.screens.step_detail import decision_text
-from widgets.action_card import ActionCard, action_summary, user_edits_summary
+from app.clipboard import copy_and_say
+from app.step_text import step_text
+from widgets.action_card import ActionCard
 from widgets.diff_view import DiffView
 from widgets.lower_pane import OUTPUT
 from widgets.output_log import OutputLog
@@ -25,31 +21,6 @@ from widgets.thought_stream import FoldedTurn
 
 if TYPE_CHECKING:
     from app.screens.main import MainScreen
-
-
-def action_text(record: StepRecord) -> str:
-    """The step's action in full: a bash command as it ran, another action as the model's
-    dialect writes it."""
-    from app.screens.edit import edit_text
-
-    action = record.action or record.proposed.action
-    return action.command if isinstance(action, Bash) else edit_text(action, record.proposed.dialect)
-
-
-def step_text(record: StepRecord) -> str:
-    """One step as text to paste elsewhere: what it was, the thought, action, output and diff."""
-    if record.user_edits is not None:
-        return f"Step {record.index}: {user_edits_summary(record, width=10_000)}\n\n{record.diff}"
-    action = record.action or record.proposed.action
-    parts = [f"Step {record.index}: {action_summary(action, width=10_000)} ({decision_text(record)})"]
-    if record.proposed.thought.strip():
-        parts.append(record.proposed.thought.strip())
-    parts.append(action_text(record))
-    if record.observation is not None:
-        parts.append(record.observation.output.rstrip("\n"))
-    if record.diff:
-        parts.append(record.diff.rstrip("\n"))
-    return "\n\n".join(parts) + "\n"
 
 
 def copy_target(screen: MainScreen) -> tuple[str, str] | None:
@@ -85,15 +56,3 @@ class CopyKeys:
     def action_copy(self) -> None:
         screen = cast("MainScreen", self)
         copy_and_say(screen, copy_target(screen))
-
-
-def copy_and_say(screen: Screen, target: tuple[str, str] | None) -> None:
-    """Copy `target` (what, text) as the app's `[clipboard] method` says, and say so."""
-    if target is None:
-        screen.notify("Nothing to copy here", timeout=3)
-        return
-    what, text = target
-    method = getattr(screen.app, "clipboard_method", "auto")
-    copied: Copied = copy_text(text, what, method, screen.app.copy_to_clipboard)
-    screen.notify(copied.message(), severity="error" if copied.error else "information",
-                  timeout=6 if copied.path or copied.error else 3)

@@ -8,29 +8,15 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Markdown, Static
 
-from agent_core.hunks import review_summary
-from agent_core.steps import EditAction, KeepHunks, Origin, Reject, StepRecord, StepStatus
+from agent_core.steps import StepRecord, StepStatus
 from agent_core.sanitize import visible
+from app.clipboard import copy_and_say
+from app.step_text import decision_text, step_text
 from widgets.action_card import action_summary, user_edits_summary
 from widgets.diff_view import highlight_diff
 from widgets.output_log import observation_lines
 
 MAX_OUTPUT_LINES = 400
-
-
-def decision_text(record: StepRecord) -> str:
-    if record.status is StepStatus.USER_EDITS:
-        return "your own edits, kept as a checkpoint"
-    if record.origin is Origin.USER:
-        return "your own command"
-    if isinstance(record.decision, Reject):
-        feedback = record.decision.feedback
-        return f"rejected: {feedback}" if feedback else "rejected"
-    if isinstance(record.decision, KeepHunks):
-        return f"reviewed hunk by hunk, {review_summary(record.decision.hunks)}, then run"
-    if isinstance(record.decision, EditAction):
-        return "edited by you, then run"
-    return "approved"
 
 
 class StepDetailScreen(ModalScreen[str | None]):
@@ -83,8 +69,6 @@ class StepDetailScreen(ModalScreen[str | None]):
         self.dismiss("rewind")
 
     def action_copy(self) -> None:
-        from app.screens.copy_keys import copy_and_say, step_text
-
         copy_and_say(self, (f"step {self.record.index}", step_text(self.record)))
 
     def action_close(self) -> None:
