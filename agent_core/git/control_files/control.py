@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.git.objects.commits import commit_tree
+from agent_core.git.objects.records import raw_records
 from agent_core.git.control_files.config_read import settings
 from agent_core.git.control_files.control_effects import Effect, config_effect, file_effect
 from agent_core.git.control_files.control_paths import ControlPaths, configured_hooks_dir
@@ -256,21 +257,12 @@ class ControlFiles:
         if old == new or self.tree(old) == self.tree(new):
             return []
         out = self._git.run("diff-tree", "-r", "-z", "--no-renames", old, new)
-        fields = out.split(b"\0")
-        found = []
-        for meta, path in zip(fields[0::2], fields[1::2]):
-            parts = meta.decode().split()
-            if len(parts) < 5:
-                continue
-            old_blob, new_blob, status = parts[2], parts[3], parts[4]
-            zero = "0" * len(old_blob)
-            what = {"A": "added", "D": "removed"}.get(status, "changed")
-            found.append(ControlChange(
-                os.fsdecode(path), what,
-                None if old_blob == zero else old_blob, None if new_blob == zero else new_blob,
-                parts[1],
-            ))
-        return found
+        return [
+            ControlChange(os.fsdecode(c.path), {"A": "added", "D": "removed"}.get(c.status, "changed"),
+                          None if c.added else c.old_id, None if c.removed else c.new_id,
+                          c.new_mode)
+            for c in raw_records(out)
+        ]
 
     def describe(self, changes: list[ControlChange]) -> list[str]:
         """One line per change: `.git/config (changed): core.pager = less` (settings added)."""

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.git.errors import WorkspaceError
+from agent_core.git.objects.records import GITLINK_MODE, raw_records
 from agent_core.git.process.runner import GitRunner
 from agent_core.git.restore.verified import ObjectCheck
 
-GITLINK_MODE = "160000"
 IGNORE_FILE = ".gitignore"
 
 
@@ -66,15 +66,8 @@ def raw_changes(git: GitRunner, old: str, new: str) -> bytes:
 
 def huge_files(git: GitRunner, raw: bytes, limit: int) -> list[BlobChange]:
     """Files in `raw` (from `raw_changes`) whose old or new blob is over `limit` bytes."""
-    fields = raw.split(b"\0")
-    changes = []
-    for meta, path in zip(fields[0::2], fields[1::2]):
-        if not meta:
-            break
-        old_mode, new_mode, old_id, new_id, _ = meta.decode("ascii").lstrip(":").split(" ")
-        if GITLINK_MODE in (old_mode, new_mode):
-            continue
-        changes.append((os.fsdecode(path), old_id, new_id))
+    changes = [(os.fsdecode(c.path), c.old_id, c.new_id) for c in raw_records(raw)
+               if GITLINK_MODE not in (c.old_mode, c.new_mode)]
     ids = sorted({i for _, a, b in changes for i in (a, b) if i != NULL_ID})
     if not ids:
         return []
@@ -89,14 +82,8 @@ def huge_files(git: GitRunner, raw: bytes, limit: int) -> list[BlobChange]:
 def diff_raw(git: GitRunner, old: str, new: str) -> list[TreeChange]:
     """Per-path changes from tree `old` to tree `new` (no rename pairing)."""
     out = git.run("diff-tree", "-r", "-z", "--no-renames", old, new)
-    fields = out.split(b"\0")
-    changes = []
-    for meta, path in zip(fields[0::2], fields[1::2]):
-        if not meta:
-            break
-        old_mode, new_mode, _, new_id, status = meta.decode("ascii").lstrip(":").split(" ")
-        changes.append(TreeChange(status[0], os.fsdecode(path), old_mode, new_mode, new_id))
-    return changes
+    return [TreeChange(c.status, os.fsdecode(c.path), c.old_mode, c.new_mode, c.new_id)
+            for c in raw_records(out)]
 
 
 def _inside(root: Path, rel: str) -> bool:
